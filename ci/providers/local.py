@@ -1,0 +1,224 @@
+"""The `local` provider: a server binary on this host, in a throwaway datadir.
+
+It initialises the datadir the way the flavor wants, starts the server on a free
+127.0.0.1 port and a private socket, waits until it answers, and always shuts it
+down and removes what it created (also on Ctrl-C or a failing step).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pymysql
+
+from .. import mycnf
+from ..capabilities import parse_help_options
+from ..errors import BadInput, InfraFailure
+from ..flavor import ServerIdentity, identify_version_output
+
+BINARY_NAMES = ("mariadbd", "mysqld")
+INSTALL_HINT = ("install a server (Debian/Ubuntu: apt-get install mariadb-server) "
+                "or point to one with --server local:/path/to/basedir")
+READY_TIMEOUT_S = 180
+SHUTDOWN_TIMEOUT_S = 600
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def tail(path: Path, lines: int = 20) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return f"(no log at {path})"
+
+
+def _find_binary(basedir: Path | None) -> Path:
+    if basedir is None:
+        for name in BINARY_NAMES:
+            found = shutil.which(name) or next(
+                (str(p) for p in (Path("/usr/sbin") / name, Path("/usr/local/mysql/bin") / name) if p.exists()), None)
+            if found:
+                return Path(found)
+        raise BadInput(f"no server binary (mariadbd or mysqld) on PATH; {INSTALL_HINT}")
+    if basedir.is_file() and os.access(basedir, os.X_OK):
+        return basedir
+    if not basedir.is_dir():
+        raise BadInput(f"--server local:{basedir}: no such directory or executable")
+    for sub in ("bin", "sbin", "libexec"):
+        for name in BINARY_NAMES:
+            candidate = basedir / sub / name
+            if candidate.is_file() and os.access(candidate, os.X_OK):
+                return candidate
+    raise BadInput(f"--server local:{basedir}: no bin/mariadbd or bin/mysqld in that basedir")
+
+
+class LocalServer:
+    kind = "local"
+
+    def __init__(self, basedir: Path | None, workdir: Path):
+        self.binary = _find_binary(basedir)
+        # basedir given as the binary itself: its basedir is two levels up (…/bin/mysqld)
+        self.basedir = basedir if basedir is None or basedir.is_dir() else basedir.parent.parent
+        self.workdir = Path(workdir)
+        self.identity = self._identify_binary()
+        self._known: set[str] | None = None
+        self.proc: subprocess.Popen | None = None
+        self.port: int | None = None
+        self.socket_dir: Path | None = None
+        self.datadir = self.workdir / "data"
+        self.cnf_path = self.workdir / "my.cnf"
+        self.error_log = self.workdir / "error.log"
+
+    # -------------------------------------------------------- before start
+
+    def _run_binary(self, *args: str) -> subprocess.CompletedProcess:
+        try:
+            return subprocess.run([str(self.binary), *args], capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise InfraFailure(f"cannot run {self.binary}: {exc}") from None
+
+    def _identify_binary(self) -> ServerIdentity:
+        out = self._run_binary("--version")
+        try:
+            return identify_version_output(out.stdout or out.stderr)
+        except ValueError as exc:
+            raise BadInput(f"{self.binary}: not a MySQL-family server ({exc})") from None
+
+    def known_options(self) -> set[str]:
+        """The options this binary accepts, from `--verbose --help`."""
+        if self._known is None:
+            args = ["--no-defaults", "--verbose", "--help"]
+            if os.geteuid() == 0:
+                args.insert(1, "--user=root")
+            self._known = parse_help_options(self._run_binary(*args).stdout)
+        return self._known
+
+    def describe(self) -> dict:
+        return {"provider": self.kind, "binary": str(self.binary),
+                "basedir": str(self.basedir) if self.basedir else None}
+
+    # -------------------------------------------------------- lifecycle
+
+    def _harness_options(self) -> dict:
+        opts = {
+            "datadir": str(self.datadir),
+            "socket": str(self.socket_path),
+            "port": self.port,
+            "bind_address": "127.0.0.1",
+            "pid_file": str(self.workdir / "mysqld.pid"),
+            "log_error": str(self.error_log),
+            "tmpdir": str(self.workdir / "tmp"),
+            "skip_name_resolve": None,
+        }
+        if self.basedir:
+            opts["basedir"] = str(self.basedir)
+        if os.geteuid() == 0:
+            opts["user"] = "root"  # the server refuses to run as root unless told so
+        return opts
+
+    @property
+    def socket_path(self) -> Path:
+        assert self.socket_dir is not None
+        return self.socket_dir / "mysqld.sock"
+
+    def _initialize(self) -> None:
+        cnf = f"--defaults-file={self.cnf_path}"
+        if self.identity.flavor == "mariadb":
+            script = self._find_install_db()
+            args = [str(script), cnf, "--auth-root-authentication-method=normal", "--skip-test-db"]
+            if self.basedir:
+                args.append(f"--basedir={self.basedir}")
+        else:
+            args = [str(self.binary), cnf, "--initialize-insecure"]
+        log = self.workdir / "initialize.log"
+        with log.open("w") as out:
+            rc = subprocess.run(args, stdout=out, stderr=subprocess.STDOUT, timeout=600).returncode
+        if rc != 0:
+            raise InfraFailure(f"initialising the datadir failed ({Path(args[0]).name} exit {rc})",
+                               detail=tail(log) + "\n" + tail(self.error_log))
+
+    def _find_install_db(self) -> Path:
+        names = ("mariadb-install-db", "mysql_install_db")
+        if self.basedir:
+            for sub in ("scripts", "bin"):
+                for name in names:
+                    if (self.basedir / sub / name).exists():
+                        return self.basedir / sub / name
+        for name in names:
+            found = shutil.which(name)
+            if found:
+                return Path(found)
+        raise BadInput(f"mariadb-install-db not found for {self.binary}; {INSTALL_HINT}")
+
+    def start(self, options: dict, timeout_s: float = READY_TIMEOUT_S) -> None:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        (self.workdir / "tmp").mkdir(exist_ok=True)
+        self.socket_dir = Path(tempfile.mkdtemp(prefix="perfci-sock-"))  # short: sun_path is 108 bytes
+        self.port = free_port()
+        self.cnf_path.write_text(mycnf.render(self._harness_options(), options))
+        self._initialize()
+        with (self.workdir / "mysqld.out").open("w") as out:
+            self.proc = subprocess.Popen(
+                [str(self.binary), f"--defaults-file={self.cnf_path}"],
+                stdout=out, stderr=subprocess.STDOUT,
+                start_new_session=True,  # Ctrl-C reaches us, and we shut the server down in order
+            )
+        self._wait_ready(timeout_s)
+
+    def _wait_ready(self, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            if self.proc.poll() is not None:
+                raise InfraFailure(f"the server exited during start (exit code {self.proc.returncode}); "
+                                   f"error log {self.error_log}", detail=tail(self.error_log))
+            try:
+                self.connect().close()
+                return
+            except pymysql.err.OperationalError:
+                pass
+            if time.monotonic() > deadline:
+                raise InfraFailure(f"the server did not answer within {timeout_s:.0f}s", detail=tail(self.error_log))
+            time.sleep(0.25)
+
+    def connect(self, database: str | None = None, **kw) -> pymysql.connections.Connection:
+        return pymysql.connect(unix_socket=str(self.socket_path), user="root", password="",
+                               database=database, autocommit=True, connect_timeout=5, **kw)
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc else None
+
+    def stop(self) -> None:
+        """Clean shutdown; escalate to SIGTERM and SIGKILL if it hangs."""
+        if not self.proc or self.proc.poll() is not None:
+            return
+        try:
+            with self.connect() as conn, conn.cursor() as cur:
+                cur.execute("SHUTDOWN")
+        except pymysql.err.MySQLError:
+            self.proc.send_signal(signal.SIGTERM)
+        for sig in (None, signal.SIGTERM, signal.SIGKILL):
+            if sig is not None:
+                self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout=SHUTDOWN_TIMEOUT_S if sig is None else 60)
+                return
+            except subprocess.TimeoutExpired:
+                continue
+
+    def cleanup(self, keep_workdir: bool = False) -> None:
+        if self.socket_dir:
+            shutil.rmtree(self.socket_dir, ignore_errors=True)
+        if not keep_workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)

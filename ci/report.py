@@ -1,0 +1,100 @@
+"""Markdown summaries of result files: every number with its context
+(server, config, scenario hash, host, sample count, spread)."""
+
+from __future__ import annotations
+
+import statistics
+
+# (metric key, label, format) in the order a performance engineer reads them.
+SUMMARY_METRICS = (
+    ("tps", "tps", "{:.1f}"),
+    ("qps", "qps total", "{:.1f}"),
+    ("qps_write", "qps write", "{:.1f}"),
+    ("qps_read", "qps read", "{:.1f}"),
+    ("latency_ms_avg", "latency avg (ms)", "{:.2f}"),
+    ("latency_ms_p95", "latency p95 (ms)", "{:.2f}"),
+    ("errors_per_s", "errors/s", "{:.2f}"),
+    ("index_page_splits_per_txn", "page splits / txn", "{:.3f}"),
+    ("index_page_merge_attempts_per_txn", "merge attempts / txn", "{:.3f}"),
+    ("compress_ops_per_txn", "compress ops / txn", "{:.3f}"),
+    ("compress_failures_per_txn", "compress failures / txn", "{:.3f}"),
+    ("uncompress_ops_per_txn", "uncompress ops / txn", "{:.3f}"),
+    ("pages_written_per_txn", "pages written / txn", "{:.2f}"),
+    ("server_cpu_util", "server CPU (cores)", "{:.2f}"),
+)
+
+
+def _fmt(value, fmt: str) -> str:
+    return "–" if value is None else fmt.format(value)
+
+
+def interval_cv(intervals: list[dict], key: str = "tps") -> float | None:
+    """Coefficient of variation of the per-interval values: the within-run spread."""
+    values = [iv[key] for iv in intervals]
+    if len(values) < 2 or not statistics.mean(values):
+        return None
+    return statistics.stdev(values) / statistics.mean(values)
+
+
+def _mib(nbytes: int | None) -> str:
+    return "–" if nbytes is None else f"{nbytes / 2**20:.1f}"
+
+
+def _total_size(sizes: dict) -> int | None:
+    return sum(s["file_size"] for s in sizes.values()) if sizes else None
+
+
+def summary_markdown(result: dict) -> str:
+    sc, srv, host, harness = result["scenario"], result["server"], result["host"], result["harness"]
+    phases = result["phases"]
+    names = list(phases)
+    ratio_pair = None
+    for h in sc["resolved"].get("headline", []):
+        ratio_pair = (h["numerator"], h["denominator"])
+        break
+    lines = [
+        f"### {sc['name']} · profile `{sc['profile']}` · {srv['flavor']} {srv['full_version']}",
+        "",
+        f"- scenario hash `{sc['hash'][:19]}…` · result `{result['id']}`",
+        f"- host `{host['hostname']}`: {host['cpu_model']}, {host['cpus']} CPUs, "
+        f"{(host.get('memory_bytes') or 0) / 2**30:.0f} GiB, {host['kernel']}, "
+        f"datadir on {host.get('datadir_filesystem', {}).get('type', '?')}",
+        f"- harness `{harness['git_sha'][:10]}`{' (dirty)' if harness.get('dirty') else ''} · {harness['sysbench']}",
+        f"- config overrides: {', '.join(f'{k}={v}' for k, v in srv['config']['overrides'].items()) or 'none'}",
+        "- samples: 1 run; spread is the CV of the per-interval tps within each phase",
+        "",
+    ]
+    header = ["metric", *names]
+    if ratio_pair:
+        header.append(f"{ratio_pair[0]}/{ratio_pair[1]}")
+    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for key, label, fmt in SUMMARY_METRICS:
+        values = [phases[p]["metrics"].get(key) for p in names]
+        if all(v is None for v in values) or all(v == 0 for v in values):
+            continue
+        row = [label, *(_fmt(v, fmt) for v in values)]
+        if ratio_pair:
+            num, den = phases[ratio_pair[0]]["metrics"].get(key), phases[ratio_pair[1]]["metrics"].get(key)
+            row.append(f"{num / den:.3f}" if num is not None and den else "–")
+        lines.append("| " + " | ".join(row) + " |")
+    cvs = [interval_cv(phases[p]["intervals"]) for p in names]
+    counts = [len(phases[p]["intervals"]) for p in names]
+    lines.append("| tps interval CV (n intervals) | " + " | ".join(
+        f"{cv:.1%} (n={n})" if cv is not None else f"– (n={n})" for cv, n in zip(cvs, counts))
+        + (" | |" if ratio_pair else " |"))
+    lines.append("| .ibd MiB at phase end | " + " | ".join(_mib(_total_size(phases[p]["sizes_after"])) for p in names)
+                 + (" | |" if ratio_pair else " |"))
+    if result.get("headline"):
+        lines += ["", "**Headline:** " + " · ".join(
+            f"{k} = {'–' if v is None else f'{v:.3f}'}" for k, v in result["headline"].items())]
+    lines += ["", "| step | kind | duration (s) | .ibd MiB after |", "|---|---|---|---|"]
+    for step in result["steps"]:
+        lines.append(f"| {step['name']} | {step['kind']} | {step['duration_s']:.1f} | "
+                     f"{_mib(_total_size(step.get('sizes_after', {})))} |")
+    if result.get("notes"):
+        lines += ["", "Config notes:"]
+        for note in result["notes"]:
+            target = f" -> {note['to']}" if note.get("to") else ""
+            lines.append(f"- `{note['option']}` {note['action']}{target}: {note['reason']}")
+    lines += ["", f"Reproduce: `{result['reproduce']}`", ""]
+    return "\n".join(lines)

@@ -1,0 +1,300 @@
+"""One run of a scenario: plan (all input checks, before any work), then execute
+the steps on a throwaway server and build the result.
+
+Data flows one way: scenario file -> resolved scenario -> server + sysbench ->
+result dict (written by `result.write_result`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shlex
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pymysql
+
+from . import collectors, hostinfo, sysbench
+from .capabilities import Requested, UnknownOption, plan_config
+from .errors import BadInput, InfraFailure
+from .flavor import identify
+from .mycnf import check_not_reserved
+from .progress import Progress
+from .providers import open_provider
+from .scenario import (ApplyLayoutStep, DeleteRandomStep, MeasureStep, PrepareStep, ResolvedScenario,
+                       SqlStep, load_scenario, resolve)
+
+RESULT_SCHEMA = "perfci.result/1"
+DATABASE = "sbtest"
+BENCH_USER = "perfci"
+
+
+@dataclass
+class RunPlan:
+    """Everything checked and decided before a server starts."""
+
+    resolved: ResolvedScenario
+    scenario_file: Path
+    provider: object
+    requested: list[Requested]
+    config_options: dict
+    config_notes: list[dict]
+    server_spec: str
+    argv: list[str] = field(default_factory=list)
+
+
+def _utc_now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def plan_run(scenario_arg: str, profile: str, server_spec: str, overrides: list[Requested],
+             workdir: Path, argv: list[str] | None = None) -> RunPlan:
+    scenario, path = load_scenario(scenario_arg)
+    resolved = resolve(scenario, profile, str(path))
+    sysbench.version()  # fails early with an install hint
+    requested = [Requested(k, v, "scenario") for k, v in resolved.config.items()]
+    for req in requested:
+        check_not_reserved(req.name, f"{path}: server.config")
+    requested += overrides
+    provider = open_provider(server_spec, workdir)
+    try:
+        plan = plan_config(requested, provider.identity, provider.known_options())
+    except UnknownOption as exc:
+        raise BadInput(f"--config: {exc}; nothing was run") from None
+    except ValueError as exc:
+        raise BadInput(f"server config: {exc}") from None
+    return RunPlan(resolved, path, provider, requested, plan.options, plan.notes, server_spec, argv or [])
+
+
+class ScenarioExecution:
+    """Runs the steps of a resolved scenario against a started server."""
+
+    def __init__(self, plan: RunPlan, progress: Progress, logs_dir: Path):
+        self.plan = plan
+        self.resolved = plan.resolved
+        self.server = plan.provider
+        self.progress = progress
+        self.logs_dir = logs_dir
+        self.steps: list[dict] = []
+        self.phases: dict[str, dict] = {}
+        self.bench_conn: sysbench.Connection | None = None
+
+    # ---------------------------------------------------------------- setup
+
+    def setup(self) -> dict:
+        with self.server.connect() as conn, conn.cursor() as cur:
+            cur.execute("SELECT VERSION(), @@version_comment")
+            version, comment = cur.fetchone()
+            cur.execute(f"CREATE DATABASE IF NOT EXISTS {DATABASE}")
+            cur.execute(f"CREATE USER IF NOT EXISTS '{BENCH_USER}'@'127.0.0.1'")
+            cur.execute(f"GRANT ALL ON *.* TO '{BENCH_USER}'@'127.0.0.1'")
+        self.bench_conn = sysbench.Connection("127.0.0.1", self.server.port, BENCH_USER, "", DATABASE)
+        running = identify(version, comment)
+        return {"flavor": running.flavor, "version": str(running.version),
+                "full_version": running.full_version, "version_comment": running.comment}
+
+    def effective_config(self) -> dict:
+        with self.server.connect() as conn, conn.cursor() as cur:
+            cur.execute("SHOW GLOBAL VARIABLES")
+            return {name: value for name, value in cur.fetchall()}
+
+    # ---------------------------------------------------------------- steps
+
+    def run_all(self) -> None:
+        for step in self.resolved.steps:
+            label = f"{step.kind} {step.name}" if step.kind != "measure" else f"measure {step.phase}"
+            started = _utc_now()
+            t0 = time.monotonic()
+            with self.progress.step(label):
+                detail = self._dispatch(step)
+            record = {"name": step.name, "kind": step.kind, "started_at": started,
+                      "duration_s": round(time.monotonic() - t0, 3), **detail}
+            with self.server.connect() as conn:
+                record["sizes_after"] = collectors.tablespace_sizes(conn, self.server.identity, DATABASE)
+            self.steps.append(record)
+
+    def _dispatch(self, step) -> dict:
+        if isinstance(step, PrepareStep):
+            return self._prepare(step)
+        if isinstance(step, ApplyLayoutStep):
+            return self._sql_per_table([self._layout_sql()])
+        if isinstance(step, DeleteRandomStep):
+            return self._delete_random(step)
+        if isinstance(step, SqlStep):
+            return self._sql_per_table(step.statements)
+        if isinstance(step, MeasureStep):
+            return self._measure(step)
+        raise AssertionError(f"unhandled step kind {step.kind}")
+
+    def _prepare(self, step: PrepareStep) -> dict:
+        ds = self.resolved.dataset
+        options = {"tables": ds.tables, "table-size": ds.rows,
+                   "threads": max(1, min(ds.tables, os.cpu_count() or 1)), **step.options}
+        args = sysbench.command(step.workload, "prepare", self.bench_conn, options)
+        sysbench.run(args, log_path=self.logs_dir / f"{step.name}.log")
+        return {"command": shlex.join(args)}
+
+    def _layout_sql(self) -> str:
+        ds = self.resolved.dataset
+        clauses = [f"ADD INDEX {ix.name} ({', '.join(ix.columns)})" for ix in ds.indexes]
+        if ds.row_format:
+            clauses.append(f"ROW_FORMAT={ds.row_format}")
+        if ds.key_block_size:
+            clauses.append(f"KEY_BLOCK_SIZE={ds.key_block_size}")
+        if not clauses:
+            raise BadInput(f"{self.plan.scenario_file}: step apply_layout: the dataset declares no indexes, "
+                           "row_format or key_block_size to apply")
+        return "ALTER TABLE {table} " + ", ".join(clauses)
+
+    def _execute(self, statements: list[str]) -> list[dict]:
+        done = []
+        with self.server.connect(DATABASE) as conn, conn.cursor() as cur:
+            for sql in statements:
+                t0 = time.monotonic()
+                try:
+                    cur.execute(sql)
+                except pymysql.err.MySQLError as exc:
+                    raise InfraFailure(f"SQL failed: {sql}: {exc.args[-1] if exc.args else exc}") from None
+                done.append({"sql": sql, "duration_s": round(time.monotonic() - t0, 3), "rows": cur.rowcount})
+        return done
+
+    def _sql_per_table(self, statements: list[str]) -> dict:
+        expanded = [s.replace("{table}", t) for s in statements for t in
+                    (self.resolved.table_names() if "{table}" in s else [None])]
+        return {"statements": self._execute(expanded)}
+
+    def _delete_random(self, step: DeleteRandomStep) -> dict:
+        """Delete a reproducible pseudo-random fraction: CRC32 of (id, seed) decides."""
+        threshold = int(step.fraction * 1_000_000)
+        deleted, remaining = 0, 0
+        with self.server.connect(DATABASE) as conn, conn.cursor() as cur:
+            for table in self.resolved.table_names():
+                cur.execute(f"SELECT COALESCE(MIN(id), 0), COALESCE(MAX(id), -1) FROM {table}")
+                lo, hi = cur.fetchone()
+                for start in range(lo, hi + 1, step.chunk_rows):
+                    end = min(start + step.chunk_rows - 1, hi)
+                    cur.execute(f"DELETE FROM {table} WHERE id BETWEEN {start} AND {end} "
+                                f"AND CRC32(CONCAT(id, ':', {step.seed})) % 1000000 < {threshold}")
+                    deleted += cur.rowcount
+                    self.progress.update(f"{table}: {deleted} rows deleted")
+                cur.execute(f"SELECT COUNT(*) FROM {table}")
+                remaining += cur.fetchone()[0]
+        return {"rows_deleted": deleted, "rows_remaining": remaining}
+
+    def _measure(self, step: MeasureStep) -> dict:
+        wl = self.resolved.workload
+        threads = step.threads or wl.threads
+        seconds = step.time or wl.time
+        options = {"tables": self.resolved.dataset.tables, "table-size": self.resolved.dataset.rows,
+                   "threads": threads, "time": seconds, "report-interval": wl.report_interval,
+                   **step.options}
+        args = sysbench.command(step.workload, "run", self.bench_conn, options)
+        with self.server.connect() as conn:
+            sizes_before = collectors.tablespace_sizes(conn, self.server.identity, DATABASE)
+            snap_before = collectors.snapshot(conn, self.server.pid)
+
+        def on_line(line: str) -> None:
+            iv = sysbench.parse_interval(line)
+            if iv:
+                self.progress.update(f"[{iv['t']:.0f}/{seconds}s] tps {iv['tps']:.1f} qps {iv['qps']:.1f}")
+
+        out = sysbench.run(args, on_line=on_line, log_path=self.logs_dir / f"measure-{step.phase}.log")
+        with self.server.connect() as conn:
+            snap_after = collectors.snapshot(conn, self.server.pid)
+            sizes_after = collectors.tablespace_sizes(conn, self.server.identity, DATABASE)
+        try:
+            report = sysbench.parse_report(out)
+        except ValueError as exc:
+            raise InfraFailure(f"sysbench {step.workload} gave no usable report: {exc}",
+                               detail="\n".join(out.splitlines()[-15:])) from None
+        counters = collectors.delta(snap_before, snap_after)
+        metrics = {**report["metrics"], **collectors.derived(counters, report["metrics"])}
+        self.phases[step.phase] = {
+            "workload": step.workload,
+            "threads": threads,
+            "time_s": seconds,
+            "command": shlex.join(args),
+            "sysbench_version": report["sysbench_version"],
+            "metrics": metrics,
+            "counters": counters,
+            "intervals": report["intervals"],
+            "sizes_before": sizes_before,
+            "sizes_after": sizes_after,
+        }
+        return {"phase": step.phase}
+
+    def headline(self) -> dict:
+        out = {}
+        for h in self.resolved.headline:
+            num = self.phases[h.numerator]["metrics"].get(h.metric)
+            den = self.phases[h.denominator]["metrics"].get(h.metric)
+            key = f"{h.metric} {h.numerator}/{h.denominator}"
+            out[key] = round(num / den, 4) if num is not None and den else None
+        return out
+
+
+def reproduce_command(plan: RunPlan) -> str:
+    args = ["perfci", "run", plan.resolved.name, "--profile", plan.resolved.profile, "--server", plan.server_spec]
+    for req in plan.requested:
+        if req.origin == "override":
+            args += ["--config", req.name if req.value is None else f"{req.name}={req.value}"]
+    return shlex.join(args)
+
+
+def execute(plan: RunPlan, progress: Progress, keep_workdir: bool = False) -> dict:
+    """Start the server, run every step, shut down; return the result (not yet written)."""
+    server = plan.provider
+    r = plan.resolved
+    started = _utc_now()
+    t0 = time.monotonic()
+    host = hostinfo.fingerprint(server.workdir)
+    progress.info(f"perfci: {r.name} --profile {r.profile} on {server.identity.label} ({server.binary}); "
+                  f"expected ~{r.expected_minutes:g} min")
+    for note in plan.config_notes:
+        progress.info(f"  note: {note['option']} {note['action']}: {note['reason']}")
+    try:
+        with progress.step("start server"):
+            server.start(plan.config_options)
+        logs_dir = server.workdir / "logs"
+        logs_dir.mkdir(exist_ok=True)
+        execution = ScenarioExecution(plan, progress, logs_dir)
+        server_info = execution.setup()
+        execution.run_all()
+        effective = execution.effective_config()
+    finally:
+        with progress.step("shut down server"):
+            server.stop()
+        server.cleanup(keep_workdir)
+    requested = {req.name: req.value for req in plan.requested if req.origin == "scenario"}
+    overrides = {req.name: req.value for req in plan.requested if req.origin == "override"}
+    return {
+        "schema": RESULT_SCHEMA,
+        "id": f"{r.name}-{r.profile}-{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}",
+        "status": "ok",
+        "started_at": started,
+        "finished_at": _utc_now(),
+        "duration_s": round(time.monotonic() - t0, 3),
+        "harness": {**hostinfo.harness_revision(), "sysbench": sysbench.version()},
+        "host": host,
+        "server": {
+            **server.describe(),
+            **server_info,
+            "config": {"scenario": requested, "overrides": overrides, "written": plan.config_options},
+            "effective_config": effective,
+        },
+        "scenario": {
+            "name": r.name,
+            "profile": r.profile,
+            "file": str(plan.scenario_file),
+            "hash": r.content_hash(),
+            "resolved": r.model_dump(mode="json"),
+        },
+        "steps": execution.steps,
+        "phases": execution.phases,
+        "headline": execution.headline(),
+        "notes": plan.config_notes,
+        "reproduce": reproduce_command(plan),
+    }
