@@ -21,7 +21,7 @@ class Progress:
 
     def info(self, message: str) -> None:
         if not self.quiet:
-            self.console.print(message, markup=False)
+            self.console.print(message, markup=False, soft_wrap=True)
 
     @contextmanager
     def step(self, label: str):

@@ -43,14 +43,20 @@ def tail(path: Path, lines: int = 20) -> str:
         return f"(no log at {path})"
 
 
+def server_search_path() -> str:
+    """Where `local` looks for mariadbd/mysqld: $PERFCI_SERVER_PATH if set, else
+    $PATH plus the sbin dirs packages install servers into (often not on a user's PATH)."""
+    return os.environ.get("PERFCI_SERVER_PATH") or os.pathsep.join(
+        [os.environ.get("PATH", ""), "/usr/sbin", "/usr/local/sbin", "/usr/local/mysql/bin"])
+
+
 def _find_binary(basedir: Path | None) -> Path:
     if basedir is None:
         for name in BINARY_NAMES:
-            found = shutil.which(name) or next(
-                (str(p) for p in (Path("/usr/sbin") / name, Path("/usr/local/mysql/bin") / name) if p.exists()), None)
+            found = shutil.which(name, path=server_search_path())
             if found:
                 return Path(found)
-        raise BadInput(f"no server binary (mariadbd or mysqld) on PATH; {INSTALL_HINT}")
+        raise BadInput(f"no server binary (mariadbd or mysqld) found on PATH; {INSTALL_HINT}")
     if basedir.is_file() and os.access(basedir, os.X_OK):
         return basedir
     if not basedir.is_dir():
@@ -181,7 +187,8 @@ class LocalServer:
         while True:
             if self.proc.poll() is not None:
                 raise InfraFailure(f"the server exited during start (exit code {self.proc.returncode}); "
-                                   f"error log {self.error_log}", detail=tail(self.error_log))
+                                   "its error log ends with (keep it all with --keep-workdir):",
+                                   detail=tail(self.error_log))
             try:
                 self.connect().close()
                 return

@@ -1,0 +1,81 @@
+"""Flavor/version detection and the capability table."""
+
+import pytest
+
+from ci.capabilities import Requested, UnknownOption, is_known, parse_help_options, parse_size, plan_config
+from ci.flavor import Version, identify, identify_version_output
+
+
+@pytest.mark.parametrize("line, flavor, version", [
+    ("mariadbd  Ver 10.11.19-MariaDB-0+deb12u1 for debian-linux-gnu on x86_64 (Debian 12)", "mariadb", "10.11.19"),
+    ("/usr/sbin/mysqld  Ver 8.0.42 for Linux on x86_64 (MySQL Community Server - GPL)", "mysql", "8.0.42"),
+    ("mysqld  Ver 8.0.36-28 for Linux on x86_64 (Percona Server (GPL), Release 28, Revision 47601f19)",
+     "percona", "8.0.36"),
+    ("mysqld  Ver 8.4.3 for Linux on x86_64 (MySQL Community Server - GPL)", "mysql", "8.4.3"),
+])
+def test_identify_version_output(line, flavor, version):
+    ident = identify_version_output(line)
+    assert ident.flavor == flavor and str(ident.version) == version
+
+
+def test_identify_running_server():
+    assert identify("8.0.36-28", "Percona Server (GPL), Release 28").flavor == "percona"
+    assert identify("11.4.2-MariaDB", "mariadb.org binary distribution").flavor == "mariadb"
+    assert identify("8.0.42", "MySQL Community Server - GPL").version == Version(8, 0, 42)
+
+
+def _plan(option, value, server, known=None, origin="scenario"):
+    return plan_config([Requested(option, value, origin)], identify(*server), known)
+
+
+def test_redo_log_capacity_kept_on_new_mysql_and_mapped_elsewhere():
+    assert _plan("innodb_redo_log_capacity", "2G", ("8.0.42", "MySQL")).options == {"innodb_redo_log_capacity": "2G"}
+    maria = _plan("innodb_redo_log_capacity", "2G", ("10.11.19-MariaDB", ""))
+    assert maria.options == {"innodb_log_file_size": "2G"}
+    assert maria.notes[0]["action"] == "mapped"
+    old = _plan("innodb_redo_log_capacity", "2G", ("8.0.28", "MySQL"))
+    assert old.options == {"innodb_log_file_size": 1 << 30}
+
+
+def test_skips_are_recorded_with_reason():
+    plan = _plan("innodb_use_fdatasync", True, ("10.11.19-MariaDB", ""))
+    assert plan.options == {}
+    assert plan.notes[0]["action"] == "skipped" and "8.0.26" in plan.notes[0]["reason"]
+    assert _plan("default_authentication_plugin", "x", ("8.4.3", "MySQL")).notes[0]["action"] == "skipped"
+    assert _plan("default_authentication_plugin", "x", ("8.0.42", "MySQL")).options
+    assert _plan("innodb_change_buffering", "all", ("11.4.2-MariaDB", "")).notes[0]["reason"].startswith(
+        "MariaDB 11.0 removed")
+    assert _plan("innodb_change_buffering", "all", ("10.11.19-MariaDB", "")).options == {"innodb_change_buffering": "all"}
+
+
+def test_binary_option_list_decides_the_rest():
+    known = {"innodb_buffer_pool_size", "log_bin"}
+    assert _plan("innodb_buffer_pool_size", "1G", ("10.11.19-MariaDB", ""), known).options
+    skipped = _plan("innodb_frobnicate", 1, ("10.11.19-MariaDB", ""), known)
+    assert skipped.options == {} and "--verbose --help" in skipped.notes[0]["reason"]
+    with pytest.raises(UnknownOption, match="innodb_frobnicate"):
+        _plan("innodb_frobnicate", 1, ("10.11.19-MariaDB", ""), known, origin="override")
+    assert is_known("skip-log-bin", known) and is_known("loose-anything", known)
+
+
+def test_parse_help_options_reads_options_and_variables():
+    text = """\
+  --innodb-buffer-pool-size=#
+                      The size of the memory buffer InnoDB uses
+  -u, --user=name     Run mysqld daemon as user.
+  --log-bin[=name]    Log update queries in binary format.
+
+Variables (--variable-name=value)
+and boolean options {FALSE|TRUE}                             Value (after reading options)
+------------------------------------------------------------ -------------
+innodb-flush-method                                          O_DIRECT
+performance-schema                                           FALSE
+"""
+    assert parse_help_options(text) >= {"innodb_buffer_pool_size", "user", "log_bin", "innodb_flush_method",
+                                        "performance_schema"}
+
+
+def test_parse_size():
+    assert parse_size("2G") == 2 << 30 and parse_size("512M") == 512 << 20 and parse_size(1024) == 1024
+    with pytest.raises(ValueError):
+        parse_size("lots")

@@ -1,0 +1,58 @@
+"""my.cnf input, and counter deltas / per-transaction metrics."""
+
+import pytest
+
+from ci.collectors import delta, derived
+from ci.errors import BadInput
+from ci.mycnf import parse_config_file, parse_override, render
+
+
+def test_parse_override():
+    req = parse_override("innodb_flush_log_at_trx_commit=1")
+    assert (req.name, req.value, req.origin) == ("innodb_flush_log_at_trx_commit", "1", "override")
+    assert parse_override("skip-log-bin").value is None
+    with pytest.raises(BadInput, match="expected NAME=VALUE"):
+        parse_override("=1")
+    with pytest.raises(BadInput, match="set by the harness"):
+        parse_override("datadir=/var/lib/mysql")
+
+
+def test_parse_config_file_reads_server_sections_only(tmp_path):
+    cnf = tmp_path / "my.cnf"
+    cnf.write_text("[client]\nport=1\n[mysqld]\n# comment\ninnodb_buffer_pool_size = 2G\nskip-log-bin\n"
+                   "[mariadbd]\ninnodb_io_capacity=2000 # inline\n")
+    reqs = parse_config_file(cnf)
+    assert [(r.name, r.value) for r in reqs] == [("innodb_buffer_pool_size", "2G"), ("skip-log-bin", None),
+                                                 ("innodb_io_capacity", "2000")]
+    cnf.write_text("innodb_buffer_pool_size=1G\n")
+    with pytest.raises(BadInput, match=r"my.cnf:1: option outside a section"):
+        parse_config_file(cnf)
+    with pytest.raises(BadInput, match="cannot read"):
+        parse_config_file(tmp_path / "missing.cnf")
+
+
+def test_render_writes_flags_and_on_off():
+    text = render({"port": 3307}, {"performance_schema": False, "skip_log_bin": None, "x": 1})
+    assert "port = 3307" in text and "performance_schema = OFF" in text and "\nskip_log_bin\n" in text
+
+
+def test_delta_and_per_transaction_metrics():
+    before = {"innodb_metrics": {"index_page_splits": 10, "index_page_merge_attempts": 3, "buffer_pool_size": 5},
+              "innodb_cmp": {"8192.compress_ops": 100, "8192.compress_ops_ok": 90, "8192.uncompress_ops": 5,
+                             "8192.compress_time": 0, "8192.uncompress_time": 0},
+              "global_status": {"Innodb_pages_written": 1000, "Uptime": 5}, "server_cpu_seconds": 1.0}
+    after = {"innodb_metrics": {"index_page_splits": 60, "index_page_merge_attempts": 3, "buffer_pool_size": 5},
+             "innodb_cmp": {"8192.compress_ops": 300, "8192.compress_ops_ok": 250, "8192.uncompress_ops": 25,
+                            "8192.compress_time": 1, "8192.uncompress_time": 0},
+             "global_status": {"Innodb_pages_written": 1400, "Uptime": 15}, "server_cpu_seconds": 6.0}
+    d = delta(before, after)
+    assert d["innodb_metrics"]["index_page_splits"] == 50 and "buffer_pool_size" not in d["innodb_metrics"]
+    assert d["innodb_metrics"]["index_page_merge_attempts"] == 0  # key counters stay, even unchanged
+    assert d["innodb_cmp"]["compress_ops"] == 200 and d["innodb_cmp"]["compress_ops_ok"] == 160
+    assert d["server_cpu_seconds"] == 5.0
+    m = derived(d, {"events": 100, "duration_s": 10.0})
+    assert m["index_page_splits_per_txn"] == 0.5
+    assert m["compress_failures_per_txn"] == 0.4 and m["compress_miss_rate"] == 0.2
+    assert m["uncompress_ops_per_txn"] == 0.2 and m["pages_written_per_txn"] == 4.0
+    assert m["server_cpu_util"] == 0.5
+    assert derived(d, {"events": 0})["index_page_splits_per_txn"] is None
