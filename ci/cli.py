@@ -11,13 +11,20 @@ from pathlib import Path
 import click
 
 from . import __version__
-from .errors import EXIT_BAD_INPUT, PerfciError
+from . import history as history_mod
+from .ab import Side, ab_markdown, judge_pairs, run_ab
+from .baseline import DEFAULT_ROOT, DEFAULT_WINDOW, slug
+from .baseline import update as update_baselines
+from .compare import compare as compare_results
+from .errors import EXIT_BAD_INPUT, EXIT_REGRESSION, PerfciError
 from .files import write_atomic, write_json_atomic
 from .mycnf import parse_config_file, parse_override
 from .progress import Progress
-from .report import summary_markdown
+from .report import comparison_markdown, summary_markdown
+from .results import expand, load_result
 from .runner import execute, plan_run
 from .scenario import all_scenario_files, load_scenario, resolve
+from .stats import DEFAULT_CONFIDENCE, DEFAULT_CV_FLOOR
 
 RUN_EPILOG = """\b
 Examples:
@@ -69,8 +76,11 @@ def cli():
 @click.option("--workdir", type=click.Path(path_type=Path), default=None,
               help="Where datadirs are created (use the disk under test). Default: the system temp dir.")
 @click.option("--keep-workdir", is_flag=True, help="Keep the datadir, my.cnf and logs after the run.")
+@click.option("--runner-class", envvar="PERFCI_RUNNER_CLASS", default="local", show_default=True,
+              help="Label of this host's kind (baselines are kept per runner class). Env: PERFCI_RUNNER_CLASS.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress output; print only result paths and summaries.")
-def run(scenario, profile, server_spec, configs, config_file, out_dir, repeat, workdir, keep_workdir, quiet):
+def run(scenario, profile, server_spec, configs, config_file, out_dir, repeat, workdir, keep_workdir,
+        runner_class, quiet):
     """Run SCENARIO (a name from scenarios/ or a path to a .yaml file)."""
     signal.signal(signal.SIGTERM, _terminate_as_interrupt)
     progress = Progress(quiet=quiet)
@@ -84,7 +94,7 @@ def run(scenario, profile, server_spec, configs, config_file, out_dir, repeat, w
             plan = plan_run(scenario, profile, server_spec, overrides, run_dir)
             if repeat > 1:
                 progress.info(f"== run {i + 1} of {repeat}")
-            result = execute(plan, progress, keep_workdir=keep_workdir)
+            result = execute(plan, progress, keep_workdir=keep_workdir, runner_class=runner_class)
             path = out_dir / f"{result['id']}.json"
             write_json_atomic(path, result)
             summary = summary_markdown(result)
@@ -96,6 +106,165 @@ def run(scenario, profile, server_spec, configs, config_file, out_dir, repeat, w
     except KeyboardInterrupt:
         click.echo("interrupted: the server was shut down and no result was written", err=True)
         sys.exit(130)
+
+
+def _guarded(fn):
+    """Run a command body: one clear line for a user mistake, the documented exit codes."""
+    try:
+        return fn()
+    except PerfciError as err:
+        _fail(err)
+
+
+@cli.command()
+@click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--baseline", "baseline_file", type=click.Path(path_type=Path),
+              help="A baseline file to compare with (default: the one for each result under --baseline-dir).")
+@click.option("--baseline-dir", type=click.Path(path_type=Path), default=DEFAULT_ROOT, show_default=True)
+@click.option("--confidence", type=click.FloatRange(0.5, 0.9999), default=DEFAULT_CONFIDENCE, show_default=True,
+              help="Two-sided confidence of the ratio interval.")
+@click.option("--cv-floor", type=click.FloatRange(0, 1), default=DEFAULT_CV_FLOOR, show_default=True,
+              help="Smallest run-level coefficient of variation assumed.")
+@click.option("--report", "report_file", type=click.Path(path_type=Path), help="Also write the Markdown report here.")
+@click.option("--plots", "plots_dir", type=click.Path(path_type=Path),
+              help="Write PNG plots (per-interval throughput current vs baseline) to this directory.")
+def compare(results, baseline_file, baseline_dir, confidence, cv_floor, report_file, plots_dir):
+    """Judge RESULT files (or directories of them) against stored baselines.
+
+    \b
+    Per metric: regression, improvement, unchanged, inconclusive or no-baseline,
+    with the change, a confidence interval for current/baseline and the tolerance.
+    Exit codes: 0 no regression, 1 regression found, 2 bad input, 3 infrastructure failure."""
+    def body():
+        loaded = [load_result(p) for p in expand(list(results))]
+        comparisons = compare_results(loaded, baseline_file, baseline_dir, confidence, cv_floor)
+        plots = None
+        if plots_dir:
+            from .plots import interval_plot
+            plots = [[str(interval_plot(c, plots_dir))] if c.baseline else [] for c in comparisons]
+        text = comparison_markdown(comparisons, confidence, plots)
+        if report_file:
+            write_atomic(report_file, text)
+        click.echo(text)
+        if any(c.regressions for c in comparisons):
+            sys.exit(EXIT_REGRESSION)
+    _guarded(body)
+
+
+@cli.group()
+def baseline():
+    """Create and extend stored baselines."""
+
+
+@baseline.command("update")
+@click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--baseline-dir", type=click.Path(path_type=Path), default=DEFAULT_ROOT, show_default=True)
+@click.option("--baseline", "baseline_file", type=click.Path(path_type=Path),
+              help="Write this baseline file instead of the one the layout names.")
+@click.option("--window", type=click.IntRange(1, 1000), default=None,
+              help=f"Keep the last N samples (default: the baseline's own, {DEFAULT_WINDOW} for a new one).")
+@click.option("--force", is_flag=True, help="Accept results that would be refused; the reasons are recorded.")
+def baseline_update(results, baseline_dir, baseline_file, window, force):
+    """Add accepted RESULT files (or directories) to their baselines.
+
+    Refuses failed or partial runs and results of another scenario hash, profile,
+    runner class or host kind (unless --force). Writes are atomic."""
+    def body():
+        loaded = [(p, load_result(p)) for p in expand(list(results))]
+        for path, added, kept in update_baselines(loaded, baseline_dir, baseline_file, window, force):
+            click.echo(f"{path}: +{added} sample(s), {kept} kept")
+    _guarded(body)
+
+
+@cli.command()
+@click.argument("scenario")
+@click.option("--a", "a_spec", default="local", show_default=True, metavar="SPEC", help="Server of side A (the reference).")
+@click.option("--b", "b_spec", default="local", show_default=True, metavar="SPEC", help="Server of side B (the candidate).")
+@click.option("--a-config", multiple=True, metavar="NAME=VALUE", help="Server option for side A only (repeatable).")
+@click.option("--b-config", multiple=True, metavar="NAME=VALUE", help="Server option for side B only (repeatable).")
+@click.option("--profile", "-p", default="smoke", show_default=True)
+@click.option("--rounds", type=click.IntRange(2, 100), default=3, show_default=True,
+              help="Paired rounds; each runs A and B once, order alternating.")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("results"), show_default=True)
+@click.option("--workdir", type=click.Path(path_type=Path), default=None)
+@click.option("--confidence", type=click.FloatRange(0.5, 0.9999), default=DEFAULT_CONFIDENCE, show_default=True)
+@click.option("--report", "report_file", type=click.Path(path_type=Path), help="Also write the Markdown report here.")
+@click.option("--runner-class", envvar="PERFCI_RUNNER_CLASS", default="local", show_default=True)
+@click.option("--quiet", "-q", is_flag=True)
+def ab(scenario, a_spec, b_spec, a_config, b_config, profile, rounds, out_dir, workdir, confidence, report_file,
+       runner_class, quiet):
+    """Paired A/B runs of SCENARIO: B against A, round by round on this host.
+
+    \b
+    Examples:
+      perfci ab rebuild-after-delete --b-config innodb_flush_log_at_trx_commit=1 --rounds 4
+      perfci ab rebuild-after-delete --a local:/opt/mysql-8.0.42 --b local:/opt/mysql-8.4.5
+    Exit codes: 0 no regression of B, 1 regression of B, 2 bad input, 3 infrastructure failure."""
+    signal.signal(signal.SIGTERM, _terminate_as_interrupt)
+    progress = Progress(quiet=quiet)
+    try:
+        sides = (Side("a", a_spec, [parse_override(c) for c in a_config]),
+                 Side("b", b_spec, [parse_override(c) for c in b_config]))
+        parent = Path(workdir or tempfile.gettempdir())
+        for side in sides:  # all input checks before the first round
+            plan_run(scenario, profile, side.server_spec, side.overrides, parent / "perfci-ab-check")
+        results = run_ab(scenario, profile, sides, rounds, out_dir, parent, progress, runner_class)
+        rows = judge_pairs(results, confidence)
+        text = ab_markdown(sides, results, rows, confidence)
+        if report_file:
+            write_atomic(report_file, text)
+        click.echo(text)
+        if any(r.verdict.verdict == "regression" for r in rows):
+            sys.exit(EXIT_REGRESSION)
+    except PerfciError as err:
+        _fail(err)
+    except KeyboardInterrupt:
+        click.echo("interrupted: the server was shut down; finished rounds' result files are kept", err=True)
+        sys.exit(130)
+
+
+@cli.group()
+def history():
+    """The append-only history of result summaries, and change points in it."""
+
+
+@history.command("append")
+@click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--dir", "history_dir", type=click.Path(path_type=Path), default=Path("history"), show_default=True)
+def history_append(results, history_dir):
+    """Append RESULT files' summaries (a result already there is skipped)."""
+    def body():
+        loaded = [load_result(p) for p in expand(list(results))]
+        for path, added in history_mod.append(loaded, history_dir):
+            click.echo(f"{path}: +{added}")
+    _guarded(body)
+
+
+@history.command("changes")
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--metric", "metrics", multiple=True, help="Only these metric keys (e.g. after.qps_write).")
+@click.option("--pvalue", type=click.FloatRange(0.0001, 0.5), default=history_mod.DEFAULT_PVALUE, show_default=True)
+@click.option("--plots", "plots_dir", type=click.Path(path_type=Path), help="Write a PNG per metric with a change.")
+def history_changes(files, metrics, pvalue, plots_dir):
+    """Change points (E-Divisive means) in history FILES (.jsonl) or directories of them."""
+    def body():
+        paths = [q for p in files for q in (sorted(Path(p).rglob("*.jsonl")) if Path(p).is_dir() else [Path(p)])]
+        for path in paths:
+            entries = history_mod.read_history(path)
+            found = history_mod.detect(entries, list(metrics) or None, pvalue)
+            click.echo(f"## {path} ({len(entries)} runs)")
+            if not found:
+                click.echo("no change points")
+            for key, changes in found.items():
+                for c in changes:
+                    pct = "–" if c["change_pct"] is None else f"{c['change_pct']:+.1f} %"
+                    click.echo(f"- `{key}`: {pct} at run {c['index']} ({c['result_id']}, {c['date'][:10]}, "
+                               f"server {c['server_version']}): {c['before_mean']:.4g} -> {c['after_mean']:.4g}")
+                if plots_dir:
+                    from .plots import history_plot
+                    target = Path(plots_dir) / f"history-{slug(path.stem)}-{slug(key)}.png"
+                    history_plot(key, history_mod.series(entries, key), [c["index"] for c in changes], target)
+    _guarded(body)
 
 
 @cli.command()

@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 import statistics
+from pathlib import Path
+
+from scipy import stats as sps
 
 # (metric key, label, format) in the order a performance engineer reads them.
 SUMMARY_METRICS = (
@@ -97,4 +100,67 @@ def summary_markdown(result: dict) -> str:
             target = f" -> {note['to']}" if note.get("to") else ""
             lines.append(f"- `{note['option']}` {note['action']}{target}: {note['reason']}")
     lines += ["", f"Reproduce: `{result['reproduce']}`", ""]
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- comparisons
+
+VERDICT_MARK = {"regression": "🔴 regression", "improvement": "🟢 improvement", "unchanged": "unchanged",
+                "inconclusive": "⚪ inconclusive", "no-baseline": "no baseline"}
+
+
+def _mean_pm(values: list[float], confidence: float) -> str:
+    """mean ± half-width of the t interval of the mean, for the baseline column."""
+    if not values:
+        return "–"
+    mean = statistics.mean(values)
+    if len(values) < 2:
+        return f"{mean:.4g} (n=1)"
+    half = sps.t.ppf(0.5 + confidence / 2, len(values) - 1) * statistics.stdev(values) / len(values) ** 0.5
+    return f"{mean:.4g} ± {half:.2g} (n={len(values)})"
+
+
+def comparison_markdown(comparisons, confidence: float, plots: list[list[str]] | None = None) -> str:
+    """The report for a job summary or an issue body; `plots[i]` are image paths for comparison i."""
+    lines = ["## perfci comparison", ""]
+    for i, comp in enumerate(comparisons):
+        first = comp.results[0]
+        lines += [f"### {comp.label}", ""]
+        lines.append(f"- current: {len(comp.results)} run(s): " + ", ".join(f"`{r['id']}`" for r in comp.results))
+        lines.append(f"- scenario hash `{first['scenario']['hash'][:19]}…` · host `{first['host']['hostname']}` "
+                     f"({first['host']['cpu_model']}, {first['host']['cpus']} CPUs) · server {first['server']['full_version']}")
+        if comp.baseline is not None:
+            b = comp.baseline
+            lines.append(f"- baseline `{comp.baseline_file}`: {len(b.samples)} sample(s) "
+                         f"from {b.samples[0].date[:10] if b.samples else '–'} to {b.samples[-1].date[:10] if b.samples else '–'}")
+        else:
+            lines.append(f"- no baseline at `{comp.baseline_file}`: record one with `perfci baseline update`")
+        lines.append(f"- interval: {confidence:.0%} for the ratio current/baseline (pooled t on log values); "
+                     "flagged only beyond tolerance AND with the interval excluding 1")
+        for w in comp.warnings:
+            lines.append(f"- ⚠️ {w}")
+        lines += ["", "| metric | baseline mean ± CI | current | change | ratio CI | tolerance | verdict |",
+                  "|---|---|---|---|---|---|---|"]
+        for row in comp.rows:
+            v = row.verdict
+            est = v.estimate
+            ci = f"[{est.low:.3f}, {est.high:.3f}]" if est and est.low is not None else "–"
+            change = f"{v.change_pct:+.1f} %" if v.change_pct is not None else "–"
+            current = statistics.mean(row.current) if row.current else None
+            arrow = "↑" if row.spec.direction == "higher" else "↓"
+            lines.append(f"| `{row.key}` {arrow} | {_mean_pm(row.baseline, confidence)} | "
+                         f"{'–' if current is None else f'{current:.4g}'} | {change} | {ci} | "
+                         f"±{row.spec.tolerance:.0%} | {VERDICT_MARK[v.verdict]} |")
+        for row in comp.regressions:
+            if row.movers:
+                lines += ["", f"Counters per transaction that moved most beside `{row.key}`:", "",
+                          "| counter | baseline | current |", "|---|---|---|"]
+                for name, b, c in row.movers:
+                    lines.append(f"| `{name}` | {b:.4g} | {c:.4g} |")
+        if plots and plots[i]:
+            lines += [""] + [f"![{Path(p).stem}]({p})" for p in plots[i]]
+        reproduce = first.get("reproduce")
+        if reproduce:
+            lines += ["", f"Reproduce: `{reproduce}`"]
+        lines.append("")
     return "\n".join(lines)

@@ -24,10 +24,10 @@ from .flavor import identify
 from .mycnf import check_not_reserved
 from .progress import Progress
 from .providers import open_provider
+from .results import RESULT_SCHEMA
 from .scenario import (ApplyLayoutStep, DeleteRandomStep, MeasureStep, PrepareStep, ResolvedScenario,
                        SqlStep, load_scenario, resolve)
 
-RESULT_SCHEMA = "perfci.result/1"
 DATABASE = "sbtest"
 BENCH_USER = "perfci"
 
@@ -244,13 +244,13 @@ def reproduce_command(plan: RunPlan) -> str:
     return shlex.join(args)
 
 
-def execute(plan: RunPlan, progress: Progress, keep_workdir: bool = False) -> dict:
+def execute(plan: RunPlan, progress: Progress, keep_workdir: bool = False, runner_class: str = "local") -> dict:
     """Start the server, run every step, shut down; return the result (not yet written)."""
     server = plan.provider
     r = plan.resolved
     started = _utc_now()
     t0 = time.monotonic()
-    host = hostinfo.fingerprint(server.workdir)
+    host = {"runner_class": runner_class, **hostinfo.fingerprint(server.workdir)}
     progress.info(f"perfci: {r.name} --profile {r.profile} on {server.identity.label} ({server.binary}); "
                   f"expected ~{r.expected_minutes:g} min")
     for note in plan.config_notes:
@@ -274,6 +274,7 @@ def execute(plan: RunPlan, progress: Progress, keep_workdir: bool = False) -> di
         "schema": RESULT_SCHEMA,
         "id": f"{r.name}-{r.profile}-{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}",
         "status": "ok",
+        "case": "default",
         "started_at": started,
         "finished_at": _utc_now(),
         "duration_s": round(time.monotonic() - t0, 3),

@@ -146,6 +146,14 @@ class Headline(StrictModel):
     denominator: StepName
 
 
+class CompareSpec(StrictModel):
+    """A metric to judge against baselines (applies to every phase and headline)."""
+
+    metric: str
+    direction: Literal["higher", "lower"] | None = None
+    tolerance: float | None = Field(None, gt=0, lt=1, description="relative, e.g. 0.05 for 5 %")
+
+
 class Scenario(StrictModel):
     name: Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]*$")]
     description: str
@@ -156,6 +164,7 @@ class Scenario(StrictModel):
     steps: list[Step] = Field(min_length=1)
     profiles: dict[StepName, Profile]
     headline: list[Headline] = []
+    compare: list[CompareSpec] = Field([], description="metrics judged against baselines; default: see ci/metrics.py")
 
     @model_validator(mode="after")
     def _consistent(self):

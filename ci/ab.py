@@ -1,0 +1,114 @@
+"""Paired A/B runs: the most sensitive comparison for a version bump or a config change.
+
+Rounds alternate the order (A B, B A, A B, ...) so that a slow drift of the host
+weighs on both sides alike; each run starts from a fresh server and the same
+seeded dataset. The ratio B/A is taken per round and judged with a paired t
+interval and the usual rule (beyond tolerance AND interval excluding 1).
+"""
+
+from __future__ import annotations
+
+import statistics
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from .capabilities import Requested
+from .compare import compare_specs
+from .files import write_json_atomic
+from .metrics import MetricSpec, flatten, judged_keys
+from .progress import Progress
+from .report import VERDICT_MARK
+from .runner import execute, plan_run
+from .stats import DEFAULT_CONFIDENCE, Verdict, judge_estimate, paired_interval
+
+
+@dataclass(frozen=True)
+class Side:
+    name: str                 # "a" or "b"
+    server_spec: str
+    overrides: list[Requested]
+
+    def describe(self) -> str:
+        extra = " ".join(f"{r.name}={r.value}" if r.value is not None else r.name for r in self.overrides)
+        return f"{self.server_spec}{' ' + extra if extra else ''}"
+
+
+@dataclass
+class PairedRow:
+    key: str
+    spec: MetricSpec
+    a: list[float]
+    b: list[float]
+    verdict: Verdict
+
+
+def round_order(round_index: int) -> tuple[int, int]:
+    """0-based round -> which side goes first (0 = A): A B, B A, A B, ..."""
+    return (0, 1) if round_index % 2 == 0 else (1, 0)
+
+
+def run_ab(scenario: str, profile: str, sides: tuple[Side, Side], rounds: int, out_dir: Path,
+           workdir_parent: Path, progress: Progress, runner_class: str = "local") -> list[list[dict]]:
+    """Run the rounds; returns results[side][round]. Every result file is written as it comes."""
+    results: list[list[dict]] = [[], []]
+    ab_id = uuid.uuid4().hex[:8]
+    for r in range(rounds):
+        for side_index in round_order(r):
+            side = sides[side_index]
+            progress.info(f"== round {r + 1} of {rounds}, side {side.name.upper()}: {side.describe()}")
+            plan = plan_run(scenario, profile, side.server_spec, side.overrides,
+                            workdir_parent / f"perfci-ab-{uuid.uuid4().hex[:8]}")
+            result = execute(plan, progress, runner_class=runner_class)
+            result["ab"] = {"id": ab_id, "side": side.name, "round": r + 1, "of": rounds}
+            write_json_atomic(Path(out_dir) / f"{result['id']}.json", result)
+            results[side_index].append(result)
+    return results
+
+
+def judge_pairs(results: list[list[dict]], confidence: float = DEFAULT_CONFIDENCE) -> list[PairedRow]:
+    """Per metric: the paired ratio B/A over rounds, its interval and verdict."""
+    a_flat = [flatten(r) for r in results[0]]
+    b_flat = [flatten(r) for r in results[1]]
+    specs = compare_specs(results[0][0]["scenario"]["name"])
+    rows = []
+    for key, spec in judged_keys(a_flat[0], specs):
+        pairs = [(a[key], b[key]) for a, b in zip(a_flat, b_flat) if key in a and key in b]
+        a_vals, b_vals = [p[0] for p in pairs], [p[1] for p in pairs]
+        if not pairs or any(v <= 0 for v in a_vals + b_vals):
+            verdict = Verdict("unchanged" if a_vals == b_vals else "inconclusive", None, None, spec.tolerance,
+                              spec.direction, "zero or negative values: no ratio")
+        else:
+            verdict = judge_estimate(paired_interval([b / a for a, b in pairs], confidence),
+                                     spec.direction, spec.tolerance)
+        rows.append(PairedRow(key, spec, a_vals, b_vals, verdict))
+    return rows
+
+
+def ab_markdown(sides: tuple[Side, Side], results: list[list[dict]], rows: list[PairedRow],
+                confidence: float) -> str:
+    first = results[0][0]
+    host = first["host"]
+    lines = [
+        f"## perfci A/B: {first['scenario']['name']} · profile `{first['scenario']['profile']}`",
+        "",
+        f"- A: `{sides[0].describe()}` ({results[0][0]['server']['flavor']} {results[0][0]['server']['full_version']})",
+        f"- B: `{sides[1].describe()}` ({results[1][0]['server']['flavor']} {results[1][0]['server']['full_version']})",
+        f"- {len(results[0])} paired rounds, order alternating (A B, B A, …) · host `{host['hostname']}` "
+        f"({host['cpu_model']}, {host['cpus']} CPUs) · scenario hash `{first['scenario']['hash'][:19]}…`",
+        f"- interval: {confidence:.0%} paired t on log(B/A); flagged only beyond tolerance AND excluding 1",
+        "",
+        "| metric | A mean | B mean | B/A | ratio CI | tolerance | verdict |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        est = row.verdict.estimate
+        ci = f"[{est.low:.3f}, {est.high:.3f}]" if est and est.low is not None else "–"
+        ratio = f"{est.ratio:.3f}" if est else "–"
+        a_mean = f"{statistics.mean(row.a):.4g}" if row.a else "–"
+        b_mean = f"{statistics.mean(row.b):.4g}" if row.b else "–"
+        arrow = "↑" if row.spec.direction == "higher" else "↓"
+        lines.append(f"| `{row.key}` {arrow} | {a_mean} | {b_mean} | {ratio} | {ci} | ±{row.spec.tolerance:.0%} | "
+                     f"{VERDICT_MARK[row.verdict.verdict]} |")
+    lines.append("")
+    return "\n".join(lines)

@@ -1,0 +1,120 @@
+"""Ratio current/baseline with a confidence interval, and the verdict rule.
+
+Work on the log scale, where a ratio is a difference of means and run-to-run
+noise is roughly symmetric. The interval is a pooled two-sample t interval
+(scipy's t distribution) on log values; the spread is never taken below a floor
+on the coefficient of variation, so a baseline of near-identical samples does
+not make every small change "significant".
+
+A metric is flagged only when BOTH hold:
+- the point change is beyond its tolerance (no alarms on trivial changes), and
+- the interval excludes "no change" (no alarms on noise).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+from scipy import stats
+
+DEFAULT_CONFIDENCE = 0.99  # two-sided; each direction is a 0.5 % one-sided test
+DEFAULT_CV_FLOOR = 0.01
+
+VERDICTS = ("regression", "improvement", "unchanged", "inconclusive", "no-baseline")
+
+
+@dataclass(frozen=True)
+class RatioEstimate:
+    ratio: float | None          # mean(current) / mean(baseline), geometric
+    low: float | None            # interval for the ratio
+    high: float | None
+    n_current: int
+    n_baseline: int
+    df: int                      # degrees of freedom of the spread estimate
+    cv: float | None             # spread used (after the floor), as a CV
+    confidence: float
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def ratio_interval(current: list[float], baseline: list[float], confidence: float = DEFAULT_CONFIDENCE,
+                   cv_floor: float = DEFAULT_CV_FLOOR) -> RatioEstimate:
+    """Interval for current/baseline from run-level samples (all > 0).
+
+    Spread: pooled over both groups (df = n_c + n_b - 2). With one current run this
+    is the baseline's spread; with one sample on each side there is no spread at
+    all and the interval is None (the verdict then cannot be more than inconclusive)."""
+    cur, base = np.log(np.asarray(current, float)), np.log(np.asarray(baseline, float))
+    k, n = len(cur), len(base)
+    diff = float(cur.mean() - base.mean())
+    df = (k - 1) + (n - 1)
+    if df <= 0:
+        return RatioEstimate(math.exp(diff), None, None, k, n, 0, None, confidence)
+    pooled_var = (float(((cur - cur.mean()) ** 2).sum()) + float(((base - base.mean()) ** 2).sum())) / df
+    sd = max(math.sqrt(pooled_var), math.log1p(cv_floor))
+    half = float(stats.t.ppf(0.5 + confidence / 2, df)) * sd * math.sqrt(1 / k + 1 / n)
+    return RatioEstimate(math.exp(diff), math.exp(diff - half), math.exp(diff + half), k, n, df,
+                         math.expm1(sd), confidence)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    verdict: str
+    change_pct: float | None     # signed change of the metric, current vs baseline
+    estimate: RatioEstimate | None
+    tolerance: float
+    direction: str
+    reason: str = ""
+
+
+def judge(current: list[float], baseline: list[float], direction: str, tolerance: float,
+          confidence: float = DEFAULT_CONFIDENCE, cv_floor: float = DEFAULT_CV_FLOOR) -> Verdict:
+    """The verdict for one metric. `direction`: "higher" or "lower" is better."""
+    if not baseline:
+        return Verdict("no-baseline", None, None, tolerance, direction, "no baseline samples for this metric")
+    if not current:
+        return Verdict("inconclusive", None, None, tolerance, direction, "no current value")
+    values = [*current, *baseline]
+    if any(v is None or v <= 0 for v in values):
+        if all(v == 0 for v in values):
+            return Verdict("unchanged", 0.0, None, tolerance, direction, "zero on both sides")
+        return Verdict("inconclusive", None, None, tolerance, direction,
+                       "zero or negative values: no ratio (counter absent on one side?)")
+    return judge_estimate(ratio_interval(current, baseline, confidence, cv_floor), direction, tolerance)
+
+
+def paired_interval(ratios: list[float], confidence: float = DEFAULT_CONFIDENCE) -> RatioEstimate:
+    """Interval for the typical ratio B/A from paired rounds (one ratio per round):
+    a one-sample t interval on log ratios (scipy's ttest_1samp), so round-to-round
+    drift common to A and B cancels."""
+    logs = np.log(np.asarray(ratios, float))
+    k = len(logs)
+    center = float(logs.mean())
+    if k < 2:
+        return RatioEstimate(math.exp(center), None, None, k, k, 0, None, confidence)
+    if float(logs.std()) == 0.0:  # identical ratios: scipy's interval would be nan
+        return RatioEstimate(math.exp(center), math.exp(center), math.exp(center), k, k, k - 1, 0.0, confidence)
+    ci = stats.ttest_1samp(logs, 0.0).confidence_interval(confidence_level=confidence)
+    return RatioEstimate(math.exp(center), math.exp(float(ci.low)), math.exp(float(ci.high)), k, k, k - 1,
+                         math.expm1(float(logs.std(ddof=1))), confidence)
+
+
+def judge_estimate(est: RatioEstimate, direction: str, tolerance: float) -> Verdict:
+    """The verdict rule applied to a ratio estimate (shared by compare and A/B)."""
+    change = est.ratio - 1
+    sign = 1 if direction == "higher" else -1  # +1: up is good
+    worse = sign * change < -tolerance
+    better = sign * change > tolerance
+    if not (worse or better):
+        return Verdict("unchanged", change * 100, est, tolerance, direction, "within tolerance")
+    if est.low is None:
+        return Verdict("inconclusive", change * 100, est, tolerance, direction,
+                       "beyond tolerance, but there is no spread to judge it by (too few samples)")
+    if est.low <= 1 <= est.high:
+        return Verdict("inconclusive", change * 100, est, tolerance, direction,
+                       "beyond tolerance, but the interval includes no change (noise)")
+    return Verdict("regression" if worse else "improvement", change * 100, est, tolerance, direction,
+                   "beyond tolerance and the interval excludes no change")
