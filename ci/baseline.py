@@ -177,5 +177,7 @@ def update(results: list[tuple[Path, dict]], root: Path | None = None, path: Pat
             baseline.window = window
         baseline.samples = baseline.samples[-baseline.window:]  # rolling window: newest samples win
         write_json_atomic(target, baseline.dump())
+        for stale in target.parent.glob(f".{target.name}.*.tmp"):  # left by an update killed mid-write
+            stale.unlink(missing_ok=True)
         written.append((target, added, len(baseline.samples)))
     return written

@@ -153,6 +153,9 @@ def plan_config(requested: list[Requested], server: ServerIdentity, known: set[s
             plan.notes.append({"option": name, "value": value, "origin": req.origin, "action": "skipped",
                                "reason": f"not an option of {server.label} (checked with --verbose --help)"})
             continue
+        if name in plan.options and plan.options[name] != value and req.origin == "override":
+            plan.notes.append({"option": name, "value": value, "origin": req.origin, "action": "overridden",
+                               "reason": f"--config replaces the scenario's {plan.options[name]!r}"})
         plan.options[name] = value
     return plan
 

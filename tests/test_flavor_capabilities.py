@@ -79,3 +79,10 @@ def test_parse_size():
     assert parse_size("2G") == 2 << 30 and parse_size("512M") == 512 << 20 and parse_size(1024) == 1024
     with pytest.raises(ValueError):
         parse_size("lots")
+
+
+def test_override_of_a_mapped_option_is_recorded():
+    plan = plan_config([Requested("innodb_redo_log_capacity", "512M", "scenario"),
+                        Requested("innodb_log_file_size", "4M", "override")], identify("10.11.19-MariaDB", ""), None)
+    assert plan.options == {"innodb_log_file_size": "4M"}
+    assert [n["action"] for n in plan.notes] == ["mapped", "overridden"]

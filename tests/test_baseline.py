@@ -1,0 +1,135 @@
+"""Baselines: creation, refusals, the rolling window, atomic writes, clear errors."""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import subprocess
+import time
+
+import pytest
+
+from ci.baseline import baseline_path, load_baseline, update
+from ci.compare import compare
+from ci.errors import BadInput
+
+from conftest import PERFCI, REPO, run_perfci
+from factories import make_result
+
+
+def write_results(directory, results):
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for r in results:
+        p = directory / f"{r['id']}.json"
+        p.write_text(json.dumps(r))
+        paths.append((p, r))
+    return paths
+
+
+def test_update_creates_layout_and_keeps_provenance(tmp_path):
+    results = [make_result(tps=1000 + i) for i in range(3)]
+    [(path, added, kept)] = update(write_results(tmp_path / "r", results), root=tmp_path / "baselines")
+    assert path == tmp_path / "baselines/local/mariadb-10.11.19/tiny/smoke/default.json"
+    assert (added, kept) == (3, 3)
+    b = load_baseline(path)
+    assert [s.result_id for s in b.samples] == [r["id"] for r in results]
+    assert b.samples[0].metrics["before.tps"] == 1000 and b.samples[0].scenario_hash == "sha256:aaaa"
+    assert b.samples[0].harness_sha == "abc" and b.samples[0].forced == []
+    assert b.values("after.tps") == [1000, 1001, 1002]
+    # the same results again: nothing added
+    assert update(write_results(tmp_path / "r", results), root=tmp_path / "baselines")[0][1] == 0
+
+
+def test_rolling_window_keeps_the_newest(tmp_path):
+    results = [make_result(tps=1000 + i) for i in range(5)]
+    [(path, _, kept)] = update(write_results(tmp_path / "r", results), root=tmp_path / "b", window=3)
+    assert kept == 3 and load_baseline(path).values("before.tps") == [1002, 1003, 1004]
+
+
+@pytest.mark.parametrize("bad, why", [
+    (dict(status="failed"), "run status is 'failed'"),
+    (dict(phases=("before",)), "partial run: phases without metrics: after"),
+    (dict(scenario_hash="sha256:bbbb"), "scenario hash sha256:bbbb differs"),
+    (dict(cpus=64), "does not match the baseline's"),
+])
+def test_refusals_name_the_reason_and_write_nothing(tmp_path, bad, why):
+    root = tmp_path / "b"
+    [(path, _, _)] = update(write_results(tmp_path / "r", [make_result()]), root=root)
+    before = path.read_text()
+    with pytest.raises(BadInput, match=why):
+        update(write_results(tmp_path / "r2", [make_result(**bad)]), root=root)
+    assert path.read_text() == before
+
+
+def test_force_accepts_and_records_why(tmp_path):
+    root = tmp_path / "b"
+    update(write_results(tmp_path / "r", [make_result()]), root=root)
+    [(path, added, _)] = update(write_results(tmp_path / "r2", [make_result(scenario_hash="sha256:cccc")]),
+                                root=root, force=True)
+    sample = load_baseline(path).samples[-1]
+    assert added == 1 and "scenario hash" in sample.forced[0]
+
+
+def test_runner_class_mismatch_is_refused_for_an_explicit_baseline(tmp_path):
+    target = tmp_path / "b.json"
+    update(write_results(tmp_path / "r", [make_result()]), path=target)
+    with pytest.raises(BadInput, match="runner class 'epyc' is not the baseline's 'local'"):
+        update(write_results(tmp_path / "r2", [make_result(runner_class="epyc")]), path=target)
+
+
+def test_corrupt_baseline_is_a_clear_error_naming_the_file(tmp_path):
+    bad = tmp_path / "default.json"
+    bad.write_text('{"schema": "perfci.baseline/1", "samples": [')
+    with pytest.raises(BadInput, match=rf"{bad}: corrupt baseline \(not JSON"):
+        load_baseline(bad)
+    bad.write_text('{"schema": "perfci.baseline/1", "runner_class": "local"}')
+    with pytest.raises(BadInput, match=r"corrupt baseline\): field server: required but missing"):
+        load_baseline(bad)
+    proc = run_perfci("compare", "--baseline", str(bad), str(write_results(tmp_path / "r", [make_result()])[0][0]))
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and str(bad) in proc.stderr
+
+
+def test_compare_flags_a_regression_with_movers(tmp_path):
+    root = tmp_path / "b"
+    update(write_results(tmp_path / "r", [make_result(tps=1000 + 7 * i) for i in range(5)]), root=root)
+    slow = make_result(tps=700, splits=1.5)
+    [comp] = compare([slow], baseline_root=root)
+    verdicts = {row.key: row.verdict.verdict for row in comp.rows}
+    assert verdicts["before.tps"] == "regression" and verdicts["before.index_page_splits_per_txn"] == "regression"
+    assert verdicts["before.compress_failures_per_txn"] == "unchanged"
+    movers = dict((name, (b, c)) for name, b, c in next(r for r in comp.rows if r.key == "before.tps").movers)
+    assert "innodb_metrics.index_page_splits" in movers
+    [fresh] = compare([make_result()], baseline_root=tmp_path / "none")
+    assert {row.verdict.verdict for row in fresh.rows} == {"no-baseline"}
+
+
+def test_kill_during_update_never_leaves_a_broken_baseline(tmp_path):
+    """kill -9 a real `perfci baseline update` the moment its temp file appears
+    (mid-write), many times; the baseline is always the old or the new one."""
+    results = write_results(tmp_path / "r", [make_result(tps=900 + i, intervals=2000) for i in range(60)])
+    target = tmp_path / "b.json"
+    mid_write_kills = 0
+    for batch in range(20):
+        files = [str(p) for p, _ in results[batch * 3: batch * 3 + 3]]
+        before = target.read_bytes() if target.exists() else None
+        stale = set(tmp_path.glob(".b.json.*.tmp"))  # left by earlier kills
+        proc = subprocess.Popen([*PERFCI, "baseline", "update", "--baseline", str(target), "--window", "1000",
+                                 "--force", *files], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 30
+        while proc.poll() is None and time.monotonic() < deadline:
+            if set(tmp_path.glob(".b.json.*.tmp")) - stale:
+                proc.send_signal(signal.SIGKILL)
+                mid_write_kills += 1
+                break
+        proc.wait()
+        if target.exists():
+            now = load_baseline(target)  # raises on a half-written file
+            if target.read_bytes() != before:  # the kill came after the rename: the whole new version
+                previous = len(json.loads(before)["samples"]) if before else 0
+                assert len(now.samples) == previous + 3
+    assert mid_write_kills >= 3, "kills should land while the file is being written"
+    # a later update succeeds and sweeps the temp files the killed ones left behind
+    update(results[-3:], path=target, force=True)
+    assert len(load_baseline(target).samples) >= 3 and not list(tmp_path.glob(".b.json.*.tmp"))
