@@ -4,6 +4,7 @@ per-transaction metrics derived from them (far less noisy than throughput)."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from .flavor import ServerIdentity
@@ -12,6 +13,15 @@ from .flavor import ServerIdentity
 KEY_INNODB_METRICS = (
     "index_page_splits", "index_page_merge_attempts", "index_page_merge_successful",
     "index_page_reorg_attempts", "index_page_reorg_successful", "index_page_discards",
+)
+# SHOW GLOBAL STATUS values that are levels, not counters: their deltas explain nothing.
+GAUGE_STATUS = re.compile(
+    r"^(Innodb_buffer_pool_(pages|bytes)_(data|dirty|free|misc|total|old|latched|made_young_rate)"
+    r"|Innodb_buffer_pool_(resize|load|dump)_status.*|Innodb_page_size|Innodb_history_list_length"
+    r"|Innodb_mem_.*|Innodb_num_open_files|Innodb_.*pending.*|Innodb_checkpoint_.*|Innodb_lsn_.*"
+    r"|Innodb_max_trx_id|Innodb_current_row_locks|Innodb_row_lock_current_waits|Innodb_ibuf_(size|free_list|segment_size)"
+    r"|Innodb_available_undo_logs|Innodb_background_log_sync|Open_.*|Threads_.*|Uptime.*|Max_used_.*|Memory_used.*"
+    r"|Last_query_cost|Qcache_(free_.*|queries_in_cache|total_blocks)|Tc_log_.*|Slave_open_temp_tables)$"
 )
 CMP_COLUMNS = ("compress_ops", "compress_ops_ok", "compress_time", "uncompress_ops", "uncompress_time")
 
@@ -32,8 +42,9 @@ def _number(value) -> float | int | None:
 
 def snapshot(conn, pid: int | None = None) -> dict:
     snap = {
-        "innodb_metrics": {name: int(count) for name, count in
-                           _rows(conn, "SELECT NAME, COUNT FROM information_schema.INNODB_METRICS")},
+        # TYPE 'value' metrics are levels (gauges); only counters make meaningful deltas
+        "innodb_metrics": {name: int(count) for name, count in _rows(
+            conn, "SELECT NAME, COUNT FROM information_schema.INNODB_METRICS WHERE TYPE <> 'value'")},
         "innodb_cmp": {},
         "global_status": {},
     }
@@ -43,7 +54,7 @@ def snapshot(conn, pid: int | None = None) -> dict:
             snap["innodb_cmp"][f"{page_size}.{col}"] = int(value)
     for name, value in _rows(conn, "SHOW GLOBAL STATUS"):
         number = _number(value)
-        if number is not None:
+        if number is not None and not GAUGE_STATUS.match(name):
             snap["global_status"][name] = number
     if pid is not None:
         cpu = process_cpu_seconds(pid)

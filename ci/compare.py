@@ -75,11 +75,11 @@ def top_movers(phase: str, current: list[dict], baseline: Baseline, limit: int =
     for key in keys:
         c = statistics.mean(x.get(key, 0.0) for x in cur)
         b = statistics.mean(s.counters.get(key, 0.0) for s in baseline.samples) if baseline.samples else 0.0
-        if max(abs(c), abs(b)) < 1e-3:
-            continue  # too rare per transaction to explain a throughput change
-        score = math.inf if min(c, b) <= 0 else abs(math.log(c / b))
+        if min(c, b) < 0 or max(c, b) < 1e-3:
+            continue  # a level that fell, or too rare per transaction to explain anything
+        score = math.inf if min(c, b) == 0 else abs(math.log(c / b))
         moved.append((score, key[len(prefix):], b, c))
-    moved.sort(key=lambda m: (-m[0], m[1]))
+    moved.sort(key=lambda m: (-m[0], -max(m[2], m[3]), m[1]))
     return [(name, b, c) for _, name, b, c in moved[:limit]]
 
 

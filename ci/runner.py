@@ -23,6 +23,7 @@ from .errors import BadInput, InfraFailure
 from .flavor import identify
 from .mycnf import check_not_reserved
 from .progress import Progress
+from .quiesce import quiesce
 from .providers import open_provider
 from .results import RESULT_SCHEMA
 from .scenario import (ApplyLayoutStep, DeleteRandomStep, MeasureStep, PrepareStep, ResolvedScenario,
@@ -109,7 +110,10 @@ class ScenarioExecution:
             started = _utc_now()
             t0 = time.monotonic()
             with self.progress.step(label):
-                detail = self._dispatch(step)
+                try:
+                    detail = self._dispatch(step)
+                except pymysql.err.MySQLError as exc:  # e.g. the server went away mid-step
+                    raise InfraFailure(f"step {step.name}: server error: {exc.args[-1] if exc.args else exc}") from None
             record = {"name": step.name, "kind": step.kind, "started_at": started,
                       "duration_s": round(time.monotonic() - t0, 3), **detail}
             with self.server.connect() as conn:
@@ -192,6 +196,14 @@ class ScenarioExecution:
                    "threads": threads, "time": seconds, "report-interval": wl.report_interval,
                    **step.options}
         args = sysbench.command(step.workload, "run", self.bench_conn, options)
+        q = self.resolved.quiesce
+        quiet = {}
+        if q.purge or q.flush_dirty_pages:
+            self.progress.update("quiescing: purge and flush before measuring")
+            with self.server.connect() as conn:
+                quiet = quiesce(conn, q.purge, q.flush_dirty_pages, q.timeout_s)
+            if quiet["timed_out"]:
+                self.progress.info(f"  note: quiesce before {step.phase} timed out after {q.timeout_s}s: {quiet}")
         with self.server.connect() as conn:
             sizes_before = collectors.tablespace_sizes(conn, self.server.identity, DATABASE)
             snap_before = collectors.snapshot(conn, self.server.pid)
@@ -217,6 +229,7 @@ class ScenarioExecution:
             "threads": threads,
             "time_s": seconds,
             "command": shlex.join(args),
+            "quiesce": quiet,
             "sysbench_version": report["sysbench_version"],
             "metrics": metrics,
             "counters": counters,

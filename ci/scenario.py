@@ -62,6 +62,16 @@ class Workload(StrictModel):
     report_interval: int = Field(1, ge=1, description="seconds between interval lines")
 
 
+class Quiesce(StrictModel):
+    """Before each measured phase: let purge finish and flush dirty pages, so every
+    phase (and every run) starts from the same state instead of inheriting the
+    background work of the step before it."""
+
+    purge: bool = True
+    flush_dirty_pages: bool = True
+    timeout_s: int = Field(300, ge=1)
+
+
 class PrepareStep(StrictModel):
     kind: Literal["prepare"]
     name: StepName = "prepare"
@@ -161,6 +171,7 @@ class Scenario(StrictModel):
     dataset: Dataset
     server: ServerSection = ServerSection()
     workload: Workload = Workload()
+    quiesce: Quiesce = Quiesce()
     steps: list[Step] = Field(min_length=1)
     profiles: dict[StepName, Profile]
     headline: list[Headline] = []
@@ -196,6 +207,7 @@ class ResolvedScenario(StrictModel):
     profile: str
     dataset: Dataset
     workload: Workload
+    quiesce: Quiesce
     config: dict[str, ConfigValue]
     steps: list[Step]
     headline: list[Headline]
@@ -227,6 +239,7 @@ def resolve(scenario: Scenario, profile: str, source: str = "") -> ResolvedScena
         profile=profile,
         dataset=Dataset(**_merge(scenario.dataset, p.dataset)),
         workload=Workload(**_merge(scenario.workload, p.workload)),
+        quiesce=scenario.quiesce,
         config={**scenario.server.config, **p.config},
         steps=scenario.steps,
         headline=scenario.headline,

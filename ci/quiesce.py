@@ -1,0 +1,63 @@
+"""Bring the server to a quiet, comparable state before a measured phase:
+purge finished (history list short) and dirty pages flushed."""
+
+from __future__ import annotations
+
+import re
+import time
+
+HISTORY_DONE = 1000   # undo log records left: purge is as good as finished
+DIRTY_DONE = 64       # dirty pages left in the buffer pool
+FLUSH_IO_CAPACITY = 20000
+
+
+def history_length(cur) -> int | None:
+    """Undo records waiting for purge, from SHOW ENGINE INNODB STATUS (same text in
+    MySQL, Percona Server and MariaDB, unlike the metrics tables' columns)."""
+    cur.execute("SHOW ENGINE INNODB STATUS")
+    m = re.search(r"History list length (\d+)", cur.fetchone()[2])
+    return int(m.group(1)) if m else None
+
+
+def dirty_pages(cur) -> int:
+    cur.execute("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_pages_dirty'")
+    row = cur.fetchone()
+    return int(row[1]) if row else 0
+
+
+def quiesce(conn, purge: bool, flush_dirty_pages: bool, timeout_s: float) -> dict:
+    """Wait (bounded) for purge and flushing; returns what it saw, for the result."""
+    t0 = time.monotonic()
+    deadline = t0 + timeout_s
+    with conn.cursor() as cur:
+        report = {"history_length_at_start": history_length(cur), "dirty_pages_at_start": dirty_pages(cur)}
+        saved = None
+        if flush_dirty_pages:
+            cur.execute("SELECT @@GLOBAL.innodb_max_dirty_pages_pct, @@GLOBAL.innodb_max_dirty_pages_pct_lwm, "
+                        "@@GLOBAL.innodb_io_capacity, @@GLOBAL.innodb_io_capacity_max")
+            saved = cur.fetchone()
+            cur.execute("SET GLOBAL innodb_max_dirty_pages_pct_lwm = 0")  # lwm first: it may not exceed pct
+            cur.execute("SET GLOBAL innodb_max_dirty_pages_pct = 0")
+            # flush at full speed while nothing is measured (the default io_capacity is 200 pages/s)
+            cur.execute(f"SET GLOBAL innodb_io_capacity_max = {max(int(saved[3]), FLUSH_IO_CAPACITY)}")
+            cur.execute(f"SET GLOBAL innodb_io_capacity = {max(int(saved[2]), FLUSH_IO_CAPACITY)}")
+        try:
+            while time.monotonic() < deadline:
+                history = history_length(cur) if purge else None
+                dirty = dirty_pages(cur) if flush_dirty_pages else 0
+                if (history is None or history <= HISTORY_DONE) and dirty <= DIRTY_DONE:
+                    break
+                time.sleep(0.5)
+        finally:
+            if saved is not None:  # restore in the reverse order of the constraints
+                cur.execute(f"SET GLOBAL innodb_io_capacity = {int(saved[2])}")
+                cur.execute(f"SET GLOBAL innodb_io_capacity_max = {int(saved[3])}")
+                cur.execute(f"SET GLOBAL innodb_max_dirty_pages_pct = {float(saved[0])}")
+                cur.execute(f"SET GLOBAL innodb_max_dirty_pages_pct_lwm = {float(saved[1])}")
+        report.update({
+            "history_length_at_end": history_length(cur),
+            "dirty_pages_at_end": dirty_pages(cur),
+            "duration_s": round(time.monotonic() - t0, 3),
+            "timed_out": time.monotonic() >= deadline,
+        })
+    return report

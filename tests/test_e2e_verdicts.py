@@ -1,0 +1,88 @@
+"""Verdicts on the real server: a baseline from two smoke runs of
+rebuild-after-delete, a candidate with an injected slowdown, a clean candidate;
+and paired A/B runs of two configs of the same server."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from conftest import result_files, run_perfci, write_tiny
+
+pytestmark = pytest.mark.e2e
+
+# A redo log far too small for the write rate: InnoDB must flush pages for
+# checkpoints all the time. It costs throughput and multiplies pages written per
+# transaction (a counter far less noisy than throughput).
+INJECTED_SLOWDOWN = "innodb_log_file_size=4M"
+
+
+def smoke_run(tmp_path_factory, name: str, *config: str) -> dict:
+    out = tmp_path_factory.mktemp(name)
+    args = ["run", "rebuild-after-delete", "--profile", "smoke", "--out", str(out), "-q"]
+    for c in config:
+        args += ["--config", c]
+    proc = run_perfci(*args)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    [path] = result_files(out)
+    return {"path": path, "result": json.loads(path.read_text())}
+
+
+@pytest.fixture(scope="module")
+def baseline_dir(smoke_result, tmp_path_factory):
+    second = smoke_run(tmp_path_factory, "baseline-run-2")
+    root = tmp_path_factory.mktemp("baselines")
+    proc = run_perfci("baseline", "update", str(smoke_result["path"]), str(second["path"]), "--baseline-dir", str(root))
+    assert proc.returncode == 0, proc.stderr
+    assert "+2 sample(s), 2 kept" in proc.stdout
+    return root
+
+
+def test_injected_slowdown_is_flagged_as_regression(baseline_dir, tmp_path_factory, tmp_path):
+    slow = smoke_run(tmp_path_factory, "candidate-slow", INJECTED_SLOWDOWN)
+    report = tmp_path / "report.md"
+    proc = run_perfci("compare", str(slow["path"]), "--baseline-dir", str(baseline_dir), "--report", str(report),
+                      "--plots", str(tmp_path / "plots"))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    regressed = re.findall(r"^\| `([^`]+)` [↑↓] .*🔴 regression \|$", proc.stdout, re.MULTILINE)
+    assert "after.pages_written_per_txn" in regressed and "before.pages_written_per_txn" in regressed
+    assert "Counters per transaction that moved most" in proc.stdout
+    assert "global_status.Innodb_pages_written" in proc.stdout or "innodb_metrics.buffer_flush" in proc.stdout
+    assert "--config innodb_log_file_size=4M" in proc.stdout  # the reproduce line
+    assert report.read_text() == proc.stdout.rstrip("\n") + "\n" or report.read_text().strip() == proc.stdout.strip()
+    pngs = list((tmp_path / "plots").glob("*.png"))
+    assert len(pngs) == 1 and pngs[0].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and f"]({pngs[0]})" in proc.stdout
+
+
+def test_run_with_the_baseline_config_is_not_flagged(baseline_dir, tmp_path_factory):
+    clean = smoke_run(tmp_path_factory, "candidate-clean")
+    proc = run_perfci("compare", str(clean["path"]), "--baseline-dir", str(baseline_dir))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "🔴 regression" not in proc.stdout
+    assert "only 2 sample(s)" in proc.stdout  # the report says how much the baseline can tell
+
+
+def test_ab_excludes_one_for_a_real_slowdown(real_server_tools, tmp_path):
+    scenario = write_tiny(tmp_path, time=5)
+    proc = run_perfci("ab", str(scenario), "--rounds", "4", "--b-config", "innodb_flush_log_at_trx_commit=1",
+                      "--out", str(tmp_path / "out"), "-q")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    row = re.search(r"^\| `only.tps` ↑ \| \S+ \| \S+ \| (\S+) \| \[(\S+), (\S+)\] \|.*\| (.+) \|$", proc.stdout, re.MULTILINE)
+    ratio, low, high, verdict = float(row[1]), float(row[2]), float(row[3]), row[4]
+    assert ratio < 0.95 and high < 1.0 and verdict == "🔴 regression"
+    results = [json.loads(p.read_text()) for p in result_files(tmp_path / "out")]
+    assert sorted((r["ab"]["side"], r["ab"]["round"]) for r in results) == sorted(
+        (s, i) for s in "ab" for i in range(1, 5))
+    b_config = {r["server"]["effective_config"]["innodb_flush_log_at_trx_commit"] for r in results if r["ab"]["side"] == "b"}
+    assert b_config == {"1"}
+
+
+def test_ab_includes_one_for_identical_configs(real_server_tools, tmp_path):
+    scenario = write_tiny(tmp_path, time=5)
+    proc = run_perfci("ab", str(scenario), "--rounds", "4", "--out", str(tmp_path / "out"), "-q")
+    assert proc.returncode in (0, 1), proc.stderr
+    row = re.search(r"^\| `only.tps` ↑ \| \S+ \| \S+ \| (\S+) \| \[(\S+), (\S+)\] \|", proc.stdout, re.MULTILINE)
+    low, high = float(row[2]), float(row[3])
+    assert low <= 1.0 <= high

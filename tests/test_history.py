@@ -1,0 +1,63 @@
+"""History: append-only summaries, and E-Divisive change points over them."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from ci.history import append, detect, history_path, read_history
+
+from conftest import run_perfci
+from factories import make_result
+
+
+def test_append_is_idempotent_and_keyed_like_baselines(tmp_path):
+    results = [make_result(tps=1000) for _ in range(3)]
+    [(path, added)] = append(results, tmp_path)
+    assert path == history_path(tmp_path, results[0])
+    assert path.relative_to(tmp_path).as_posix() == "local/mariadb-10.11/tiny/smoke/default.jsonl"
+    assert added == 3 and append(results, tmp_path) == [(path, 0)]
+    entries = read_history(path)
+    assert [e["result_id"] for e in entries] == [r["id"] for r in results]
+    assert entries[0]["metrics"]["before.tps"] == 1000
+
+
+def test_torn_last_line_is_ignored(tmp_path):
+    [(path, _)] = append([make_result()], tmp_path)
+    with open(path, "a") as f:
+        f.write('{"result_id": "x", "met')
+    assert len(read_history(path)) == 1
+
+
+def test_step_change_is_found_where_it_happened():
+    rng = np.random.default_rng(3)
+    values = list(rng.normal(1000, 15, 20)) + list(rng.normal(900, 15, 20))  # a 10 % step at run 20
+    entries = [{"result_id": f"r{i}", "date": "2026-11-01", "metrics": {"after.tps": v}} for i, v in enumerate(values)]
+    found = detect(entries, ["after.tps"])
+    [change] = found["after.tps"]
+    assert change["index"] == 20 and change["result_id"] == "r20"
+    assert -13 < change["change_pct"] < -7
+
+
+def test_noise_alone_has_no_change_point():
+    rng = np.random.default_rng(4)
+    entries = [{"result_id": f"r{i}", "date": "", "metrics": {"after.tps": v}}
+               for i, v in enumerate(rng.normal(1000, 15, 40))]
+    assert detect(entries, ["after.tps"]) == {}
+
+
+def test_cli_appends_and_reports_changes_with_a_plot(tmp_path):
+    results = [make_result(tps=1000 + (i % 3)) for i in range(12)] + [make_result(tps=800 + (i % 3)) for i in range(12)]
+    rdir = tmp_path / "r"
+    rdir.mkdir()
+    for r in results:
+        (rdir / f"{r['id']}.json").write_text(json.dumps(r))
+    proc = run_perfci("history", "append", str(rdir), "--dir", str(tmp_path / "h"))
+    assert proc.returncode == 0 and "+24" in proc.stdout
+    proc = run_perfci("history", "changes", str(tmp_path / "h"), "--metric", "after.tps",
+                      "--plots", str(tmp_path / "plots"))
+    assert proc.returncode == 0, proc.stderr
+    assert "`after.tps`: -20.0 % at run 12" in proc.stdout
+    [png] = (tmp_path / "plots").glob("*.png")
+    assert png.read_bytes()[:4] == b"\x89PNG"
