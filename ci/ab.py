@@ -96,7 +96,7 @@ def ab_markdown(sides: tuple[Side, Side], results: list[list[dict]], rows: list[
         f"- B: `{sides[1].describe()}` ({results[1][0]['server']['flavor']} {results[1][0]['server']['full_version']})",
         f"- {len(results[0])} paired rounds, order alternating (A B, B A, …) · host `{host['hostname']}` "
         f"({host['cpu_model']}, {host['cpus']} CPUs) · scenario hash `{first['scenario']['hash'][:19]}…`",
-        f"- interval: {confidence:.0%} paired t on log(B/A); flagged only beyond tolerance AND excluding 1",
+        f"- interval: {confidence:.1%} paired t on log(B/A); flagged only beyond tolerance AND excluding 1",
         "",
         "| metric | A mean | B mean | B/A | ratio CI | tolerance | verdict |",
         "|---|---|---|---|---|---|---|",

@@ -24,7 +24,7 @@ from .report import comparison_markdown, summary_markdown
 from .results import expand, load_result
 from .runner import execute, plan_run
 from .scenario import all_scenario_files, load_scenario, resolve
-from .stats import DEFAULT_CONFIDENCE, DEFAULT_CV_FLOOR
+from .stats import DEFAULT_CONFIDENCE, DEFAULT_CV_FLOOR, DEFAULT_PRIOR_CV
 
 RUN_EPILOG = """\b
 Examples:
@@ -49,6 +49,14 @@ def _fail(err: PerfciError) -> None:
 
 def _terminate_as_interrupt(signum, frame):  # SIGTERM from CI cancels: clean up as for Ctrl-C
     raise KeyboardInterrupt
+
+
+def _handle_cancellation() -> None:
+    """Ctrl-C and SIGTERM both end in an orderly server shutdown. SIGINT is set
+    explicitly: a process started in the background inherits it ignored, and a CI
+    runner cancelling a job sends it."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _terminate_as_interrupt)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -82,7 +90,7 @@ def cli():
 def run(scenario, profile, server_spec, configs, config_file, out_dir, repeat, workdir, keep_workdir,
         runner_class, quiet):
     """Run SCENARIO (a name from scenarios/ or a path to a .yaml file)."""
-    signal.signal(signal.SIGTERM, _terminate_as_interrupt)
+    _handle_cancellation()
     progress = Progress(quiet=quiet)
     try:
         overrides = [parse_override(c) for c in configs]
@@ -125,10 +133,12 @@ def _guarded(fn):
               help="Two-sided confidence of the ratio interval.")
 @click.option("--cv-floor", type=click.FloatRange(0, 1), default=DEFAULT_CV_FLOOR, show_default=True,
               help="Smallest run-level coefficient of variation assumed.")
+@click.option("--prior-cv", type=click.FloatRange(0, 1), default=DEFAULT_PRIOR_CV, show_default=True,
+              help="Prior run-level CV (worth two samples) that moderates the measured spread.")
 @click.option("--report", "report_file", type=click.Path(path_type=Path), help="Also write the Markdown report here.")
 @click.option("--plots", "plots_dir", type=click.Path(path_type=Path),
               help="Write PNG plots (per-interval throughput current vs baseline) to this directory.")
-def compare(results, baseline_file, baseline_dir, confidence, cv_floor, report_file, plots_dir):
+def compare(results, baseline_file, baseline_dir, confidence, cv_floor, prior_cv, report_file, plots_dir):
     """Judge RESULT files (or directories of them) against stored baselines.
 
     \b
@@ -137,7 +147,7 @@ def compare(results, baseline_file, baseline_dir, confidence, cv_floor, report_f
     Exit codes: 0 no regression, 1 regression found, 2 bad input, 3 infrastructure failure."""
     def body():
         loaded = [load_result(p) for p in expand(list(results))]
-        comparisons = compare_results(loaded, baseline_file, baseline_dir, confidence, cv_floor)
+        comparisons = compare_results(loaded, baseline_file, baseline_dir, confidence, cv_floor, prior_cv)
         plots = None
         if plots_dir:
             from .plots import interval_plot
@@ -200,7 +210,7 @@ def ab(scenario, a_spec, b_spec, a_config, b_config, profile, rounds, out_dir, w
       perfci ab rebuild-after-delete --b-config innodb_flush_log_at_trx_commit=1 --rounds 4
       perfci ab rebuild-after-delete --a local:/opt/mysql-8.0.42 --b local:/opt/mysql-8.4.5
     Exit codes: 0 no regression of B, 1 regression of B, 2 bad input, 3 infrastructure failure."""
-    signal.signal(signal.SIGTERM, _terminate_as_interrupt)
+    _handle_cancellation()
     progress = Progress(quiet=quiet)
     try:
         sides = (Side("a", a_spec, [parse_override(c) for c in a_config]),

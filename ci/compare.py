@@ -12,7 +12,7 @@ from .baseline import Baseline, baseline_path, case_of, host_signature, load_bas
 from .errors import BadInput
 from .metrics import MetricSpec, counters_per_txn, default_spec, flatten, judged_keys
 from .scenario import CompareSpec, load_scenario
-from .stats import DEFAULT_CONFIDENCE, DEFAULT_CV_FLOOR, Verdict, judge
+from .stats import DEFAULT_CONFIDENCE, DEFAULT_CV_FLOOR, DEFAULT_PRIOR_CV, Verdict, judge
 
 
 @dataclass
@@ -84,7 +84,8 @@ def top_movers(phase: str, current: list[dict], baseline: Baseline, limit: int =
 
 
 def compare_case(results: list[dict], baseline: Baseline | None, baseline_file: Path | None,
-                 confidence: float = DEFAULT_CONFIDENCE, cv_floor: float = DEFAULT_CV_FLOOR) -> CaseComparison:
+                 confidence: float = DEFAULT_CONFIDENCE, cv_floor: float = DEFAULT_CV_FLOOR,
+                 prior_cv: float = DEFAULT_PRIOR_CV) -> CaseComparison:
     warnings = []
     first = results[0]
     specs = compare_specs(first["scenario"]["name"])
@@ -102,7 +103,7 @@ def compare_case(results: list[dict], baseline: Baseline | None, baseline_file: 
     for key, spec in judged_keys(flats[0], specs):
         current = [f[key] for f in flats if key in f]
         base_values = baseline.values(key) if baseline else []
-        verdict = judge(current, base_values, spec.direction, spec.tolerance, confidence, cv_floor)
+        verdict = judge(current, base_values, spec.direction, spec.tolerance, confidence, cv_floor, prior_cv)
         row = MetricRow(key, spec, base_values, current, verdict)
         if verdict.verdict == "regression" and baseline and not key.startswith("headline."):
             row.movers = top_movers(key.split(".", 1)[0], results, baseline)
@@ -111,7 +112,8 @@ def compare_case(results: list[dict], baseline: Baseline | None, baseline_file: 
 
 
 def compare(results: list[dict], baseline_file: Path | None = None, baseline_root: Path | None = None,
-            confidence: float = DEFAULT_CONFIDENCE, cv_floor: float = DEFAULT_CV_FLOOR) -> list[CaseComparison]:
+            confidence: float = DEFAULT_CONFIDENCE, cv_floor: float = DEFAULT_CV_FLOOR,
+            prior_cv: float = DEFAULT_PRIOR_CV) -> list[CaseComparison]:
     """Group results by case and compare each group with its baseline."""
     groups: dict[tuple, list[dict]] = {}
     for r in results:
@@ -123,5 +125,5 @@ def compare(results: list[dict], baseline_file: Path | None = None, baseline_roo
     for members in groups.values():
         path = Path(baseline_file) if baseline_file else baseline_path(baseline_root, members[0])
         baseline = load_baseline(path) if (baseline_file or path.exists()) else None
-        out.append(compare_case(members, baseline, path, confidence, cv_floor))
+        out.append(compare_case(members, baseline, path, confidence, cv_floor, prior_cv))
     return out

@@ -135,7 +135,7 @@ def comparison_markdown(comparisons, confidence: float, plots: list[list[str]] |
                          f"from {b.samples[0].date[:10] if b.samples else '–'} to {b.samples[-1].date[:10] if b.samples else '–'}")
         else:
             lines.append(f"- no baseline at `{comp.baseline_file}`: record one with `perfci baseline update`")
-        lines.append(f"- interval: {confidence:.0%} for the ratio current/baseline (pooled t on log values); "
+        lines.append(f"- interval: {confidence:.1%} for the ratio current/baseline (moderated pooled t on log values); "
                      "flagged only beyond tolerance AND with the interval excluding 1")
         for w in comp.warnings:
             lines.append(f"- ⚠️ {w}")

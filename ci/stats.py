@@ -2,9 +2,11 @@
 
 Work on the log scale, where a ratio is a difference of means and run-to-run
 noise is roughly symmetric. The interval is a pooled two-sample t interval
-(scipy's t distribution) on log values; the spread is never taken below a floor
-on the coefficient of variation, so a baseline of near-identical samples does
-not make every small change "significant".
+(scipy's t distribution) on log values, with the spread moderated by a weak prior
+(a moderated t, as in limma: a 5 % CV worth two pseudo-samples) and never taken
+below a floor on the coefficient of variation, so a baseline of near-identical
+samples does not make every small change "significant", and a two-sample
+baseline can still call a gross regression.
 
 A metric is flagged only when BOTH hold:
 - the point change is beyond its tolerance (no alarms on trivial changes), and
@@ -19,8 +21,13 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy import stats
 
-DEFAULT_CONFIDENCE = 0.99  # two-sided; each direction is a 0.5 % one-sided test
+DEFAULT_CONFIDENCE = 0.995  # two-sided; each direction is a 0.25 % one-sided test
 DEFAULT_CV_FLOOR = 0.01
+# Prior for the run-level spread (moderated t, as in limma): a CV of 5 % worth two
+# pseudo-samples. It keeps a 2-sample baseline (df = 1, where t(0.995) = 64) able to
+# call a gross regression, and fades as real samples accumulate.
+DEFAULT_PRIOR_CV = 0.05
+DEFAULT_PRIOR_DF = 2
 
 VERDICTS = ("regression", "improvement", "unchanged", "inconclusive", "no-baseline")
 
@@ -41,19 +48,23 @@ class RatioEstimate:
 
 
 def ratio_interval(current: list[float], baseline: list[float], confidence: float = DEFAULT_CONFIDENCE,
-                   cv_floor: float = DEFAULT_CV_FLOOR) -> RatioEstimate:
+                   cv_floor: float = DEFAULT_CV_FLOOR, prior_cv: float = DEFAULT_PRIOR_CV,
+                   prior_df: int = DEFAULT_PRIOR_DF) -> RatioEstimate:
     """Interval for current/baseline from run-level samples (all > 0).
 
-    Spread: pooled over both groups (df = n_c + n_b - 2). With one current run this
-    is the baseline's spread; with one sample on each side there is no spread at
+    Spread: pooled over both groups (df = n_c + n_b - 2) and moderated by the prior
+    (prior_df pseudo-samples at prior_cv). With one current run this is the
+    baseline's spread; with one sample on each side there is no measured spread at
     all and the interval is None (the verdict then cannot be more than inconclusive)."""
     cur, base = np.log(np.asarray(current, float)), np.log(np.asarray(baseline, float))
     k, n = len(cur), len(base)
     diff = float(cur.mean() - base.mean())
-    df = (k - 1) + (n - 1)
-    if df <= 0:
+    df_data = (k - 1) + (n - 1)
+    if df_data <= 0:
         return RatioEstimate(math.exp(diff), None, None, k, n, 0, None, confidence)
-    pooled_var = (float(((cur - cur.mean()) ** 2).sum()) + float(((base - base.mean()) ** 2).sum())) / df
+    squares = float(((cur - cur.mean()) ** 2).sum()) + float(((base - base.mean()) ** 2).sum())
+    df = df_data + prior_df
+    pooled_var = (squares + prior_df * math.log1p(prior_cv) ** 2) / df
     sd = max(math.sqrt(pooled_var), math.log1p(cv_floor))
     half = float(stats.t.ppf(0.5 + confidence / 2, df)) * sd * math.sqrt(1 / k + 1 / n)
     return RatioEstimate(math.exp(diff), math.exp(diff - half), math.exp(diff + half), k, n, df,
@@ -71,7 +82,8 @@ class Verdict:
 
 
 def judge(current: list[float], baseline: list[float], direction: str, tolerance: float,
-          confidence: float = DEFAULT_CONFIDENCE, cv_floor: float = DEFAULT_CV_FLOOR) -> Verdict:
+          confidence: float = DEFAULT_CONFIDENCE, cv_floor: float = DEFAULT_CV_FLOOR,
+          prior_cv: float = DEFAULT_PRIOR_CV) -> Verdict:
     """The verdict for one metric. `direction`: "higher" or "lower" is better."""
     if not baseline:
         return Verdict("no-baseline", None, None, tolerance, direction, "no baseline samples for this metric")
@@ -83,7 +95,7 @@ def judge(current: list[float], baseline: list[float], direction: str, tolerance
             return Verdict("unchanged", 0.0, None, tolerance, direction, "zero on both sides")
         return Verdict("inconclusive", None, None, tolerance, direction,
                        "zero or negative values: no ratio (counter absent on one side?)")
-    return judge_estimate(ratio_interval(current, baseline, confidence, cv_floor), direction, tolerance)
+    return judge_estimate(ratio_interval(current, baseline, confidence, cv_floor, prior_cv), direction, tolerance)
 
 
 def paired_interval(ratios: list[float], confidence: float = DEFAULT_CONFIDENCE) -> RatioEstimate:

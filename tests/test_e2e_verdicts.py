@@ -66,7 +66,7 @@ def test_run_with_the_baseline_config_is_not_flagged(baseline_dir, tmp_path_fact
 
 def test_ab_excludes_one_for_a_real_slowdown(real_server_tools, tmp_path):
     scenario = write_tiny(tmp_path, time=5)
-    proc = run_perfci("ab", str(scenario), "--rounds", "4", "--b-config", "innodb_flush_log_at_trx_commit=1",
+    proc = run_perfci("ab", str(scenario), "--rounds", "5", "--b-config", "innodb_flush_log_at_trx_commit=1",
                       "--out", str(tmp_path / "out"), "-q")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     row = re.search(r"^\| `only.tps` ↑ \| \S+ \| \S+ \| (\S+) \| \[(\S+), (\S+)\] \|.*\| (.+) \|$", proc.stdout, re.MULTILINE)
@@ -74,7 +74,7 @@ def test_ab_excludes_one_for_a_real_slowdown(real_server_tools, tmp_path):
     assert ratio < 0.95 and high < 1.0 and verdict == "🔴 regression"
     results = [json.loads(p.read_text()) for p in result_files(tmp_path / "out")]
     assert sorted((r["ab"]["side"], r["ab"]["round"]) for r in results) == sorted(
-        (s, i) for s in "ab" for i in range(1, 5))
+        (s, i) for s in "ab" for i in range(1, 6))
     b_config = {r["server"]["effective_config"]["innodb_flush_log_at_trx_commit"] for r in results if r["ab"]["side"] == "b"}
     assert b_config == {"1"}
 

@@ -11,17 +11,28 @@ from ci.stats import judge, paired_interval, ratio_interval
 
 def test_interval_matches_scipy_two_sample_t_on_logs():
     cur, base = [95.0, 97.0, 93.0, 96.0], [100.0, 104.0, 99.0, 101.0, 103.0]
-    est = ratio_interval(cur, base, confidence=0.95, cv_floor=0.0)
+    est = ratio_interval(cur, base, confidence=0.95, cv_floor=0.0, prior_df=0)
     ci = stats.ttest_ind(np.log(cur), np.log(base), equal_var=True).confidence_interval(0.95)
     assert est.low == pytest.approx(math.exp(ci.low)) and est.high == pytest.approx(math.exp(ci.high))
     assert est.df == 7 and est.ratio == pytest.approx(math.exp(np.mean(np.log(cur)) - np.mean(np.log(base))))
 
 
 def test_cv_floor_widens_a_too_quiet_baseline():
-    tight = ratio_interval([97.0], [100.0, 100.0, 100.0], cv_floor=0.0)
-    floored = ratio_interval([97.0], [100.0, 100.0, 100.0], cv_floor=0.02)
+    tight = ratio_interval([97.0], [100.0, 100.0, 100.0], cv_floor=0.0, prior_df=0)
+    floored = ratio_interval([97.0], [100.0, 100.0, 100.0], cv_floor=0.02, prior_df=0)
     assert tight.low == tight.high == pytest.approx(0.97)
     assert floored.low < 0.97 < floored.high and floored.cv == pytest.approx(0.02)
+
+
+def test_prior_moderates_a_two_sample_baseline():
+    # df = 1 alone gives t(0.9975) = 127: nothing could ever be called
+    bare = ratio_interval([20.0], [1.0, 1.3], prior_df=0)
+    moderated = ratio_interval([20.0], [1.0, 1.3])
+    assert bare.low < 1 and moderated.low > 1 and moderated.df == 3
+    # with many samples the prior hardly matters
+    many = [100.0 + i % 5 for i in range(30)]
+    a, b = ratio_interval([95.0], many), ratio_interval([95.0], many, prior_df=0)
+    assert a.low == pytest.approx(b.low, rel=0.02)
 
 
 def test_verdicts():

@@ -16,7 +16,7 @@ from scipy.signal import lfilter
 from ci.stats import DEFAULT_CONFIDENCE, judge
 
 CVS = (0.01, 0.03, 0.05, 0.10)
-SIZES = ((1, 3), (1, 10), (3, 3), (3, 10))      # (current runs, baseline samples); 10 = default window
+SIZES = ((1, 2), (1, 3), (1, 10), (3, 3), (3, 10))  # (current runs, baseline samples); 10 = default window
 REGRESSIONS = (0.02, 0.05, 0.10, 0.20)
 TOLERANCE = 0.05
 AA_TRIALS = 5000
@@ -56,7 +56,7 @@ def simulation():
 
 def test_print_false_alarms_and_power(simulation, capsys):
     with capsys.disabled():
-        print(f"\nverdict simulation: tolerance {TOLERANCE:.0%}, confidence {DEFAULT_CONFIDENCE:.0%}, "
+        print(f"\nverdict simulation: tolerance {TOLERANCE:.0%}, confidence {DEFAULT_CONFIDENCE:.1%}, "
               f"A/A trials {AA_TRIALS}, regression trials {POWER_TRIALS}")
         print("current  baseline  CV     false-alarms  " + "  ".join(f"power@{d:.0%}" for d in REGRESSIONS))
         for (k, n, cv), (fa, power) in simulation.items():
