@@ -75,3 +75,46 @@ def harness_revision() -> dict:
     sha = git("rev-parse", "HEAD")
     status = git("status", "--porcelain", "--untracked-files=no")
     return {"git_sha": sha or "unknown", "dirty": bool(status) if status is not None else None}
+
+
+def _read(path: str) -> str | None:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return None
+
+
+def host_check() -> dict:
+    """Is this host quiet enough to benchmark on? Recorded in every result; each
+    finding that can skew numbers becomes a warning."""
+    governors = sorted({g for g in (_read(str(p)) for p in Path("/sys/devices/system/cpu").glob(
+        "cpu[0-9]*/cpufreq/scaling_governor")) if g})
+    thp = _read("/sys/kernel/mm/transparent_hugepage/enabled")
+    thp_mode = thp.split("[", 1)[1].split("]", 1)[0] if thp and "[" in thp else thp
+    meminfo = _read("/proc/meminfo") or ""
+    swap_total = next((int(line.split()[1]) * 1024 for line in meminfo.splitlines() if line.startswith("SwapTotal:")), 0)
+    swap_free = next((int(line.split()[1]) * 1024 for line in meminfo.splitlines() if line.startswith("SwapFree:")), 0)
+    load1 = float((_read("/proc/loadavg") or "0").split()[0])
+    cpus = os.cpu_count() or 1
+    busy = []
+    try:
+        out = subprocess.run(["ps", "-eo", "pcpu,comm", "--sort=-pcpu", "--no-headers"], capture_output=True,
+                             text=True, timeout=10).stdout
+        busy = [{"cpu_pct": float(line.split(None, 1)[0]), "command": line.split(None, 1)[1].strip()}
+                for line in out.splitlines()[:5] if line.strip() and float(line.split(None, 1)[0]) >= 10.0]
+    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
+        pass
+    check = {"cpu_governors": governors or None, "transparent_hugepages": thp_mode,
+             "swap_total_bytes": swap_total, "swap_used_bytes": swap_total - swap_free,
+             "swappiness": _read("/proc/sys/vm/swappiness"), "load_1m": load1, "busy_processes": busy}
+    warnings = []
+    if governors and governors != ["performance"]:
+        warnings.append(f"CPU frequency governor is {', '.join(governors)}, not performance")
+    if thp_mode == "always":
+        warnings.append("transparent huge pages are 'always' (latency spikes from compaction)")
+    if swap_total - swap_free > 64 << 20:
+        warnings.append(f"{(swap_total - swap_free) >> 20} MiB of swap in use")
+    if load1 > 0.5 * cpus:
+        warnings.append(f"load average {load1:.1f} on {cpus} CPUs before the run: the host is not quiet")
+    check["warnings"] = warnings
+    return check

@@ -263,7 +263,9 @@ def execute(plan: RunPlan, progress: Progress, keep_workdir: bool = False, runne
     r = plan.resolved
     started = _utc_now()
     t0 = time.monotonic()
-    host = {"runner_class": runner_class, **hostinfo.fingerprint(server.workdir)}
+    host = {"runner_class": runner_class, **hostinfo.fingerprint(server.workdir), "check": hostinfo.host_check()}
+    for warning in host["check"]["warnings"]:
+        progress.info(f"  warning: {warning}")
     progress.info(f"perfci: {r.name} --profile {r.profile} on {server.identity.label} ({server.binary}); "
                   f"expected ~{r.expected_minutes:g} min")
     for note in plan.config_notes:

