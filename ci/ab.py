@@ -28,6 +28,7 @@ class Side:
     name: str                 # "a" or "b"
     server_spec: str
     overrides: list[Requested]
+    scenario: str | None = None  # this side's scenario file, when it differs (a PR's base version)
 
     def describe(self) -> str:
         extra = " ".join(f"{r.name}={r.value}" if r.value is not None else r.name for r in self.overrides)
@@ -57,7 +58,7 @@ def run_ab(scenario: str, profile: str, sides: tuple[Side, Side], rounds: int, o
         for side_index in round_order(r):
             side = sides[side_index]
             progress.info(f"== round {r + 1} of {rounds}, side {side.name.upper()}: {side.describe()}")
-            plan = plan_run(scenario, profile, side.server_spec, side.overrides,
+            plan = plan_run(side.scenario or scenario, profile, side.server_spec, side.overrides,
                             workdir_parent / f"perfci-ab-{uuid.uuid4().hex[:8]}")
             result = execute(plan, progress, runner_class=runner_class)
             result["ab"] = {"id": ab_id, "side": side.name, "round": r + 1, "of": rounds}

@@ -194,6 +194,8 @@ def baseline_update(results, baseline_dir, baseline_file, window, force):
 @click.option("--b", "b_spec", default="local", show_default=True, metavar="SPEC", help="Server of side B (the candidate).")
 @click.option("--a-config", multiple=True, metavar="NAME=VALUE", help="Server option for side A only (repeatable).")
 @click.option("--b-config", multiple=True, metavar="NAME=VALUE", help="Server option for side B only (repeatable).")
+@click.option("--a-scenario", type=click.Path(path_type=Path), default=None,
+              help="Scenario file for side A only (e.g. the PR base's version of a changed scenario).")
 @click.option("--profile", "-p", default="smoke", show_default=True)
 @click.option("--rounds", type=click.IntRange(2, 100), default=3, show_default=True,
               help="Paired rounds; each runs A and B once, order alternating.")
@@ -203,8 +205,8 @@ def baseline_update(results, baseline_dir, baseline_file, window, force):
 @click.option("--report", "report_file", type=click.Path(path_type=Path), help="Also write the Markdown report here.")
 @click.option("--runner-class", envvar="PERFCI_RUNNER_CLASS", default="local", show_default=True)
 @click.option("--quiet", "-q", is_flag=True)
-def ab(scenario, a_spec, b_spec, a_config, b_config, profile, rounds, out_dir, workdir, confidence, report_file,
-       runner_class, quiet):
+def ab(scenario, a_spec, b_spec, a_config, b_config, a_scenario, profile, rounds, out_dir, workdir, confidence,
+       report_file, runner_class, quiet):
     """Paired A/B runs of SCENARIO: B against A, round by round on this host.
 
     \b
@@ -215,11 +217,11 @@ def ab(scenario, a_spec, b_spec, a_config, b_config, profile, rounds, out_dir, w
     _handle_cancellation()
     progress = Progress(quiet=quiet)
     try:
-        sides = (Side("a", a_spec, [parse_override(c) for c in a_config]),
+        sides = (Side("a", a_spec, [parse_override(c) for c in a_config], str(a_scenario) if a_scenario else None),
                  Side("b", b_spec, [parse_override(c) for c in b_config]))
         parent = Path(workdir or tempfile.gettempdir())
         for side in sides:  # all input checks before the first round
-            plan_run(scenario, profile, side.server_spec, side.overrides, parent / "perfci-ab-check")
+            plan_run(side.scenario or scenario, profile, side.server_spec, side.overrides, parent / "perfci-ab-check")
         results = run_ab(scenario, profile, sides, rounds, out_dir, parent, progress, runner_class)
         rows = judge_pairs(results, confidence)
         text = ab_markdown(sides, results, rows, confidence)
