@@ -70,5 +70,7 @@ def test_every_workflow_is_least_privilege_and_pinned():
                 if uses and not uses.startswith("./"):
                     ref = uses.split("@", 1)[1]
                     assert len(ref) == 40 and all(c in "0123456789abcdef" for c in ref), f"{path.name}:{name}: {uses}"
-                if uses.startswith("actions/checkout"):
-                    assert step.get("with", {}).get("persist-credentials") is False, f"{path.name}:{name}"
+                if uses.startswith("actions/checkout") and step.get("with", {}).get("persist-credentials") is not False:
+                    # only a job that must push may keep credentials, and never on a self-hosted runner
+                    assert job.get("permissions", {}).get("contents") == "write", f"{path.name}:{name}"
+                    assert not _self_hosted(job), f"{path.name}:{name}"
