@@ -166,8 +166,9 @@ class ScenarioExecution:
         return done
 
     def _sql_per_table(self, statements: list[str]) -> dict:
-        expanded = [s.replace("{table}", t) for s in statements for t in
-                    (self.resolved.table_names() if "{table}" in s else [None])]
+        expanded = []
+        for sql in statements:  # a statement naming {table} runs once per dataset table
+            expanded += [sql.replace("{table}", t) for t in self.resolved.table_names()] if "{table}" in sql else [sql]
         return {"statements": self._execute(expanded)}
 
     def _delete_random(self, step: DeleteRandomStep) -> dict:

@@ -136,7 +136,7 @@ def test_server_that_fails_to_start_shows_error_log_tail(real_server_tools, tmp_
 
 def test_sysbench_failure_mid_run_shows_its_output_and_stops_server(real_server_tools, tmp_path):
     steps = TINY_STEPS.replace("  - kind: measure", "  - kind: sql\n    name: break\n    statements: "
-                               "['DROP TABLE {table}']\n  - kind: measure")
+                               "['SELECT 1', 'DROP TABLE {table}']\n  - kind: measure")
     proc = run_perfci("run", str(write_tiny(tmp_path, steps=steps)), "--out", str(tmp_path / "out"),
                       "--workdir", str(tmp_path / "work"))
     assert proc.returncode == 3
