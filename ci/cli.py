@@ -22,10 +22,10 @@ from .errors import EXIT_BAD_INPUT, EXIT_REGRESSION, PerfciError
 from .files import write_atomic, write_json_atomic
 from .mycnf import parse_config_file, parse_override
 from .progress import Progress
-from .report import comparison_markdown, summary_markdown
+from .report import comparison_markdown, matrix_markdown, summary_markdown
 from .results import expand, load_result
-from .runner import execute, plan_run
-from .scenario import all_scenario_files, load_scenario, resolve
+from .runner import execute, plan_run, plan_runs
+from .scenario import all_scenario_files, cases, load_scenario, resolve
 from .stats import DEFAULT_CONFIDENCE, DEFAULT_CV_FLOOR, DEFAULT_PRIOR_CV
 
 RUN_EPILOG = """\b
@@ -79,6 +79,8 @@ def cli():
                    "Recorded in the result; an option the server does not know is an error.")
 @click.option("--config-file", type=click.Path(path_type=Path), metavar="MY.CNF",
               help="Server options from a my.cnf ([mysqld] section) for this run only.")
+@click.option("--case", "case_patterns", multiple=True, metavar="PATTERN",
+              help="Only the matrix cases whose id matches this glob, e.g. 'cx_full/*' (repeatable).")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("results"), show_default=True,
               help="Directory for result files (JSON) and summaries (Markdown).")
 @click.option("--repeat", type=click.IntRange(1, 100), default=1, show_default=True,
@@ -89,7 +91,7 @@ def cli():
 @click.option("--runner-class", envvar="PERFCI_RUNNER_CLASS", default="local", show_default=True,
               help="Label of this host's kind (baselines are kept per runner class). Env: PERFCI_RUNNER_CLASS.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress output; print only result paths and summaries.")
-def run(scenario, profile, server_spec, configs, config_file, out_dir, repeat, workdir, keep_workdir,
+def run(scenario, profile, server_spec, configs, config_file, case_patterns, out_dir, repeat, workdir, keep_workdir,
         runner_class, quiet):
     """Run SCENARIO (a name from scenarios/ or a path to a .yaml file)."""
     _handle_cancellation()
@@ -99,18 +101,25 @@ def run(scenario, profile, server_spec, configs, config_file, out_dir, repeat, w
         if config_file:
             overrides = parse_config_file(config_file) + overrides
         parent = Path(workdir or tempfile.gettempdir())
+        written = []
         for i in range(repeat):
-            run_dir = parent / f"perfci-{uuid.uuid4().hex[:8]}"
-            plan = plan_run(scenario, profile, server_spec, overrides, run_dir)
+            plans = plan_runs(scenario, profile, server_spec, overrides, parent, list(case_patterns))
             if repeat > 1:
                 progress.info(f"== run {i + 1} of {repeat}")
-            result = execute(plan, progress, keep_workdir=keep_workdir, runner_class=runner_class)
-            path = out_dir / f"{result['id']}.json"
-            write_json_atomic(path, result)
-            summary = summary_markdown(result)
-            write_atomic(path.with_suffix(".md"), summary)
-            click.echo(summary)
-            click.echo(f"result: {path}")
+            for plan in plans:
+                result = execute(plan, progress, keep_workdir=keep_workdir, runner_class=runner_class)
+                path = out_dir / f"{result['id']}.json"
+                write_json_atomic(path, result)
+                summary = summary_markdown(result)
+                write_atomic(path.with_suffix(".md"), summary)
+                click.echo(summary)
+                click.echo(f"result: {path}")
+                written.append(result)
+        if len({r["case"] for r in written}) > 1:
+            index = matrix_markdown(written, out_dir)
+            index_path = out_dir / f"{written[0]['scenario']['name']}-{profile}-matrix.md"
+            write_atomic(index_path, index)
+            click.echo(f"matrix report: {index_path}")
     except PerfciError as err:
         _fail(err)
     except KeyboardInterrupt:
@@ -314,8 +323,10 @@ def validate(files):
     for path in paths:
         try:
             scenario, _ = load_scenario(str(path))
-            hashes = [resolve(scenario, p, str(path)).content_hash()[7:15] for p in scenario.profiles]
-            click.echo(f"ok    {path}  profiles: {', '.join(f'{p} ({h})' for p, h in zip(scenario.profiles, hashes))}")
+            counts = [len(cases(scenario, p, str(path))) for p in scenario.profiles]  # every case resolves
+            click.echo(f"ok    {path}  profiles: " + ", ".join(
+                f"{p} ({resolve(scenario, p, str(path)).content_hash()[7:15]}, {n} case{'s' if n > 1 else ''})"
+                for p, n in zip(scenario.profiles, counts)))
         except PerfciError as err:
             bad += 1
             click.echo(f"error: {err}", err=True)
@@ -334,8 +345,11 @@ def list_scenarios():
             continue
         click.echo(f"{scenario.name}" + (f"  (seed {scenario.seed})" if scenario.seed else ""))
         click.echo(f"  {scenario.description}")
+        for axis in scenario.axes:
+            click.echo(f"  axis {axis.name}: {', '.join(axis.ids())}")
         for name, prof in scenario.profiles.items():
-            click.echo(f"  --profile {name:<8} ~{prof.expected_minutes:g} min  {prof.description}")
+            n = len(cases(scenario, name, str(path)))
+            click.echo(f"  --profile {name:<8} ~{prof.expected_minutes:g} min  {n} case(s)  {prof.description}")
         click.echo("")
 
 

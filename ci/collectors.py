@@ -23,6 +23,7 @@ GAUGE_STATUS = re.compile(
     r"|Innodb_available_undo_logs|Innodb_background_log_sync|Open_.*|Threads_.*|Uptime.*|Max_used_.*|Memory_used.*"
     r"|Last_query_cost|Qcache_(free_.*|queries_in_cache|total_blocks)|Tc_log_.*|Slave_open_temp_tables)$"
 )
+IBUF_MERGES = ("ibuf_merges", "ibuf_merges_insert", "ibuf_merges_delete_mark", "ibuf_merges_delete")
 CMP_COLUMNS = ("compress_ops", "compress_ops_ok", "compress_time", "uncompress_ops", "uncompress_time")
 
 
@@ -40,18 +41,43 @@ def _number(value) -> float | int | None:
     return int(f) if f.is_integer() else f
 
 
+def cmp_snapshot(conn) -> dict:
+    """INNODB_CMP counters as {"<page_size>.<column>": value}."""
+    snap = {}
+    for row in _rows(conn, "SELECT page_size, " + ", ".join(CMP_COLUMNS) + " FROM information_schema.INNODB_CMP"):
+        page_size, values = row[0], row[1:]
+        for col, value in zip(CMP_COLUMNS, values):
+            snap[f"{page_size}.{col}"] = int(value)
+    return snap
+
+
+def cmp_delta(before: dict, after: dict) -> dict:
+    """Summed over page sizes: {column: after - before}."""
+    per_size = {k: v - before.get(k, 0) for k, v in after.items()}
+    return {col: sum(v for k, v in per_size.items() if k.endswith("." + col)) for col in CMP_COLUMNS}
+
+
+def miss_rate(cmp_: dict) -> float | None:
+    """Compression misses (a page that did not fit KEY_BLOCK_SIZE: split and recompress)
+    per compression attempt."""
+    ops = cmp_.get("compress_ops") or 0
+    return round((ops - cmp_.get("compress_ops_ok", 0)) / ops, 6) if ops else None
+
+
+def gauges(conn) -> dict:
+    """INNODB_METRICS levels (TYPE 'value', e.g. ibuf_size) at one moment."""
+    return {name: int(count) for name, count in _rows(
+        conn, "SELECT NAME, COUNT FROM information_schema.INNODB_METRICS WHERE TYPE = 'value'")}
+
+
 def snapshot(conn, pid: int | None = None) -> dict:
     snap = {
         # TYPE 'value' metrics are levels (gauges); only counters make meaningful deltas
         "innodb_metrics": {name: int(count) for name, count in _rows(
             conn, "SELECT NAME, COUNT FROM information_schema.INNODB_METRICS WHERE TYPE <> 'value'")},
-        "innodb_cmp": {},
+        "innodb_cmp": cmp_snapshot(conn),
         "global_status": {},
     }
-    for row in _rows(conn, "SELECT page_size, " + ", ".join(CMP_COLUMNS) + " FROM information_schema.INNODB_CMP"):
-        page_size, values = row[0], row[1:]
-        for col, value in zip(CMP_COLUMNS, values):
-            snap["innodb_cmp"][f"{page_size}.{col}"] = int(value)
     for name, value in _rows(conn, "SHOW GLOBAL STATUS"):
         number = _number(value)
         if number is not None and not GAUGE_STATUS.match(name):
@@ -85,9 +111,9 @@ def delta(before: dict, after: dict) -> dict:
                     changes.setdefault(k, 0)
         out[group] = dict(sorted(changes.items()))
     cmp_after, cmp_before = after.get("innodb_cmp", {}), before.get("innodb_cmp", {})
-    per_size = {k: v - cmp_before.get(k, 0) for k, v in cmp_after.items()}
-    out["innodb_cmp"] = {col: sum(v for k, v in per_size.items() if k.endswith("." + col)) for col in CMP_COLUMNS}
-    out["innodb_cmp_per_page_size"] = {k: v for k, v in per_size.items() if v}
+    out["innodb_cmp"] = cmp_delta(cmp_before, cmp_after)
+    out["innodb_cmp_per_page_size"] = {k: v - cmp_before.get(k, 0) for k, v in cmp_after.items()
+                                       if v != cmp_before.get(k, 0)}
     if "server_cpu_seconds" in after and "server_cpu_seconds" in before:
         out["server_cpu_seconds"] = round(after["server_cpu_seconds"] - before["server_cpu_seconds"], 3)
     return out
@@ -107,7 +133,7 @@ def derived(counters: dict, sysbench_metrics: dict) -> dict:
         "compress_ops_per_txn": per_txn(cmp_["compress_ops"]),
         "compress_failures_per_txn": per_txn(failures),
         "uncompress_ops_per_txn": per_txn(cmp_["uncompress_ops"]),
-        "compress_miss_rate": round(failures / cmp_["compress_ops"], 6) if cmp_["compress_ops"] else None,
+        "compress_miss_rate": miss_rate(cmp_),
         "pages_written_per_txn": per_txn(gs.get("Innodb_pages_written", 0)),
         "data_written_bytes_per_txn": per_txn(gs.get("Innodb_data_written", 0)),
         "buffer_pool_reads_per_txn": per_txn(gs.get("Innodb_buffer_pool_reads", 0)),
@@ -115,6 +141,9 @@ def derived(counters: dict, sysbench_metrics: dict) -> dict:
     })
     cpu = counters.get("server_cpu_seconds")
     duration = sysbench_metrics.get("duration_s")
+    if duration:  # change-buffer merges per second (seed 004's merge rates)
+        for name in IBUF_MERGES:
+            out[f"{name}_per_s"] = round(im.get(name, 0) / duration, 3)
     if cpu is not None and duration:
         out["server_cpu_util"] = round(cpu / duration, 4)  # 1.0 = one core busy
     return out

@@ -57,3 +57,97 @@ def history_plot(metric: str, points: list[dict], change_points: list[int], out_
     fig.savefig(out_path, dpi=90)
     plt.close(fig)
     return out_path
+
+
+def _case_label(result: dict) -> str:
+    return result.get("case", "default")
+
+
+def case_intervals_plot(results: list[dict], out_dir: Path) -> Path:
+    """Per-interval tps of each case, one panel per phase."""
+    phases = list(dict.fromkeys(p for r in results for p in r["phases"]))
+    fig, axes = plt.subplots(1, len(phases), figsize=(4.5 * len(phases), 3.4), squeeze=False, sharey=True)
+    for ax, phase in zip(axes[0], phases):
+        for r in results:
+            if phase in r["phases"]:
+                series = [iv["tps"] for iv in r["phases"][phase]["intervals"]]
+                ax.plot(range(1, len(series) + 1), series, linewidth=1.1, label=_case_label(r))
+        ax.set_title(f"{phase}: tps per interval", fontsize=9)
+        ax.set_xlabel("interval")
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("tps")
+    axes[0][-1].legend(fontsize=6, ncol=1 + len(results) // 8)
+    return _save(fig, results, out_dir, "intervals")
+
+
+def matrix_bar_plot(results: list[dict], out_dir: Path, metric: str = "tps") -> Path:
+    """`metric` of the last phase per case, grouped by the first axis, one colour per
+    value of the other axes (the change-buffer matrix chart)."""
+    phase = list(results[0]["phases"])[-1]
+    groups = list(dict.fromkeys(_split(r)[0] for r in results))
+    members = list(dict.fromkeys(_split(r)[1] for r in results))
+    fig, ax = plt.subplots(figsize=(max(5, 1.6 * len(groups) * max(1, len(members)) / 2), 3.6))
+    width = 0.8 / max(1, len(members))
+    for j, member in enumerate(members):
+        xs, ys = [], []
+        for i, group in enumerate(groups):
+            r = next((r for r in results if _split(r) == (group, member)), None)
+            value = r["phases"].get(phase, {}).get("metrics", {}).get(metric) if r else None
+            if value is not None:
+                xs.append(i + j * width)
+                ys.append(value)
+        ax.bar(xs, ys, width, label=member or "default")
+    ax.set_xticks([i + width * (len(members) - 1) / 2 for i in range(len(groups))], groups)
+    ax.set_ylabel(f"{phase} {metric}")
+    ax.legend(fontsize=7)
+    ax.grid(axis="y", alpha=0.3)
+    return _save(fig, results, out_dir, f"matrix-{metric}")
+
+
+def step_bars_plot(results: list[dict], out_dir: Path) -> Path:
+    """Per case: duration of each non-measure step, and .ibd size after each (row formats)."""
+    steps = list(dict.fromkeys(s["name"] for r in results for s in r["steps"] if s["kind"] != "measure"))
+    cases = [_case_label(r) for r in results]
+    fig, (ax_t, ax_s) = plt.subplots(1, 2, figsize=(11, 3.8))
+    width = 0.8 / max(1, len(steps))
+    for j, name in enumerate(steps):
+        times, sizes = [], []
+        for r in results:
+            step = next((s for s in r["steps"] if s["name"] == name), None)
+            times.append(step["duration_s"] if step else 0)
+            sizes.append(sum(v["file_size"] for v in step.get("sizes_after", {}).values()) / 2**20 if step else 0)
+        xs = [i + j * width for i in range(len(cases))]
+        ax_t.bar(xs, times, width, label=name)
+        ax_s.bar(xs, sizes, width, label=name)
+    for ax, label in ((ax_t, "duration (s)"), (ax_s, ".ibd MiB after step")):
+        ax.set_xticks([i + width * (len(steps) - 1) / 2 for i in range(len(cases))], cases, rotation=30,
+                      ha="right", fontsize=7)
+        ax.set_ylabel(label)
+        ax.grid(axis="y", alpha=0.3)
+    ax_s.legend(fontsize=7)
+    return _save(fig, results, out_dir, "steps")
+
+
+def matrix_plots(results: list[dict], out_dir: Path) -> list[Path]:
+    out = [case_intervals_plot(results, out_dir), matrix_bar_plot(results, out_dir)]
+    if any(s["kind"] != "measure" for r in results for s in r["steps"]):
+        out.append(step_bars_plot(results, out_dir))
+    return out
+
+
+def _split(result: dict) -> tuple[str, str]:
+    """(first axis value, the rest) of a case id."""
+    head, _, rest = _case_label(result).partition("/")
+    return head, rest
+
+
+def _save(fig, results: list[dict], out_dir: Path, kind: str) -> Path:
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    sc = results[0]["scenario"]
+    fig.suptitle(f"{sc['name']} · {sc['profile']}", fontsize=9)
+    fig.tight_layout()
+    path = out_dir / f"{_slug(sc['name'])}-{_slug(sc['profile'])}-{kind}.png"
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path

@@ -47,6 +47,11 @@ def _total_size(sizes: dict) -> int | None:
     return sum(s["file_size"] for s in sizes.values()) if sizes else None
 
 
+def _case_title(result: dict) -> str:
+    case = result.get("case", "default")
+    return "" if case == "default" else f" · case `{case}`"
+
+
 def summary_markdown(result: dict) -> str:
     sc, srv, host, harness = result["scenario"], result["server"], result["host"], result["harness"]
     phases = result["phases"]
@@ -55,8 +60,14 @@ def summary_markdown(result: dict) -> str:
     for h in sc["resolved"].get("headline", []):
         ratio_pair = (h["numerator"], h["denominator"])
         break
+    title = (f"### {sc['name']} · profile `{sc['profile']}`{_case_title(result)} · "
+             f"{srv['flavor']} {srv.get('full_version') or srv['version']}")
+    if result["status"] == "skipped":
+        return "\n".join([title, "", f"**Skipped:** {result.get('skip_reason')}", "",
+                          f"- scenario hash `{sc['hash'][:19]}…` · result `{result['id']}`",
+                          f"Reproduce: `{result['reproduce']}`", ""])
     lines = [
-        f"### {sc['name']} · profile `{sc['profile']}` · {srv['flavor']} {srv['full_version']}",
+        title,
         "",
         f"- scenario hash `{sc['hash'][:19]}…` · result `{result['id']}`",
         f"- host `{host['hostname']}`: {host['cpu_model']}, {host['cpus']} CPUs, "
@@ -90,10 +101,11 @@ def summary_markdown(result: dict) -> str:
     if result.get("headline"):
         lines += ["", "**Headline:** " + " · ".join(
             f"{k} = {'–' if v is None else f'{v:.3f}'}" for k, v in result["headline"].items())]
-    lines += ["", "| step | kind | duration (s) | .ibd MiB after |", "|---|---|---|---|"]
+    lines += ["", "| step | kind | duration (s) | .ibd MiB after | compress miss rate |", "|---|---|---|---|---|"]
     for step in result["steps"]:
+        miss = step.get("compress_miss_rate")
         lines.append(f"| {step['name']} | {step['kind']} | {step['duration_s']:.1f} | "
-                     f"{_mib(_total_size(step.get('sizes_after', {})))} |")
+                     f"{_mib(_total_size(step.get('sizes_after', {})))} | {'–' if miss is None else f'{miss:.1%}'} |")
     if result.get("notes"):
         lines += ["", "Config notes:"]
         for note in result["notes"]:
@@ -163,4 +175,61 @@ def comparison_markdown(comparisons, confidence: float, plots: list[list[str]] |
         if reproduce:
             lines += ["", f"Reproduce: `{reproduce}`"]
         lines.append("")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- matrix runs
+
+MATRIX_METRICS = (
+    ("tps", "tps", "{:.1f}"),
+    ("qps", "qps", "{:.1f}"),
+    ("latency_ms_avg", "lat avg ms", "{:.2f}"),
+    ("latency_ms_p95", "lat p95 ms", "{:.2f}"),
+    ("ibuf_merges_insert_per_s", "ibuf insert merges/s", "{:.1f}"),
+    ("ibuf_merges_delete_mark_per_s", "ibuf del-mark merges/s", "{:.1f}"),
+    ("compress_miss_rate", "compress miss", "{:.1%}"),
+    ("server_cpu_util", "server CPU", "{:.2f}"),
+)
+
+
+def matrix_markdown(results: list[dict], out_dir: Path) -> str:
+    """All cases of one matrix run side by side, with the plots (written to out_dir/plots)."""
+    from . import plots  # matplotlib only when a matrix report is made
+
+    first = results[0]
+    sc, srv = first["scenario"], first["server"]
+    lines = [f"## {sc['name']} · profile `{sc['profile']}` · {len(results)} case(s) · "
+             f"{srv['flavor']} {srv.get('full_version') or srv['version']}", "",
+             f"- host `{first['host']['hostname']}` ({first['host']['cpu_model']}, {first['host']['cpus']} CPUs) · "
+             f"harness `{first['harness']['git_sha'][:10]}` · 1 run per case; spread = CV of interval tps", ""]
+    phases = list(dict.fromkeys(p for r in results for p in r["phases"]))
+    header = ["case", "phase", *(label for _, label, _ in MATRIX_METRICS), "tps CV"]
+    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for r in results:
+        if r["status"] == "skipped":
+            lines.append(f"| `{r['case']}` | skipped | {r.get('skip_reason')} |" + " |" * (len(header) - 3))
+            continue
+        for phase in phases:
+            if phase not in r["phases"]:
+                continue
+            ph = r["phases"][phase]
+            cv = interval_cv(ph["intervals"])
+            lines.append(f"| `{r['case']}` | {phase} | " + " | ".join(
+                _fmt(ph["metrics"].get(key), fmt) for key, _, fmt in MATRIX_METRICS)
+                + f" | {'–' if cv is None else f'{cv:.1%}'} |")
+    ran = [r for r in results if r["status"] == "ok"]
+    step_names = list(dict.fromkeys(s["name"] for r in ran for s in r["steps"] if s["kind"] != "measure"))
+    if step_names:
+        lines += ["", "Steps: duration s / .ibd MiB after", "",
+                  "| case | " + " | ".join(step_names) + " |", "|---|" + "---|" * len(step_names)]
+        for r in ran:
+            by_name = {s["name"]: s for s in r["steps"]}
+            cells = [f"{by_name[n]['duration_s']:.1f} / {_mib(_total_size(by_name[n].get('sizes_after', {})))}"
+                     if n in by_name else "–" for n in step_names]
+            lines.append(f"| `{r['case']}` | " + " | ".join(cells) + " |")
+    if ran:
+        plot_dir = Path(out_dir) / "plots"
+        made = plots.matrix_plots(ran, plot_dir)
+        lines += [""] + [f"![{p.stem}](plots/{p.name})" for p in made]
+    lines += ["", "Reproduce one case: " + (f"`{first['reproduce']}`" if first.get("reproduce") else "–"), ""]
     return "\n".join(lines)

@@ -18,7 +18,8 @@ from pathlib import Path
 import pymysql
 
 from . import collectors, hostinfo, sysbench
-from .capabilities import Requested, UnknownOption, plan_config
+from . import loader
+from .capabilities import Requested, UnknownOption, normalize, plan_config
 from .errors import BadInput, InfraFailure
 from .flavor import identify
 from .mycnf import check_not_reserved
@@ -26,8 +27,9 @@ from .progress import Progress
 from .quiesce import quiesce
 from .providers import open_provider
 from .results import RESULT_SCHEMA
+from .baseline import slug
 from .scenario import (ApplyLayoutStep, DeleteRandomStep, MeasureStep, PrepareStep, ResolvedScenario,
-                       SqlStep, load_scenario, resolve)
+                       SqlStep, cases, config_text, load_scenario, resolve)
 
 DATABASE = "sbtest"
 BENCH_USER = "perfci"
@@ -45,17 +47,38 @@ class RunPlan:
     config_notes: list[dict]
     server_spec: str
     argv: list[str] = field(default_factory=list)
+    skip_reason: str | None = None  # the case cannot run as specified on this server
 
 
 def _utc_now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
+def plan_runs(scenario_arg: str, profile: str, server_spec: str, overrides: list[Requested],
+              parent: Path, case_patterns: list[str] | None = None, argv: list[str] | None = None) -> list[RunPlan]:
+    """One plan per case of the scenario at `profile` (one workdir under `parent` each)."""
+    scenario, path = load_scenario(scenario_arg)
+    sysbench.version()  # fails early with an install hint
+    plans = []
+    for resolved in cases(scenario, profile, str(path), case_patterns):
+        workdir = parent / f"perfci-{uuid.uuid4().hex[:8]}"
+        plans.append(_plan_case(resolved, path, server_spec, overrides, workdir, argv or []))
+    return plans
+
+
 def plan_run(scenario_arg: str, profile: str, server_spec: str, overrides: list[Requested],
              workdir: Path, argv: list[str] | None = None) -> RunPlan:
+    """The plan of a scenario without axes (A/B compares one case)."""
     scenario, path = load_scenario(scenario_arg)
-    resolved = resolve(scenario, profile, str(path))
-    sysbench.version()  # fails early with an install hint
+    if scenario.axes:
+        raise BadInput(f"{path}: has matrix axes ({', '.join(a.name for a in scenario.axes)}); "
+                       "this command runs one case: use `perfci run --case`")
+    sysbench.version()
+    return _plan_case(resolve(scenario, profile, str(path)), path, server_spec, overrides, workdir, argv or [])
+
+
+def _plan_case(resolved: ResolvedScenario, path: Path, server_spec: str, overrides: list[Requested],
+               workdir: Path, argv: list[str]) -> RunPlan:
     requested = [Requested(k, v, "scenario") for k, v in resolved.config.items()]
     for req in requested:
         check_not_reserved(req.name, f"{path}: server.config")
@@ -67,7 +90,30 @@ def plan_run(scenario_arg: str, profile: str, server_spec: str, overrides: list[
         raise BadInput(f"--config: {exc}; nothing was run") from None
     except ValueError as exc:
         raise BadInput(f"server config: {exc}") from None
-    return RunPlan(resolved, path, provider, requested, plan.options, plan.notes, server_spec, argv or [])
+    return RunPlan(resolved, path, provider, requested, plan.options, plan.notes, server_spec, argv,
+                   skip_reason=_unsupported_axis_option(resolved, plan.notes))
+
+
+def _unsupported_axis_option(resolved: ResolvedScenario, notes: list[dict]) -> str | None:
+    """A case whose axis sets an option this server skips would silently run as
+    another case: it is skipped instead, with the reason."""
+    wanted = {normalize(o) for o in resolved.axis_options}
+    for note in notes:
+        if note["option"] in wanted and note["action"] == "skipped":
+            return f"{note['option']}={config_text(note['value'])} is not supported: {note['reason']}"
+    return None
+
+
+def _ignored_axis_option(resolved: ResolvedScenario, effective: dict) -> str | None:
+    """An axis option the server accepted but does not report as set (ignored)."""
+    for name in resolved.axis_options:
+        want = config_text(resolved.config[name])
+        have = effective.get(normalize(name))
+        if have is None:
+            return f"{normalize(name)}={want}: the running server has no such variable"
+        if str(have).lower() != want.lower():
+            return f"{normalize(name)}={want}: the server ignored it (it reports {have!r})"
+    return None
 
 
 class ScenarioExecution:
@@ -108,6 +154,10 @@ class ScenarioExecution:
         for step in self.resolved.steps:
             label = f"{step.kind} {step.name}" if step.kind != "measure" else f"measure {step.phase}"
             started = _utc_now()
+            cmp_before = None
+            if not isinstance(step, MeasureStep):
+                with self.server.connect() as conn:
+                    cmp_before = collectors.cmp_snapshot(conn)
             t0 = time.monotonic()
             with self.progress.step(label):
                 try:
@@ -118,6 +168,9 @@ class ScenarioExecution:
                       "duration_s": round(time.monotonic() - t0, 3), **detail}
             with self.server.connect() as conn:
                 record["sizes_after"] = collectors.tablespace_sizes(conn, self.server.identity, DATABASE)
+                if cmp_before is not None:  # compression work of loads, index builds, ALTERs
+                    record["innodb_cmp"] = collectors.cmp_delta(cmp_before, collectors.cmp_snapshot(conn))
+                    record["compress_miss_rate"] = collectors.miss_rate(record["innodb_cmp"])
             self.steps.append(record)
 
     def _dispatch(self, step) -> dict:
@@ -135,11 +188,25 @@ class ScenarioExecution:
 
     def _prepare(self, step: PrepareStep) -> dict:
         ds = self.resolved.dataset
+        if step.loader == "perfci":
+            return self._load(step)
+        if ds.payload != "sysbench":
+            raise BadInput(f"{self.plan.scenario_file}: case {self.resolved.case}: payload {ds.payload!r} "
+                           "needs the perfci loader (prepare step `loader: perfci`)")
         options = {"tables": ds.tables, "table-size": ds.rows,
                    "threads": max(1, min(ds.tables, os.cpu_count() or 1)), **step.options}
         args = sysbench.command(step.workload, "prepare", self.bench_conn, options)
         sysbench.run(args, log_path=self.logs_dir / f"{step.name}.log")
         return {"command": shlex.join(args)}
+
+    def _load(self, step: PrepareStep) -> dict:
+        ds = self.resolved.dataset
+        with self.server.connect(DATABASE) as conn:
+            for i, table in enumerate(self.resolved.table_names(), start=1):
+                loader.load_table(conn, table, ds, step.seed * 1000 + i,
+                                  lambda n, t=table: self.progress.update(f"{t}: {n} rows"))
+        return {"loader": "perfci", "payload": ds.payload, "rows_loaded": ds.rows * ds.tables,
+                "create_table": loader.create_table_sql("sbtest1", ds)}
 
     def _layout_sql(self) -> str:
         ds = self.resolved.dataset
@@ -167,6 +234,8 @@ class ScenarioExecution:
 
     def _sql_per_table(self, statements: list[str]) -> dict:
         expanded = []
+        for name, value in self.resolved.vars.items():  # a case's axis variables
+            statements = [sql.replace("{" + name + "}", value) for sql in statements]
         for sql in statements:  # a statement naming {table} runs once per dataset table
             expanded += [sql.replace("{table}", t) for t in self.resolved.table_names()] if "{table}" in sql else [sql]
         return {"statements": self._execute(expanded)}
@@ -217,6 +286,7 @@ class ScenarioExecution:
         out = sysbench.run(args, on_line=on_line, log_path=self.logs_dir / f"measure-{step.phase}.log")
         with self.server.connect() as conn:
             snap_after = collectors.snapshot(conn, self.server.pid)
+            gauges_after = collectors.gauges(conn)
             sizes_after = collectors.tablespace_sizes(conn, self.server.identity, DATABASE)
         try:
             report = sysbench.parse_report(out)
@@ -234,6 +304,7 @@ class ScenarioExecution:
             "sysbench_version": report["sysbench_version"],
             "metrics": metrics,
             "counters": counters,
+            "gauges_after": gauges_after,
             "intervals": report["intervals"],
             "sizes_before": sizes_before,
             "sizes_after": sizes_after,
@@ -252,6 +323,8 @@ class ScenarioExecution:
 
 def reproduce_command(plan: RunPlan) -> str:
     args = ["perfci", "run", plan.resolved.name, "--profile", plan.resolved.profile, "--server", plan.server_spec]
+    if plan.resolved.case != "default":
+        args += ["--case", plan.resolved.case]
     for req in plan.requested:
         if req.origin == "override":
             args += ["--config", req.name if req.value is None else f"{req.name}={req.value}"]
@@ -259,7 +332,8 @@ def reproduce_command(plan: RunPlan) -> str:
 
 
 def execute(plan: RunPlan, progress: Progress, keep_workdir: bool = False, runner_class: str = "local") -> dict:
-    """Start the server, run every step, shut down; return the result (not yet written)."""
+    """Start the server, run every step, shut down; return the result (not yet written).
+    A case the server cannot run as specified gives a `skipped` result with the reason."""
     server = plan.provider
     r = plan.resolved
     started = _utc_now()
@@ -267,30 +341,47 @@ def execute(plan: RunPlan, progress: Progress, keep_workdir: bool = False, runne
     host = {"runner_class": runner_class, **hostinfo.fingerprint(server.workdir), "check": hostinfo.host_check()}
     for warning in host["check"]["warnings"]:
         progress.info(f"  warning: {warning}")
-    progress.info(f"perfci: {r.name} --profile {r.profile} on {server.identity.label} ({server.binary}); "
+    case = "" if r.case == "default" else f" case {r.case}"
+    progress.info(f"perfci: {r.name} --profile {r.profile}{case} on {server.identity.label} ({server.binary}); "
                   f"expected ~{r.expected_minutes:g} min")
     for note in plan.config_notes:
         progress.info(f"  note: {note['option']} {note['action']}: {note['reason']}")
-    try:
-        with progress.step("start server"):
-            server.start(plan.config_options)
-        logs_dir = server.workdir / "logs"
-        logs_dir.mkdir(exist_ok=True)
-        execution = ScenarioExecution(plan, progress, logs_dir)
-        server_info = execution.setup()
-        execution.run_all()
-        effective = execution.effective_config()
-    finally:
-        with progress.step("shut down server"):
-            server.stop()
+    skip_reason = plan.skip_reason
+    server_info: dict = {"flavor": server.identity.flavor, "version": str(server.identity.version)}
+    effective: dict = {}
+    execution = None
+    if skip_reason is None:
+        try:
+            with progress.step("start server"):
+                server.start(plan.config_options)
+            logs_dir = server.workdir / "logs"
+            logs_dir.mkdir(exist_ok=True)
+            execution = ScenarioExecution(plan, progress, logs_dir)
+            server_info = execution.setup()
+            effective = execution.effective_config()
+            skip_reason = _ignored_axis_option(r, {normalize(k): v for k, v in effective.items()})
+            if skip_reason is None:
+                execution.run_all()
+                effective = execution.effective_config()
+        finally:
+            with progress.step("shut down server"):
+                server.stop()
+            server.cleanup(keep_workdir)
+    else:
         server.cleanup(keep_workdir)
+    if skip_reason:
+        progress.info(f"  skipped: {skip_reason}")
     requested = {req.name: req.value for req in plan.requested if req.origin == "scenario"}
     overrides = {req.name: req.value for req in plan.requested if req.origin == "override"}
+    ran = execution is not None and skip_reason is None
     return {
         "schema": RESULT_SCHEMA,
-        "id": f"{r.name}-{r.profile}-{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}",
-        "status": "ok",
-        "case": "default",
+        "id": f"{r.name}-{r.profile}-{'' if r.case == 'default' else slug(r.case) + '-'}"
+              f"{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}",
+        "status": "ok" if ran else "skipped",
+        "skip_reason": skip_reason,
+        "case": r.case,
+        "axes": r.axes,
         "started_at": started,
         "finished_at": _utc_now(),
         "duration_s": round(time.monotonic() - t0, 3),
@@ -309,9 +400,9 @@ def execute(plan: RunPlan, progress: Progress, keep_workdir: bool = False, runne
             "hash": r.content_hash(),
             "resolved": r.model_dump(mode="json"),
         },
-        "steps": execution.steps,
-        "phases": execution.phases,
-        "headline": execution.headline(),
+        "steps": execution.steps if ran else [],
+        "phases": execution.phases if ran else {},
+        "headline": execution.headline() if ran else {},
         "notes": plan.config_notes,
         "reproduce": reproduce_command(plan),
     }

@@ -7,7 +7,9 @@ profile and gives the exact parameters a run uses (and hashes them).
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
+import itertools
 import json
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
@@ -33,9 +35,20 @@ class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+# a column, optionally with a prefix length: `c(20)`
+IndexColumn = Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9_]*(\(\d{1,4}\))?$", max_length=72)]
+
+
 class Index(StrictModel):
     name: Identifier
-    columns: list[Identifier] = Field(min_length=1)
+    columns: list[IndexColumn] = Field(min_length=1)
+
+
+RowFormat = Literal["REDUNDANT", "COMPACT", "DYNAMIC", "COMPRESSED"]
+KeyBlockSize = Literal[1, 2, 4, 8, 16]
+# sysbench: its random digit groups; text: seeded English-like words (compresses
+# like real text, seed 003); only the perfci loader writes text.
+Payload = Literal["sysbench", "text"]
 
 
 class Dataset(StrictModel):
@@ -43,9 +56,10 @@ class Dataset(StrictModel):
 
     tables: int = Field(1, ge=1, le=1024)
     rows: int = Field(ge=1, description="rows per table (sysbench --table-size)")
-    row_format: Literal["REDUNDANT", "COMPACT", "DYNAMIC", "COMPRESSED"] | None = None
-    key_block_size: Literal[1, 2, 4, 8, 16] | None = None
+    row_format: RowFormat | None = None
+    key_block_size: KeyBlockSize | None = None
     indexes: list[Index] = []
+    payload: Payload = "sysbench"
 
     @model_validator(mode="after")
     def _kbs_needs_compressed(self):
@@ -54,10 +68,15 @@ class Dataset(StrictModel):
         return self
 
 
+Threads = Annotated[int, Field(ge=1, le=4096)]
+
+
 class Workload(StrictModel):
     """Defaults for every measured phase; a profile or a step may override them."""
 
     threads: int = Field(1, ge=1, le=4096)
+    thread_sweep: list[Threads] = Field([1], min_length=1,
+                                        description="thread counts of a measure step with `threads: sweep`")
     time: int = Field(60, ge=1, description="seconds per measured phase")
     report_interval: int = Field(1, ge=1, description="seconds between interval lines")
 
@@ -73,10 +92,17 @@ class Quiesce(StrictModel):
 
 
 class PrepareStep(StrictModel):
+    """Create and fill the tables. `sysbench`: `sysbench <workload> prepare`;
+    `perfci`: CREATE TABLE with the dataset's row format and KEY_BLOCK_SIZE (so the
+    load itself writes that format, as in seeds 001-003), PK only, then batched
+    inserts of the dataset's payload. Both record the load time."""
+
     kind: Literal["prepare"]
     name: StepName = "prepare"
+    loader: Literal["sysbench", "perfci"] = "sysbench"
     workload: SysbenchScript = "oltp_common"
     options: dict[str, SysbenchValue] = {}
+    seed: int = Field(1, description="perfci loader: random seed of k values and payload")
 
 
 class ApplyLayoutStep(StrictModel):
@@ -97,7 +123,8 @@ class DeleteRandomStep(StrictModel):
 
 
 class SqlStep(StrictModel):
-    """SQL statements; one containing `{table}` runs once per dataset table."""
+    """SQL statements; one containing `{table}` runs once per dataset table.
+    `{name}` of a case's `vars` (set by matrix axes) is replaced too."""
 
     kind: Literal["sql"]
     name: StepName
@@ -110,7 +137,8 @@ class MeasureStep(StrictModel):
     kind: Literal["measure"]
     phase: StepName
     workload: SysbenchScript
-    threads: int | None = Field(None, ge=1, le=4096)
+    # `sweep`: one phase per count of workload.thread_sweep, named <phase>-t<N>
+    threads: Threads | Literal["sweep"] | None = None
     time: int | None = Field(None, ge=1)
     options: dict[str, SysbenchValue] = {}
 
@@ -132,8 +160,81 @@ class DatasetOverride(StrictModel):
 
 class WorkloadOverride(StrictModel):
     threads: int | None = Field(None, ge=1, le=4096)
+    thread_sweep: list[Threads] | None = Field(None, min_length=1)
     time: int | None = Field(None, ge=1)
     report_interval: int | None = Field(None, ge=1)
+
+
+class DatasetPatch(StrictModel):
+    """What one axis value changes in the dataset."""
+
+    tables: int | None = Field(None, ge=1, le=1024)
+    rows: int | None = Field(None, ge=1)
+    row_format: RowFormat | None = None
+    key_block_size: KeyBlockSize | None = None
+    indexes: list[Index] | None = None
+    payload: Payload | None = None
+
+
+AxisValueId = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=64)]
+AxisScalar = Union[bool, int, str]
+
+
+class AxisVariant(StrictModel):
+    """A named point of an axis: its id is its key (e.g. `cx_full`)."""
+
+    description: str = ""
+    dataset: DatasetPatch = DatasetPatch()
+    config: dict[str, ConfigValue] = {}
+    workload: WorkloadOverride = WorkloadOverride()
+    vars: dict[Identifier, str] = Field({}, description="replaces {name} in sql step statements")
+
+
+class Axis(StrictModel):
+    """One dimension of the case matrix. Either `option` + a list of values (a
+    server option set to each; case id part `name=value`), or named `variants`
+    (case id part: the variant's key)."""
+
+    name: Identifier
+    option: str | None = None
+    values: list[AxisScalar] | None = None
+    variants: dict[AxisValueId, AxisVariant] | None = None
+
+    @model_validator(mode="after")
+    def _one_form(self):
+        if (self.variants is None) == (self.values is None):
+            raise ValueError(f"axis {self.name}: give either `option` with `values`, or `variants`")
+        if self.values is not None and not self.option:
+            raise ValueError(f"axis {self.name}: `values` needs `option` (the server option they set)")
+        if self.variants is not None and self.option:
+            raise ValueError(f"axis {self.name}: `option` goes with `values`; variants set `config` themselves")
+        ids = self.ids()
+        if not ids:
+            raise ValueError(f"axis {self.name}: needs at least one value")
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"axis {self.name}: values must be unique")
+        return self
+
+    def ids(self) -> list[str]:
+        if self.variants is not None:
+            return list(self.variants)
+        return [config_text(v) for v in self.values or []]
+
+    def case_part(self, value_id: str) -> str:
+        return value_id if self.variants is not None else f"{self.name}={value_id}"
+
+    def variant(self, value_id: str) -> AxisVariant:
+        if self.variants is not None:
+            return self.variants[value_id]
+        value = next(v for v in self.values or [] if config_text(v) == value_id)
+        return AxisVariant(config={self.option: value})
+
+
+def config_text(value) -> str:
+    """How an option value reads in a case id and my.cnf (YAML's on/off are booleans)."""
+    if isinstance(value, bool):
+        return "ON" if value else "OFF"
+    return str(value)
 
 
 class Profile(StrictModel):
@@ -142,6 +243,8 @@ class Profile(StrictModel):
     dataset: DatasetOverride = DatasetOverride()
     workload: WorkloadOverride = WorkloadOverride()
     config: dict[str, ConfigValue] = {}
+    axes: dict[Identifier, list[AxisValueId]] = Field(
+        {}, description="run only these values of an axis at this profile (default: all)")
 
 
 class ServerSection(StrictModel):
@@ -176,9 +279,22 @@ class Scenario(StrictModel):
     profiles: dict[StepName, Profile]
     headline: list[Headline] = []
     compare: list[CompareSpec] = Field([], description="metrics judged against baselines; default: see ci/metrics.py")
+    axes: list[Axis] = Field([], description="the case matrix: one case per point of the product of axes")
 
     @model_validator(mode="after")
     def _consistent(self):
+        axis_names = [a.name for a in self.axes]
+        if len(set(axis_names)) != len(axis_names):
+            raise ValueError("axis names must be unique")
+        by_name = {a.name: a for a in self.axes}
+        for pname, prof in self.profiles.items():
+            for axis, values in prof.axes.items():
+                if axis not in by_name:
+                    raise ValueError(f"profiles.{pname}.axes: unknown axis {axis!r}; axes: {', '.join(by_name) or 'none'}")
+                unknown = [v for v in values if v not in by_name[axis].ids()]
+                if unknown:
+                    raise ValueError(f"profiles.{pname}.axes.{axis}: unknown value {unknown[0]!r}; "
+                                     f"allowed: {', '.join(by_name[axis].ids())}")
         missing = [p for p in REQUIRED_PROFILES if p not in self.profiles]
         if missing:
             raise ValueError(f"profiles must define {', '.join(REQUIRED_PROFILES)}; missing: {', '.join(missing)}")
@@ -189,7 +305,8 @@ class Scenario(StrictModel):
         phases = self.phases
         if not phases:
             raise ValueError("steps need at least one `measure` step")
-        for h in self.headline:
+        sweeps = any(isinstance(s, MeasureStep) and s.threads == "sweep" for s in self.steps)
+        for h in self.headline if not sweeps else []:  # sweep phase names are known per profile
             for p in (h.numerator, h.denominator):
                 if p not in phases:
                     raise ValueError(f"headline phase {p!r} is not a measure step; phases: {', '.join(phases)}")
@@ -197,6 +314,7 @@ class Scenario(StrictModel):
 
     @property
     def phases(self) -> list[str]:
+        """Measure step phase names (a thread sweep's phases become `<phase>-t<N>`)."""
         return [s.phase for s in self.steps if isinstance(s, MeasureStep)]
 
 
@@ -205,6 +323,10 @@ class ResolvedScenario(StrictModel):
 
     name: str
     profile: str
+    case: str = "default"
+    axes: dict[str, str] = Field({}, description="axis name -> value id of this case")
+    axis_options: list[str] = Field([], description="server options the case's axes set (must take effect)")
+    vars: dict[str, str] = {}
     dataset: Dataset
     workload: Workload
     quiesce: Quiesce
@@ -214,7 +336,8 @@ class ResolvedScenario(StrictModel):
     expected_minutes: float
 
     def content_hash(self) -> str:
-        canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        # defaults left out: a new optional field does not change the hash of existing scenarios
+        canonical = json.dumps(self.model_dump(mode="json", exclude_defaults=True), sort_keys=True, separators=(",", ":"))
         return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
 
     def table_names(self) -> list[str]:
@@ -227,24 +350,93 @@ def _merge(base: BaseModel, override: BaseModel) -> dict[str, Any]:
     return data
 
 
+def _expand_sweeps(steps: list, workload: Workload) -> list:
+    out = []
+    for step in steps:
+        if isinstance(step, MeasureStep) and step.threads == "sweep":
+            out += [step.model_copy(update={"phase": f"{step.phase}-t{n}", "threads": n})
+                    for n in workload.thread_sweep]
+        else:
+            out.append(step)
+    return out
+
+
+def _check_headline(headline: list[Headline], steps: list, source: str) -> None:
+    phases = [s.phase for s in steps if isinstance(s, MeasureStep)]
+    for h in headline:
+        for p in (h.numerator, h.denominator):
+            if p not in phases:
+                raise BadInput(f"{source}: headline phase {p!r} is not a phase of this profile; phases: {', '.join(phases)}")
+
+
 def resolve(scenario: Scenario, profile: str, source: str = "") -> ResolvedScenario:
+    """The scenario at one profile, without axes (a matrix scenario: use `cases`)."""
     if profile not in scenario.profiles:
         raise BadInput(
             f"{source or scenario.name}: unknown profile {profile!r}; "
             f"allowed: {', '.join(scenario.profiles)}"
         )
     p = scenario.profiles[profile]
+    workload = Workload(**_merge(scenario.workload, p.workload))
+    steps = _expand_sweeps(scenario.steps, workload)
+    _check_headline(scenario.headline, steps, source or scenario.name)
     return ResolvedScenario(
         name=scenario.name,
         profile=profile,
         dataset=Dataset(**_merge(scenario.dataset, p.dataset)),
-        workload=Workload(**_merge(scenario.workload, p.workload)),
+        workload=workload,
         quiesce=scenario.quiesce,
         config={**scenario.server.config, **p.config},
-        steps=scenario.steps,
+        steps=steps,
         headline=scenario.headline,
         expected_minutes=p.expected_minutes,
     )
+
+
+def cases(scenario: Scenario, profile: str, source: str = "", only: list[str] | None = None) -> list[ResolvedScenario]:
+    """One resolved scenario per point of the axes' product (the profile may pick
+    values of an axis); `only` keeps the case ids matching any of its glob patterns."""
+    base = resolve(scenario, profile, source)
+    if not scenario.axes:
+        points: list[list[tuple[Axis, str]]] = [[]]
+    else:
+        picked = scenario.profiles[profile].axes
+        points = [[(axis, v) for axis, v in combo] for combo in itertools.product(
+            *[[(axis, v) for v in (picked.get(axis.name) or axis.ids())] for axis in scenario.axes])]
+    out = []
+    for point in points:
+        resolved = base if not point else _apply_point(base, scenario.steps, point, source or scenario.name)
+        if not only or any(fnmatch.fnmatchcase(resolved.case, pat) for pat in only):
+            out.append(resolved)
+    if not out:
+        all_ids = ", ".join(r.case for r in cases(scenario, profile, source))
+        raise BadInput(f"--case {' '.join(only or [])}: matches no case of {scenario.name} at {profile}; cases: {all_ids}")
+    return out
+
+
+def _apply_point(base: ResolvedScenario, scenario_steps: list, point: list, source: str) -> ResolvedScenario:
+    dataset = base.dataset.model_dump()
+    workload = base.workload.model_dump()
+    config = dict(base.config)
+    variables: dict[str, str] = {}
+    options: list[str] = []
+    for axis, value_id in point:
+        v = axis.variant(value_id)
+        dataset.update({k: val for k, val in v.dataset.model_dump().items() if val is not None})
+        workload.update({k: val for k, val in v.workload.model_dump().items() if val is not None})
+        config.update(v.config)
+        options += list(v.config)
+        variables.update(v.vars)
+    case_id = "/".join(axis.case_part(value_id) for axis, value_id in point)
+    try:
+        ds, wl = Dataset(**dataset), Workload(**workload)
+    except ValidationError as exc:
+        raise BadInput(f"{source}: case {case_id}: {validation_message('', exc).lstrip(': ')}") from None
+    steps = _expand_sweeps(scenario_steps, wl)
+    return base.model_copy(update={
+        "case": case_id, "axes": {axis.name: value_id for axis, value_id in point},
+        "axis_options": sorted(set(options)), "vars": variables,
+        "dataset": ds, "workload": wl, "config": config, "steps": steps})
 
 
 # ---------------------------------------------------------------- loading
@@ -270,8 +462,8 @@ def _allowed_keys(model: type[BaseModel], loc: tuple) -> list[str] | None:
             current = _model_in(current.model_fields[part].annotation)
         elif part in _STEP_TAGS:
             current = _STEP_TAGS[part]  # discriminated union: pydantic puts the tag in loc
-        elif current is Profile:
-            continue  # dict key of `profiles`
+        elif current in (Profile, AxisVariant):
+            continue  # dict key of `profiles` / `variants`
         else:
             return None
     if isinstance(current, type) and issubclass(current, BaseModel):
