@@ -19,7 +19,8 @@ from .files import write_json_atomic
 from .metrics import MetricSpec, flatten, judged_keys
 from .progress import Progress
 from .report import VERDICT_MARK
-from .runner import execute, plan_run
+from .runner import execute, plan_run, use_snapshots
+from .snapshots import SnapshotCache
 from .stats import DEFAULT_CONFIDENCE, Verdict, judge_estimate, paired_interval
 
 
@@ -60,6 +61,7 @@ def run_ab(scenario: str, profile: str, sides: tuple[Side, Side], rounds: int, o
             progress.info(f"== round {r + 1} of {rounds}, side {side.name.upper()}: {side.describe()}")
             plan = plan_run(side.scenario or scenario, profile, side.server_spec, side.overrides,
                             workdir_parent / f"perfci-ab-{uuid.uuid4().hex[:8]}")
+            use_snapshots(plan, SnapshotCache())  # both sides start from the very same dataset
             result = execute(plan, progress, runner_class=runner_class)
             result["ab"] = {"id": ab_id, "side": side.name, "round": r + 1, "of": rounds}
             write_json_atomic(Path(out_dir) / f"{result['id']}.json", result)

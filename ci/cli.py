@@ -26,6 +26,7 @@ from .report import comparison_markdown, matrix_markdown, summary_markdown
 from .results import expand, load_result
 from .runner import execute, plan_run, plan_runs
 from .scenario import all_scenario_files, cases, load_scenario, resolve
+from .snapshots import SnapshotCache
 from .stats import DEFAULT_CONFIDENCE, DEFAULT_CV_FLOOR, DEFAULT_PRIOR_CV
 
 RUN_EPILOG = """\b
@@ -73,7 +74,9 @@ def cli():
 @click.option("--profile", "-p", default="smoke", show_default=True,
               help="Scale of the run: smoke (<= 3 min), nightly (~30 min), seed (the seed report's size).")
 @click.option("--server", "server_spec", default="local", show_default=True, metavar="SPEC",
-              help="Server to test: 'local' (mariadbd/mysqld on PATH) or 'local:/path/to/basedir'.")
+              help="Server to test: local, local:/path/to/basedir, docker:IMAGE:TAG[@sha256:…], "
+                   "tarball:/path/or/url.tar.gz, build:FLAVOR@GIT_REF, dsn:mysql://USER@HOST:PORT "
+                   "(password in $PERFCI_DSN_PASSWORD).")
 @click.option("--config", "configs", multiple=True, metavar="NAME=VALUE",
               help="Server option for this run only, on top of the scenario's (repeatable). "
                    "Recorded in the result; an option the server does not know is an error.")
@@ -88,11 +91,16 @@ def cli():
 @click.option("--workdir", type=click.Path(path_type=Path), default=None,
               help="Where datadirs are created (use the disk under test). Default: the system temp dir.")
 @click.option("--keep-workdir", is_flag=True, help="Keep the datadir, my.cnf and logs after the run.")
+@click.option("--no-snapshot", is_flag=True,
+              help="Prepare the dataset even where the scenario allows restoring it from the snapshot cache.")
+@click.option("--snapshot-dir", type=click.Path(path_type=Path), default=None, envvar="PERFCI_SNAPSHOT_DIR",
+              help="Dataset snapshot cache (default ~/.cache/perfci/snapshots; evicted LRU beyond "
+                   "$PERFCI_SNAPSHOT_MAX_GB, default 50).")
 @click.option("--runner-class", envvar="PERFCI_RUNNER_CLASS", default="local", show_default=True,
               help="Label of this host's kind (baselines are kept per runner class). Env: PERFCI_RUNNER_CLASS.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress output; print only result paths and summaries.")
 def run(scenario, profile, server_spec, configs, config_file, case_patterns, out_dir, repeat, workdir, keep_workdir,
-        runner_class, quiet):
+        no_snapshot, snapshot_dir, runner_class, quiet):
     """Run SCENARIO (a name from scenarios/ or a path to a .yaml file)."""
     _handle_cancellation()
     progress = Progress(quiet=quiet)
@@ -103,7 +111,9 @@ def run(scenario, profile, server_spec, configs, config_file, case_patterns, out
         parent = Path(workdir or tempfile.gettempdir())
         written = []
         for i in range(repeat):
-            plans = plan_runs(scenario, profile, server_spec, overrides, parent, list(case_patterns))
+            snapshots = None if no_snapshot else SnapshotCache(snapshot_dir)
+            plans = plan_runs(scenario, profile, server_spec, overrides, parent, list(case_patterns),
+                              snapshots=snapshots)
             if repeat > 1:
                 progress.info(f"== run {i + 1} of {repeat}")
             for plan in plans:

@@ -28,11 +28,11 @@ from .quiesce import quiesce
 from .providers import open_provider
 from .results import RESULT_SCHEMA
 from .baseline import slug
+from .snapshots import Lookup, SnapshotCache, data_prefix, shrink_redo, snapshot_spec, spec_key
 from .scenario import (ApplyLayoutStep, DeleteRandomStep, MeasureStep, PrepareStep, ResolvedScenario,
                        SqlStep, cases, config_text, load_scenario, resolve)
 
 DATABASE = "sbtest"
-BENCH_USER = "perfci"
 
 
 @dataclass
@@ -48,6 +48,7 @@ class RunPlan:
     server_spec: str
     argv: list[str] = field(default_factory=list)
     skip_reason: str | None = None  # the case cannot run as specified on this server
+    snapshots: SnapshotCache | None = None  # None: always prepare
 
 
 def _utc_now() -> str:
@@ -55,15 +56,25 @@ def _utc_now() -> str:
 
 
 def plan_runs(scenario_arg: str, profile: str, server_spec: str, overrides: list[Requested],
-              parent: Path, case_patterns: list[str] | None = None, argv: list[str] | None = None) -> list[RunPlan]:
-    """One plan per case of the scenario at `profile` (one workdir under `parent` each)."""
+              parent: Path, case_patterns: list[str] | None = None, argv: list[str] | None = None,
+              snapshots: SnapshotCache | None = None) -> list[RunPlan]:
+    """One plan per case of the scenario at `profile` (one workdir under `parent` each).
+    `snapshots`: the cache to use where the scenario allows it (None: always prepare)."""
     scenario, path = load_scenario(scenario_arg)
     sysbench.version()  # fails early with an install hint
     plans = []
     for resolved in cases(scenario, profile, str(path), case_patterns):
         workdir = parent / f"perfci-{uuid.uuid4().hex[:8]}"
-        plans.append(_plan_case(resolved, path, server_spec, overrides, workdir, argv or []))
+        plans.append(use_snapshots(_plan_case(resolved, path, server_spec, overrides, workdir, argv or []), snapshots))
     return plans
+
+
+def use_snapshots(plan: RunPlan, cache: SnapshotCache | None) -> RunPlan:
+    """Let the plan restore/save its dataset where the scenario and provider allow it."""
+    r = plan.resolved
+    if cache is not None and r.snapshot and plan.provider.supports_snapshots and data_prefix(r):
+        plan.snapshots = cache
+    return plan
 
 
 def plan_run(scenario_arg: str, profile: str, server_spec: str, overrides: list[Requested],
@@ -136,12 +147,37 @@ class ScenarioExecution:
             cur.execute("SELECT VERSION(), @@version_comment")
             version, comment = cur.fetchone()
             cur.execute(f"CREATE DATABASE IF NOT EXISTS {DATABASE}")
-            cur.execute(f"CREATE USER IF NOT EXISTS '{BENCH_USER}'@'127.0.0.1'")
-            cur.execute(f"GRANT ALL ON *.* TO '{BENCH_USER}'@'127.0.0.1'")
-        self.bench_conn = sysbench.Connection("127.0.0.1", self.server.port, BENCH_USER, "", DATABASE)
+            self.bench_conn = self.server.bench_connection(cur, DATABASE)
         running = identify(version, comment)
         return {"flavor": running.flavor, "version": str(running.version),
                 "full_version": running.full_version, "version_comment": running.comment}
+
+    def table_states(self) -> dict:
+        """Row count and CHECKSUM TABLE of every table: the identity of a dataset."""
+        out = {}
+        with self.server.connect(DATABASE) as conn, conn.cursor() as cur:
+            for table in self.resolved.table_names():
+                cur.execute(f"SELECT COUNT(*) FROM {table}")
+                rows = cur.fetchone()[0]
+                cur.execute(f"CHECKSUM TABLE {table}")
+                out[table] = {"rows": rows, "checksum": cur.fetchone()[1]}
+        return out
+
+    def wait_buffer_pool_load(self, timeout_s: float = 300) -> str:
+        """After a restart: let the buffer pool dump taken at shutdown load, so a
+        restored and a freshly prepared dataset start equally warm."""
+        deadline = time.monotonic() + timeout_s
+        status = ""
+        with self.server.connect() as conn, conn.cursor() as cur:
+            while time.monotonic() < deadline:
+                cur.execute("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_load_status'")
+                row = cur.fetchone()
+                status = row[1] if row else ""
+                if not status or "completed" in status or "not started" in status.lower() \
+                        or "abort" in status.lower() or "cannot" in status.lower():
+                    break
+                time.sleep(0.5)
+        return status
 
     def effective_config(self) -> dict:
         with self.server.connect() as conn, conn.cursor() as cur:
@@ -150,8 +186,8 @@ class ScenarioExecution:
 
     # ---------------------------------------------------------------- steps
 
-    def run_all(self) -> None:
-        for step in self.resolved.steps:
+    def run_steps(self, steps: list) -> None:
+        for step in steps:
             label = f"{step.kind} {step.name}" if step.kind != "measure" else f"measure {step.phase}"
             started = _utc_now()
             cmp_before = None
@@ -321,6 +357,53 @@ class ScenarioExecution:
         return out
 
 
+class _SnapshotUse:
+    """One run's use of the snapshot cache: restore, or prepare then save."""
+
+    def __init__(self, plan: RunPlan):
+        self.plan = plan
+        self.cache = plan.snapshots
+        self.spec = snapshot_spec(plan.resolved, plan.provider.identity, plan.config_options)
+        self.key = spec_key(self.spec)
+        self.found: Lookup | None = None
+
+    def lookup(self) -> Path | None:
+        self.found = self.cache.lookup(self.key, self.plan.provider.identity.full_version)
+        return self.found.datadir
+
+    def restored(self, execution: "ScenarioExecution", start_s: float) -> dict:
+        manifest = self.found.manifest
+        with execution.progress.step("verify restored dataset"):
+            bp = execution.wait_buffer_pool_load()
+            tables = execution.table_states()
+        if tables != manifest["tables"]:
+            raise InfraFailure(f"snapshot {self.key}: restored tables differ from the manifest "
+                               f"({tables} vs {manifest['tables']}); remove {self.cache.root / self.key}")
+        execution.steps.append({"name": "restore-snapshot", "kind": "snapshot_restore", "duration_s": round(start_s, 3),
+                                "replaces": [s["name"] for s in manifest["steps"]], "buffer_pool_load": bp})
+        return {"tables": tables, "snapshot": {"key": self.key, "restored": True, "note": self.found.note,
+                                               "created_at": manifest["created_at"], "bytes": manifest["bytes"],
+                                               "prepared_steps": manifest["steps"], "restore_s": round(start_s, 3)}}
+
+    def prepare_and_save(self, execution: "ScenarioExecution") -> dict:
+        r, server = self.plan.resolved, self.plan.provider
+        execution.run_steps(data_prefix(r))
+        tables = execution.table_states()
+        with execution.progress.step("snapshot: slow shutdown, copy the datadir, restart"):
+            with server.connect() as conn:
+                shrink_redo(conn, server.identity)
+            clean = server.stop(slow=True)
+            entry = self.cache.save(self.key, self.spec, server.datadir,
+                                    {"flavor": server.identity.flavor, "full_version": server.identity.full_version},
+                                    clean, tables, execution.steps[:])
+            server.start(self.plan.config_options)  # the same datadir, as cold as a restore
+            execution.setup()
+            bp = execution.wait_buffer_pool_load()
+        note = self.found.note if entry else "the shutdown was not clean: snapshot not saved"
+        return {"tables": tables, "snapshot": {"key": self.key, "restored": False, "saved": entry is not None,
+                                               "note": note, "buffer_pool_load": bp}}
+
+
 def reproduce_command(plan: RunPlan) -> str:
     args = ["perfci", "run", plan.resolved.name, "--profile", plan.resolved.profile, "--server", plan.server_spec]
     if plan.resolved.case != "default":
@@ -342,7 +425,7 @@ def execute(plan: RunPlan, progress: Progress, keep_workdir: bool = False, runne
     for warning in host["check"]["warnings"]:
         progress.info(f"  warning: {warning}")
     case = "" if r.case == "default" else f" case {r.case}"
-    progress.info(f"perfci: {r.name} --profile {r.profile}{case} on {server.identity.label} ({server.binary}); "
+    progress.info(f"perfci: {r.name} --profile {r.profile}{case} on {server.identity.label} ({server.where}); "
                   f"expected ~{r.expected_minutes:g} min")
     for note in plan.config_notes:
         progress.info(f"  note: {note['option']} {note['action']}: {note['reason']}")
@@ -350,18 +433,27 @@ def execute(plan: RunPlan, progress: Progress, keep_workdir: bool = False, runne
     server_info: dict = {"flavor": server.identity.flavor, "version": str(server.identity.version)}
     effective: dict = {}
     execution = None
+    dataset: dict = {}
     if skip_reason is None:
         try:
-            with progress.step("start server"):
-                server.start(plan.config_options)
+            snap = _SnapshotUse(plan) if plan.snapshots else None
+            restore = snap.lookup() if snap else None
+            t_start = time.monotonic()
+            with progress.step("start server" + (" from the dataset snapshot" if restore else "")):
+                server.start(plan.config_options, restore_from=restore)
             logs_dir = server.workdir / "logs"
             logs_dir.mkdir(exist_ok=True)
             execution = ScenarioExecution(plan, progress, logs_dir)
             server_info = execution.setup()
             effective = execution.effective_config()
             skip_reason = _ignored_axis_option(r, {normalize(k): v for k, v in effective.items()})
-            if skip_reason is None:
-                execution.run_all()
+            if skip_reason is None and snap:
+                dataset = snap.restored(execution, time.monotonic() - t_start) if restore \
+                    else snap.prepare_and_save(execution)
+                execution.run_steps(r.steps[len(data_prefix(r)):])
+                effective = execution.effective_config()
+            elif skip_reason is None:
+                execution.run_steps(r.steps)
                 effective = execution.effective_config()
         finally:
             with progress.step("shut down server"):
@@ -400,6 +492,7 @@ def execute(plan: RunPlan, progress: Progress, keep_workdir: bool = False, runne
             "hash": r.content_hash(),
             "resolved": r.model_dump(mode="json"),
         },
+        "dataset": dataset,
         "steps": execution.steps if ran else [],
         "phases": execution.phases if ran else {},
         "headline": execution.headline() if ran else {},

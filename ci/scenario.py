@@ -280,6 +280,8 @@ class Scenario(StrictModel):
     headline: list[Headline] = []
     compare: list[CompareSpec] = Field([], description="metrics judged against baselines; default: see ci/metrics.py")
     axes: list[Axis] = Field([], description="the case matrix: one case per point of the product of axes")
+    snapshot: bool = Field(False, description="keep the dataset built by the leading data steps in the snapshot "
+                                              "cache and restore it on later runs (not where load time is a metric)")
 
     @model_validator(mode="after")
     def _consistent(self):
@@ -334,6 +336,7 @@ class ResolvedScenario(StrictModel):
     steps: list[Step]
     headline: list[Headline]
     expected_minutes: float
+    snapshot: bool = False
 
     def content_hash(self) -> str:
         # defaults left out: a new optional field does not change the hash of existing scenarios
@@ -390,6 +393,7 @@ def resolve(scenario: Scenario, profile: str, source: str = "") -> ResolvedScena
         steps=steps,
         headline=scenario.headline,
         expected_minutes=p.expected_minutes,
+        snapshot=scenario.snapshot,
     )
 
 

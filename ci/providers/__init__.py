@@ -1,24 +1,30 @@
-"""Server providers: where a server binary comes from and how it is run.
-
-Spec grammar (shared by every command): `local` (mariadbd/mysqld on PATH) or
-`local:/path/to/basedir` (or the binary itself). `docker:`, `tarball:`, `build:`
-and `dsn:` are reserved for the providers that follow the local one.
-"""
+"""Server providers: where a server comes from and how it is run. The spec grammar
+is in `spec.py`; every provider offers the same methods (start, connect, stop,
+cleanup, known_options, describe, bench_connection) so the runner does not care."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import BadInput
-from .local import LocalServer
+from .spec import GRAMMAR, ServerSpec, parse_spec
 
-FUTURE_SCHEMES = ("docker", "tarball", "build", "dsn")
+__all__ = ["GRAMMAR", "ServerSpec", "open_provider", "parse_spec"]
 
 
-def open_provider(spec: str, workdir: Path) -> LocalServer:
-    scheme, _, rest = spec.partition(":")
-    if scheme == "local":
-        return LocalServer(Path(rest) if rest else None, workdir)
-    if scheme in FUTURE_SCHEMES:
-        raise BadInput(f"--server {spec!r}: the {scheme!r} provider is not available yet; use local or local:/path/to/basedir")
-    raise BadInput(f"--server {spec!r}: unknown scheme {scheme!r}; allowed: local, local:/path/to/basedir")
+def open_provider(spec_text: str, workdir: Path):
+    spec = parse_spec(spec_text)
+    if spec.scheme == "local":
+        from .local import LocalServer
+        return LocalServer(Path(spec.path) if spec.path else None, workdir)
+    if spec.scheme in ("tarball", "build"):
+        from .basedirs import build_basedir, tarball_basedir
+        from .local import LocalServer
+        basedir = tarball_basedir(spec) if spec.scheme == "tarball" else build_basedir(spec)
+        server = LocalServer(basedir, workdir)
+        server.kind = spec.scheme
+        return server
+    if spec.scheme == "docker":
+        from .docker import DockerServer
+        return DockerServer(spec.image, workdir)
+    from .dsn import DsnServer
+    return DsnServer(spec, workdir)

@@ -43,6 +43,15 @@ def tail(path: Path, lines: int = 20) -> str:
         return f"(no log at {path})"
 
 
+def copy_tree(src: Path, dst: Path) -> None:
+    """Copy a datadir: reflinks where the filesystem can (XFS, btrfs: instant), else bytes."""
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(dst, ignore_errors=True)
+    done = subprocess.run(["cp", "-a", "--reflink=auto", str(src), str(dst)], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise InfraFailure(f"copying {src} to {dst} failed: {done.stderr.strip()}")
+
+
 def server_search_path() -> str:
     """Where `local` looks for mariadbd/mysqld: $PERFCI_SERVER_PATH if set, else
     $PATH plus the sbin dirs packages install servers into (often not on a user's PATH)."""
@@ -71,6 +80,7 @@ def _find_binary(basedir: Path | None) -> Path:
 
 class LocalServer:
     kind = "local"
+    supports_snapshots = True  # the datadir is a host directory we own
 
     def __init__(self, basedir: Path | None, workdir: Path):
         self.binary = _find_binary(basedir)
@@ -113,6 +123,17 @@ class LocalServer:
     def describe(self) -> dict:
         return {"provider": self.kind, "binary": str(self.binary),
                 "basedir": str(self.basedir) if self.basedir else None}
+
+    @property
+    def where(self) -> str:
+        return str(self.binary)
+
+    def bench_connection(self, cur, database: str):
+        """A benchmark account for sysbench, created over the root connection `cur`."""
+        from ..sysbench import Connection
+        cur.execute("CREATE USER IF NOT EXISTS 'perfci'@'127.0.0.1'")
+        cur.execute("GRANT ALL ON *.* TO 'perfci'@'127.0.0.1'")
+        return Connection("127.0.0.1", self.port, "perfci", "", database)
 
     # -------------------------------------------------------- lifecycle
 
@@ -167,13 +188,18 @@ class LocalServer:
                 return Path(found)
         raise BadInput(f"mariadb-install-db not found for {self.binary}; {INSTALL_HINT}")
 
-    def start(self, options: dict, timeout_s: float = READY_TIMEOUT_S) -> None:
+    def start(self, options: dict, restore_from: Path | None = None, timeout_s: float = READY_TIMEOUT_S) -> None:
+        """Start on a new datadir, or on a copy of `restore_from` (a snapshot's datadir)."""
         self.workdir.mkdir(parents=True, exist_ok=True)
         (self.workdir / "tmp").mkdir(exist_ok=True)
-        self.socket_dir = Path(tempfile.mkdtemp(prefix="perfci-sock-"))  # short: sun_path is 108 bytes
-        self.port = free_port()
+        if self.socket_dir is None:
+            self.socket_dir = Path(tempfile.mkdtemp(prefix="perfci-sock-"))  # short: sun_path is 108 bytes
+            self.port = free_port()
         self.cnf_path.write_text(mycnf.render(self._harness_options(), options))
-        self._initialize()
+        if restore_from is not None:
+            copy_tree(restore_from, self.datadir)
+        elif not self.datadir.exists():
+            self._initialize()
         with (self.workdir / "mysqld.out").open("w") as out:
             self.proc = subprocess.Popen(
                 [str(self.binary), f"--defaults-file={self.cnf_path}"],
@@ -206,23 +232,30 @@ class LocalServer:
     def pid(self) -> int | None:
         return self.proc.pid if self.proc else None
 
-    def stop(self) -> None:
-        """Clean shutdown; escalate to SIGTERM and SIGKILL if it hangs."""
+    def stop(self, slow: bool = False) -> bool:
+        """Clean shutdown (`slow`: purge and change-buffer merge first, as a snapshot
+        needs); escalate to SIGTERM and SIGKILL if it hangs. True if it was clean."""
         if not self.proc or self.proc.poll() is not None:
-            return
+            return False
+        clean = True
         try:
             with self.connect() as conn, conn.cursor() as cur:
+                if slow:
+                    cur.execute("SET GLOBAL innodb_fast_shutdown = 0")
                 cur.execute("SHUTDOWN")
         except pymysql.err.MySQLError:
+            clean = False
             self.proc.send_signal(signal.SIGTERM)
         for sig in (None, signal.SIGTERM, signal.SIGKILL):
             if sig is not None:
+                clean = False
                 self.proc.send_signal(sig)
             try:
-                self.proc.wait(timeout=SHUTDOWN_TIMEOUT_S if sig is None else 60)
-                return
+                rc = self.proc.wait(timeout=SHUTDOWN_TIMEOUT_S if sig is None else 60)
+                return clean and rc == 0
             except subprocess.TimeoutExpired:
                 continue
+        return False
 
     def cleanup(self, keep_workdir: bool = False) -> None:
         if self.socket_dir:

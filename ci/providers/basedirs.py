@@ -1,0 +1,95 @@
+"""Basedirs for `tarball:` and `build:` specs; both then run like `local:BASEDIR`.
+
+A tarball (a path, or an https URL downloaded once) is unpacked to a cache dir
+keyed by its sha256, so a nightly run does not unpack it again. A `build:` spec
+points at the install dir scripts/build-server made for that flavor and ref.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tarfile
+import urllib.request
+from pathlib import Path
+
+from ..errors import BadInput, InfraFailure
+from .spec import ServerSpec
+
+BINARY_NAMES = ("mariadbd", "mysqld")
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("PERFCI_CACHE") or Path.home() / ".cache" / "perfci")
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _download(url: str, spec: ServerSpec) -> Path:
+    target = cache_root() / "downloads" / hashlib.sha256(url.encode()).hexdigest()[:16] / url.rsplit("/", 1)[-1]
+    if target.is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(target.name + ".partial")
+    try:
+        with urllib.request.urlopen(url, timeout=60) as response, partial.open("wb") as out:
+            shutil.copyfileobj(response, out)
+    except OSError as exc:
+        raise InfraFailure(f"--server {spec.text}: download failed: {exc}") from None
+    partial.replace(target)
+    return target
+
+
+def find_server_binary(root: Path) -> Path | None:
+    """bin/mariadbd or bin/mysqld at `root` or one directory below (tarballs wrap a top dir)."""
+    for base in [root, *sorted(p for p in root.iterdir() if p.is_dir())] if root.is_dir() else []:
+        for sub in ("bin", "sbin", "libexec"):
+            for name in BINARY_NAMES:
+                if (base / sub / name).is_file():
+                    return base / sub / name
+    return None
+
+
+def tarball_basedir(spec: ServerSpec) -> Path:
+    archive = _download(spec.path, spec) if spec.path.startswith("https://") else Path(spec.path)
+    if not archive.is_file():
+        raise BadInput(f"--server {spec.text}: no such file")
+    unpacked = cache_root() / "tarballs" / _sha256(archive)[:16]
+    if not unpacked.is_dir():
+        partial = unpacked.with_name(unpacked.name + ".partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        partial.mkdir(parents=True)
+        try:
+            with tarfile.open(archive) as tar:
+                tar.extractall(partial, filter="data")  # no absolute paths, links out, devices
+        except (tarfile.TarError, OSError) as exc:
+            shutil.rmtree(partial, ignore_errors=True)
+            raise BadInput(f"--server {spec.text}: not a readable tarball ({exc})") from None
+        partial.replace(unpacked)
+    binary = find_server_binary(unpacked)
+    if binary is None:
+        raise BadInput(f"--server {spec.text}: the tarball has no bin/mariadbd or bin/mysqld (unpacked in {unpacked})")
+    return binary.parent.parent
+
+
+def build_basedir(spec: ServerSpec) -> Path:
+    """The install dir of scripts/build-server for this flavor and ref (it prints it;
+    a cached build returns at once)."""
+    script = REPO_ROOT / "scripts" / "build-server"
+    done = subprocess.run([str(script), spec.flavor, spec.ref], capture_output=True, text=True)
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
+        raise InfraFailure(f"--server {spec.text}: scripts/build-server failed: {last}")
+    basedir = Path(done.stdout.strip().splitlines()[-1])
+    if find_server_binary(basedir) is None:
+        raise InfraFailure(f"--server {spec.text}: {basedir} has no bin/mariadbd or bin/mysqld")
+    return basedir

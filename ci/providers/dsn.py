@@ -1,0 +1,150 @@
+"""The `dsn` provider: an existing server that perfci neither starts nor stops.
+
+What a scenario asks of the server config is applied with SET GLOBAL where the
+variable is dynamic and restored afterwards; an option that would need a restart
+is refused before any work (we cannot restart someone else's server). perfci
+creates its own database and drops only that; it refuses to touch one it did not
+create. Every change is listed in the result (`server.dsn_actions`).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pymysql
+
+from ..capabilities import normalize
+from ..errors import BadInput, InfraFailure
+from ..flavor import ServerIdentity, identify
+from .spec import ServerSpec
+
+PASSWORD_ENV = "PERFCI_DSN_PASSWORD"
+DATABASE = "sbtest"
+# Settings perfci starts servers with that an existing server simply has.
+HARNESS_OWNED = {"innodb_monitor_enable"}
+
+
+def _same(current, wanted) -> bool:
+    if current is None:
+        return False
+    a, b = str(current).strip().lower(), str(wanted).strip().lower()
+    aliases = {"on": "1", "off": "0", "true": "1", "false": "0"}
+    if aliases.get(a, a) == aliases.get(b, b):
+        return True
+    try:  # sizes: 512M vs 536870912
+        from ..capabilities import parse_size
+        return parse_size(current) == parse_size(wanted)
+    except ValueError:
+        return False
+
+
+class DsnServer:
+    kind = "dsn"
+    supports_snapshots = False  # not our datadir
+
+    def __init__(self, spec: ServerSpec, workdir):
+        from pathlib import Path
+        self.spec = spec
+        self.workdir = Path(workdir)
+        self.port = spec.port
+        self.host = spec.host
+        self.password = os.environ.get(PASSWORD_ENV, "")
+        self.pid = None  # another host's process (or not ours to watch)
+        self.actions: list[dict] = []
+        self._restore: dict[str, object] = {}
+        self._created_db = False
+        try:
+            with self.connect() as conn, conn.cursor() as cur:
+                cur.execute("SELECT VERSION(), @@version_comment")
+                version, comment = cur.fetchone()
+                cur.execute("SHOW GLOBAL VARIABLES")
+                self.variables = {normalize(k): v for k, v in cur.fetchall()}
+        except pymysql.err.MySQLError as exc:
+            raise InfraFailure(f"--server {spec.text}: cannot connect: {exc.args[-1] if exc.args else exc}") from None
+        self.identity: ServerIdentity = identify(version, comment)
+
+    @property
+    def where(self) -> str:
+        return f"{self.spec.user}@{self.host}:{self.port}"
+
+    def known_options(self) -> set[str]:
+        return set(self.variables)
+
+    def describe(self) -> dict:
+        return {"provider": self.kind, "dsn": self.spec.text, "dsn_actions": self.actions}
+
+    def connect(self, database: str | None = None, **kw) -> pymysql.connections.Connection:
+        return pymysql.connect(host=self.host, port=self.port, user=self.spec.user, password=self.password,
+                               database=database, autocommit=True, connect_timeout=5, **kw)
+
+    def bench_connection(self, cur, database: str):
+        from ..sysbench import Connection
+        return Connection(self.host, self.port, self.spec.user, self.password, database)
+
+    # -------------------------------------------------------- lifecycle
+
+    def start(self, options: dict, restore_from=None) -> None:
+        """Apply the config with SET GLOBAL and create our database; refuse (and undo)
+        if an option would need a restart, or the database exists already."""
+        if restore_from is not None:
+            raise AssertionError("dsn servers have no snapshots")
+        with self.connect() as conn, conn.cursor() as cur:
+            cur.execute("SELECT 1 FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = %s", (DATABASE,))
+            if cur.fetchone():
+                raise BadInput(f"--server {self.spec.text}: database {DATABASE!r} exists and perfci did not create it; "
+                               "it drops only what it created - drop or rename it first")
+            refused = []
+            for name, value in options.items():
+                key = normalize(name)
+                if key in HARNESS_OWNED or value is None or _same(self.variables.get(key), value):
+                    continue
+                try:
+                    cur.execute(f"SET GLOBAL {key} = %s", (_sql_value(value),))
+                except pymysql.err.MySQLError as exc:
+                    refused.append(f"{key}={value} (the server has {self.variables.get(key)!r}: {exc.args[-1]})")
+                    continue
+                self._restore[key] = self.variables[key]
+                self.actions.append({"action": "set_global", "variable": key, "value": value,
+                                     "previous": self.variables[key]})
+            if refused:
+                self.stop()
+                raise BadInput(f"--server {self.spec.text}: needs a restart to apply: {'; '.join(refused)}. "
+                               "Set these on the server, or use a server perfci starts (local, docker, tarball)")
+            cur.execute(f"CREATE DATABASE {DATABASE}")
+            self._created_db = True
+            self.actions.append({"action": "created_database", "database": DATABASE})
+
+    def stop(self, slow: bool = False) -> bool:
+        """Undo what start did: drop our database, restore changed variables."""
+        try:
+            with self.connect() as conn, conn.cursor() as cur:
+                if self._created_db:
+                    cur.execute(f"DROP DATABASE IF EXISTS {DATABASE}")
+                    self._created_db = False
+                    self.actions.append({"action": "dropped_database", "database": DATABASE})
+                for key, previous in self._restore.items():
+                    cur.execute(f"SET GLOBAL {key} = %s", (_sql_value(previous),))
+                    self.actions.append({"action": "restored_global", "variable": key, "value": previous})
+                self._restore = {}
+        except pymysql.err.MySQLError as exc:
+            raise InfraFailure(f"--server {self.spec.text}: could not undo perfci's changes: {exc}") from None
+        return False  # never a snapshot source
+
+    def cleanup(self, keep_workdir: bool = False) -> None:
+        import shutil
+        if not keep_workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def _sql_value(value):
+    """SET GLOBAL takes numbers as numbers and ON/OFF as words; sizes as bytes."""
+    if isinstance(value, bool):
+        return "ON" if value else "OFF"
+    if isinstance(value, (int, float)):
+        return value
+    text = str(value)
+    from ..capabilities import parse_size
+    try:
+        return parse_size(text)
+    except ValueError:
+        return text

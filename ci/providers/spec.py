@@ -1,0 +1,105 @@
+"""The `--server` spec grammar, shared by every command and workflow:
+
+    local                                   mariadbd/mysqld found on PATH (and sbin dirs)
+    local:/path/to/basedir                  a basedir (bin/mysqld) or the binary itself
+    docker:IMAGE:TAG[@sha256:DIGEST]        an image, e.g. docker:percona/percona-server:8.0.36
+    tarball:/path/or/https-url.tar.gz       a binary tarball, unpacked once to a cache
+    build:FLAVOR@GIT_REF                    the install dir scripts/build-server made
+    dsn:mysql://USER@HOST:PORT              an existing server (password: $PERFCI_DSN_PASSWORD)
+
+Parsing only checks the spec's shape; each provider checks what it points at.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from ..errors import BadInput
+
+GRAMMAR = ("local, local:/path/to/basedir, docker:IMAGE:TAG[@sha256:DIGEST], tarball:/path/or/url.tar.gz, "
+           "build:FLAVOR@GIT_REF, dsn:mysql://USER@HOST:PORT")
+BUILD_FLAVORS = ("mysql", "percona", "mariadb")
+
+# registry/namespace/name (lower case path components), then :tag, then optional digest
+_IMAGE_RE = re.compile(r"^(?P<name>[a-z0-9]+(?:[._-][a-z0-9]+)*(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*"
+                       r"|[a-z0-9.-]+(?::\d+)?(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)+)"
+                       r"(?::(?P<tag>[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}))?"
+                       r"(?:@(?P<digest>sha256:[0-9a-f]{64}))?$")
+_GIT_REF_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$")
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    scheme: str
+    text: str             # the spec as given (recorded in results; never holds a password)
+    path: str = ""        # local basedir, tarball path/url
+    image: str = ""       # docker: name:tag[@digest]
+    digest: str = ""
+    flavor: str = ""      # build:
+    ref: str = ""
+    user: str = ""        # dsn:
+    host: str = ""
+    port: int = 0
+
+
+def _bad(spec: str, why: str) -> BadInput:
+    return BadInput(f"--server {spec!r}: {why}")
+
+
+def parse_spec(spec: str) -> ServerSpec:
+    scheme, sep, rest = spec.partition(":")
+    if scheme == "local":
+        return ServerSpec("local", spec, path=rest)
+    if not sep or not rest:
+        if scheme in ("docker", "tarball", "build", "dsn"):
+            raise _bad(spec, f"{scheme}: needs a target; allowed: {GRAMMAR}")
+        raise _bad(spec, f"unknown scheme {scheme!r}; allowed: {GRAMMAR}")
+    if scheme == "docker":
+        return _docker(spec, rest)
+    if scheme == "tarball":
+        if not (rest.endswith((".tar.gz", ".tgz", ".tar.xz", ".tar"))):
+            raise _bad(spec, "tarball: must name a .tar.gz, .tgz, .tar.xz or .tar file")
+        if "://" in rest and not rest.startswith("https://"):
+            raise _bad(spec, "tarball: only https:// URLs (or a local path) are allowed")
+        return ServerSpec("tarball", spec, path=rest)
+    if scheme == "build":
+        flavor, at, ref = rest.partition("@")
+        if flavor not in BUILD_FLAVORS or not at:
+            raise _bad(spec, f"build: expected build:FLAVOR@GIT_REF with FLAVOR one of {', '.join(BUILD_FLAVORS)}")
+        if not _GIT_REF_RE.match(ref) or ".." in ref:
+            raise _bad(spec, f"build: {ref!r} is not a git ref (branch, tag or commit)")
+        return ServerSpec("build", spec, flavor=flavor, ref=ref)
+    if scheme == "dsn":
+        return _dsn(spec, rest)
+    raise _bad(spec, f"unknown scheme {scheme!r}; allowed: {GRAMMAR}")
+
+
+def _docker(spec: str, rest: str) -> ServerSpec:
+    m = _IMAGE_RE.match(rest)
+    if not m:
+        raise _bad(spec, "docker: not an image reference; expected IMAGE:TAG[@sha256:DIGEST], "
+                         "e.g. docker:percona/percona-server:8.0.36")
+    if not m.group("tag"):
+        raise _bad(spec, "docker: the image needs a tag (e.g. mysql:8.0.42): "
+                         "'latest' moves, and a pinned scenario needs a pinned server")
+    return ServerSpec("docker", spec, image=rest, digest=m.group("digest") or "")
+
+
+def _dsn(spec: str, rest: str) -> ServerSpec:
+    url = urlsplit(rest)
+    if url.scheme not in ("mysql", "mariadb"):
+        raise _bad(spec, "dsn: expected dsn:mysql://USER@HOST:PORT")
+    if url.password is not None:
+        raise _bad(spec, "dsn: do not put a password in the spec (it ends up in logs and results); "
+                         "set PERFCI_DSN_PASSWORD instead")
+    try:
+        port = url.port or 3306
+    except ValueError:
+        raise _bad(spec, "dsn: the port must be a number") from None
+    if not url.username or not url.hostname:
+        raise _bad(spec, "dsn: needs a user and a host, e.g. dsn:mysql://bench@127.0.0.1:3306")
+    if url.path not in ("", "/"):
+        raise _bad(spec, "dsn: give no database; perfci creates and drops its own")
+    return ServerSpec("dsn", spec, user=url.username, host=url.hostname, port=port)
