@@ -433,9 +433,12 @@ def _apply_point(base: ResolvedScenario, scenario_steps: list, point: list, sour
         variables.update(v.vars)
     case_id = "/".join(axis.case_part(value_id) for axis, value_id in point)
     try:
-        ds, wl = Dataset(**dataset), Workload(**workload)
+        ds = Dataset(**dataset)
+        wl = Workload(**workload)
     except ValidationError as exc:
-        raise BadInput(f"{source}: case {case_id}: {validation_message('', exc).lstrip(': ')}") from None
+        err = exc.errors()[0]
+        where = f"{exc.title.lower()}.{_format_loc(tuple(err['loc']))}" if err["loc"] else exc.title.lower()
+        raise BadInput(f"{source}: case {case_id}: {where}: {err['msg'].removeprefix('Value error, ')}") from None
     steps = _expand_sweeps(scenario_steps, wl)
     return base.model_copy(update={
         "case": case_id, "axes": {axis.name: value_id for axis, value_id in point},

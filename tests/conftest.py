@@ -44,6 +44,14 @@ TINY_STEPS = """\
 """
 
 
+def pytest_configure(config):
+    """One dataset snapshot cache for the whole session, never the user's: the first
+    smoke run of a scenario saves its dataset, later runs restore it (and say so)."""
+    if "PERFCI_SNAPSHOT_DIR" not in os.environ:
+        import tempfile
+        os.environ["PERFCI_SNAPSHOT_DIR"] = tempfile.mkdtemp(prefix="perfci-test-snapshots-")
+
+
 def run_perfci(*args: str, env: dict | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
     return subprocess.run([*PERFCI, *args], cwd=REPO, capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, **(env or {})})

@@ -44,7 +44,7 @@ def _download(url: str, spec: ServerSpec) -> Path:
         with urllib.request.urlopen(url, timeout=60) as response, partial.open("wb") as out:
             shutil.copyfileobj(response, out)
     except OSError as exc:
-        raise InfraFailure(f"--server {spec.text}: download failed: {exc}") from None
+        raise InfraFailure(f"--server {spec.text!r}: download failed: {exc}") from None
     partial.replace(target)
     return target
 
@@ -62,7 +62,7 @@ def find_server_binary(root: Path) -> Path | None:
 def tarball_basedir(spec: ServerSpec) -> Path:
     archive = _download(spec.path, spec) if spec.path.startswith("https://") else Path(spec.path)
     if not archive.is_file():
-        raise BadInput(f"--server {spec.text}: no such file")
+        raise BadInput(f"--server {spec.text!r}: no such file")
     unpacked = cache_root() / "tarballs" / _sha256(archive)[:16]
     if not unpacked.is_dir():
         partial = unpacked.with_name(unpacked.name + ".partial")
@@ -73,11 +73,11 @@ def tarball_basedir(spec: ServerSpec) -> Path:
                 tar.extractall(partial, filter="data")  # no absolute paths, links out, devices
         except (tarfile.TarError, OSError) as exc:
             shutil.rmtree(partial, ignore_errors=True)
-            raise BadInput(f"--server {spec.text}: not a readable tarball ({exc})") from None
+            raise BadInput(f"--server {spec.text!r}: not a readable tarball ({exc})") from None
         partial.replace(unpacked)
     binary = find_server_binary(unpacked)
     if binary is None:
-        raise BadInput(f"--server {spec.text}: the tarball has no bin/mariadbd or bin/mysqld (unpacked in {unpacked})")
+        raise BadInput(f"--server {spec.text!r}: the tarball has no bin/mariadbd or bin/mysqld (unpacked in {unpacked})")
     return binary.parent.parent
 
 
@@ -88,8 +88,8 @@ def build_basedir(spec: ServerSpec) -> Path:
     done = subprocess.run([str(script), spec.flavor, spec.ref], capture_output=True, text=True)
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
-        raise InfraFailure(f"--server {spec.text}: scripts/build-server failed: {last}")
+        raise InfraFailure(f"--server {spec.text!r}: scripts/build-server failed: {last}")
     basedir = Path(done.stdout.strip().splitlines()[-1])
     if find_server_binary(basedir) is None:
-        raise InfraFailure(f"--server {spec.text}: {basedir} has no bin/mariadbd or bin/mysqld")
+        raise InfraFailure(f"--server {spec.text!r}: {basedir} has no bin/mariadbd or bin/mysqld")
     return basedir

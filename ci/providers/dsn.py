@@ -60,7 +60,7 @@ class DsnServer:
                 cur.execute("SHOW GLOBAL VARIABLES")
                 self.variables = {normalize(k): v for k, v in cur.fetchall()}
         except pymysql.err.MySQLError as exc:
-            raise InfraFailure(f"--server {spec.text}: cannot connect: {exc.args[-1] if exc.args else exc}") from None
+            raise InfraFailure(f"--server {spec.text!r}: cannot connect: {exc.args[-1] if exc.args else exc}") from None
         self.identity: ServerIdentity = identify(version, comment)
 
     @property
@@ -91,7 +91,7 @@ class DsnServer:
         with self.connect() as conn, conn.cursor() as cur:
             cur.execute("SELECT 1 FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = %s", (DATABASE,))
             if cur.fetchone():
-                raise BadInput(f"--server {self.spec.text}: database {DATABASE!r} exists and perfci did not create it; "
+                raise BadInput(f"--server {self.spec.text!r}: database {DATABASE!r} exists and perfci did not create it; "
                                "it drops only what it created - drop or rename it first")
             refused = []
             for name, value in options.items():
@@ -108,7 +108,7 @@ class DsnServer:
                                      "previous": self.variables[key]})
             if refused:
                 self.stop()
-                raise BadInput(f"--server {self.spec.text}: needs a restart to apply: {'; '.join(refused)}. "
+                raise BadInput(f"--server {self.spec.text!r}: needs a restart to apply: {'; '.join(refused)}. "
                                "Set these on the server, or use a server perfci starts (local, docker, tarball)")
             cur.execute(f"CREATE DATABASE {DATABASE}")
             self._created_db = True
@@ -127,7 +127,7 @@ class DsnServer:
                     self.actions.append({"action": "restored_global", "variable": key, "value": previous})
                 self._restore = {}
         except pymysql.err.MySQLError as exc:
-            raise InfraFailure(f"--server {self.spec.text}: could not undo perfci's changes: {exc}") from None
+            raise InfraFailure(f"--server {self.spec.text!r}: could not undo perfci's changes: {exc}") from None
         return False  # never a snapshot source
 
     def cleanup(self, keep_workdir: bool = False) -> None:

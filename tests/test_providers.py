@@ -1,0 +1,126 @@
+"""--server spec grammar and the providers' bad-input paths: one clear line each."""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from ci.errors import BadInput
+from ci.providers import parse_spec
+from ci.providers.docker import image_family, run_args
+
+from conftest import REPO, result_files, run_perfci
+
+
+def test_grammar_parses_every_scheme():
+    assert parse_spec("local").scheme == "local"
+    assert parse_spec("local:/opt/mysql").path == "/opt/mysql"
+    d = parse_spec("docker:percona/percona-server:8.0.36@sha256:" + "a" * 64)
+    assert (d.scheme, d.image, d.digest) == ("docker", "percona/percona-server:8.0.36@sha256:" + "a" * 64,
+                                             "sha256:" + "a" * 64)
+    assert parse_spec("docker:registry.example.com:5000/team/mysql:8.4").image.endswith("mysql:8.4")
+    assert parse_spec("tarball:/srv/mysql-8.0.42-linux-glibc2.28-x86_64.tar.xz").path.endswith(".tar.xz")
+    b = parse_spec("build:mariadb@mariadb-10.11.9")
+    assert (b.flavor, b.ref) == ("mariadb", "mariadb-10.11.9")
+    dsn = parse_spec("dsn:mysql://bench@db1.example.com:3307")
+    assert (dsn.user, dsn.host, dsn.port) == ("bench", "db1.example.com", 3307)
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("podman:mysql:8.0", "unknown scheme 'podman'; allowed: local, local:/path/to/basedir, docker:IMAGE:TAG"),
+    ("docker:mysql", "docker: the image needs a tag (e.g. mysql:8.0.42)"),
+    ("docker:mysql:8.0@sha256:abc", "docker: not an image reference"),
+    ("docker:", "docker: needs a target"),
+    ("tarball:/tmp/server.zip", "tarball: must name a .tar.gz, .tgz, .tar.xz or .tar file"),
+    ("tarball:http://example.com/s.tar.gz", "tarball: only https:// URLs"),
+    ("build:oracle@8.0", "build: expected build:FLAVOR@GIT_REF with FLAVOR one of mysql, percona, mariadb"),
+    ("build:mysql@../../etc", "build: '../../etc' is not a git ref"),
+    ("dsn:mysql://bench:secret@db:3306", "dsn: do not put a password in the spec"),
+    ("dsn:mysql://db:3306", "dsn: needs a user and a host"),
+    ("dsn:postgres://u@db:5432", "dsn: expected dsn:mysql://USER@HOST:PORT"),
+])
+def test_bad_specs_are_one_clear_line(spec, message):
+    with pytest.raises(BadInput) as exc:
+        parse_spec(spec)
+    text = str(exc.value)
+    assert message in text and text.startswith(f"--server {spec!r}: ") and "\n" not in text
+
+
+def test_docker_run_command_publishes_on_loopback_mounts_cnf_and_datadir():
+    args = run_args("percona/percona-server:8.0.36", "perfci-x", 41000, Path("/nvme/w/data"), Path("/nvme/w/my.cnf"),
+                    1001, 1001)
+    assert args[:2] == ["run", "--detach"]
+    assert args[args.index("--publish") + 1] == "127.0.0.1:41000:3306"
+    volumes = [args[i + 1] for i, a in enumerate(args) if a == "--volume"]
+    assert volumes == ["/nvme/w/data:/var/lib/mysql", "/nvme/w/my.cnf:/etc/my.cnf.d/zz-perfci.cnf:ro"]
+    assert args[args.index("--user") + 1] == "1001:1001"
+    assert args[-1] == "percona/percona-server:8.0.36"
+    mariadb = run_args("mariadb:11.4", "n", 1, Path("/d"), Path("/c"), 0, 0)
+    assert "MARIADB_ALLOW_EMPTY_ROOT_PASSWORD=1" in mariadb and "/c:/etc/mysql/conf.d/zz-perfci.cnf:ro" in mariadb
+    assert [image_family(i) for i in ("mysql:8.4", "mariadb:10.11", "percona/percona-server:8.0")] == \
+        ["mysql", "mariadb", "percona"]
+
+
+@pytest.mark.skipif(not shutil.which("docker"), reason="needs the docker CLI (this machine has only the client)")
+def test_docker_without_engine_is_one_line_and_no_result(tmp_path):
+    out = tmp_path / "out"
+    proc = run_perfci("run", "rebuild-after-delete", "--server", "docker:mysql:8.0.42", "--out", str(out),
+                      env={"DOCKER_HOST": f"unix://{tmp_path}/no-engine.sock"})
+    assert proc.returncode == 3, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: docker: no Docker engine answers"), proc.stderr
+    assert result_files(out) == []
+
+
+def _tarball(path: Path, members: dict[str, bytes | Path]) -> Path:
+    with tarfile.open(path, "w:gz") as tar:
+        for name, content in members.items():
+            if isinstance(content, Path):
+                tar.add(content, arcname=name)
+            else:
+                info = tarfile.TarInfo(name)
+                info.size = len(content)
+                info.mode = 0o755
+                tar.addfile(info, io.BytesIO(content))
+    return path
+
+
+def test_tarball_without_server_binary_is_one_line(tmp_path):
+    archive = _tarball(tmp_path / "client-only.tar.gz", {"mysql-8.0/bin/mysql": b"#!/bin/sh\n"})
+    proc = run_perfci("run", "rebuild-after-delete", "--server", f"tarball:{archive}", "--out", str(tmp_path / "o"),
+                      env={"PERFCI_CACHE": str(tmp_path / "cache")})
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        f"error: --server 'tarball:{archive}': the tarball has no bin/mariadbd or bin/mysqld "
+        f"(unpacked in {tmp_path / 'cache'}/tarballs/{next((tmp_path / 'cache' / 'tarballs').iterdir()).name})"]
+
+
+def test_tarball_is_unpacked_once_and_its_server_identified(tmp_path, real_server_tools):
+    binary = Path(shutil.which("mariadbd", path=os.environ["PATH"] + ":/usr/sbin"))
+    archive = _tarball(tmp_path / "mariadb.tar.gz", {"mariadb-10.11/bin/mariadbd": binary})
+    env = {"PERFCI_CACHE": str(tmp_path / "cache")}
+    from ci.providers import open_provider
+    os.environ.update(env)
+    try:
+        server = open_provider(f"tarball:{archive}", tmp_path / "w")
+        again = open_provider(f"tarball:{archive}", tmp_path / "w2")
+    finally:
+        del os.environ["PERFCI_CACHE"]
+    assert server.identity.flavor == "mariadb" and server.kind == "tarball"
+    assert server.binary == again.binary and server.binary.is_relative_to(tmp_path / "cache" / "tarballs")
+    assert len(list((tmp_path / "cache" / "tarballs").iterdir())) == 1
+
+
+def test_build_spec_uses_the_build_script_and_reports_its_failure(tmp_path):
+    proc = run_perfci("run", "rebuild-after-delete", "--server", "build:mysql@no-such-ref-xyz", "--out", str(tmp_path),
+                      env={"PERFCI_SRC_CACHE": str(tmp_path / "src"), "PERFCI_BUILD_CACHE": str(tmp_path / "b"),
+                           "GIT_TERMINAL_PROMPT": "0"})
+    assert proc.returncode == 3
+    line, = proc.stderr.strip().splitlines()
+    assert line.startswith("error: --server 'build:mysql@no-such-ref-xyz': scripts/build-server failed: ")
+    assert (REPO / "scripts" / "build-server").exists()

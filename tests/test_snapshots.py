@@ -1,0 +1,82 @@
+"""The snapshot cache on real files: refusals, replacement, LRU eviction by size."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ci.flavor import ServerIdentity, Version
+from ci.scenario import cases, load_scenario
+from ci.snapshots import MANIFEST, SnapshotCache, data_prefix, snapshot_spec, spec_key
+
+SERVER = {"flavor": "mariadb", "full_version": "10.11.19-MariaDB"}
+
+
+def _datadir(tmp_path: Path, name: str, size: int) -> Path:
+    d = tmp_path / name / "data"
+    (d / "sbtest").mkdir(parents=True, exist_ok=True)
+    (d / "sbtest" / "sbtest1.ibd").write_bytes(b"x" * size)
+    return d
+
+
+def _save(cache, tmp_path, key, size=1000, clean=True, server=SERVER):
+    return cache.save(key, {"k": key}, _datadir(tmp_path, f"src-{key}", size), server, clean,
+                      {"sbtest1": {"rows": 10, "checksum": 1}}, [{"name": "prepare"}])
+
+
+def test_saved_snapshot_is_restored_with_a_valid_manifest(tmp_path):
+    cache = SnapshotCache(tmp_path / "cache")
+    entry = _save(cache, tmp_path, "k1")
+    manifest = json.loads((entry / MANIFEST).read_text())
+    assert manifest["clean_shutdown"] and manifest["bytes"] == 1000 and manifest["tables"]["sbtest1"]["rows"] == 10
+    found = cache.lookup("k1", SERVER["full_version"])
+    assert found.datadir == entry / "data" and (found.datadir / "sbtest" / "sbtest1.ibd").stat().st_size == 1000
+    assert found.note == "restored snapshot k1"
+
+
+def test_unclean_shutdown_is_never_saved(tmp_path):
+    cache = SnapshotCache(tmp_path / "cache")
+    assert _save(cache, tmp_path, "k1", clean=False) is None
+    assert cache.lookup("k1", SERVER["full_version"]).datadir is None
+
+
+def test_tampered_manifest_and_other_version_are_refused(tmp_path):
+    cache = SnapshotCache(tmp_path / "cache")
+    entry = _save(cache, tmp_path, "k1")
+    manifest = json.loads((entry / MANIFEST).read_text())
+    manifest["tables"]["sbtest1"]["rows"] = 11  # edited without updating its checksum
+    (entry / MANIFEST).write_text(json.dumps(manifest))
+    found = cache.lookup("k1", SERVER["full_version"])
+    assert found.datadir is None and "manifest checksum does not match" in found.note
+    assert not entry.exists()  # discarded, so the next run prepares and saves again
+
+    _save(cache, tmp_path, "k2")
+    other = cache.lookup("k2", "10.11.20-MariaDB")
+    assert other.datadir is None and "refused a snapshot of server 10.11.19-MariaDB (this is 10.11.20-MariaDB)" in other.note
+    replaced = _save(cache, tmp_path, "k2", server={**SERVER, "full_version": "10.11.20-MariaDB"})
+    assert cache.lookup("k2", "10.11.20-MariaDB").datadir == replaced / "data"
+
+
+def test_eviction_removes_least_recently_used_beyond_the_size_limit(tmp_path):
+    cache = SnapshotCache(tmp_path / "cache", max_bytes=2500)
+    _save(cache, tmp_path, "old")
+    _save(cache, tmp_path, "mid")
+    cache.lookup("old", SERVER["full_version"])  # used: now the most recent
+    _save(cache, tmp_path, "new")                # 3000 bytes > 2500: evict the LRU one
+    assert sorted(p.name for p, _ in cache.entries()) == ["new", "old"]
+
+
+def test_key_covers_dataset_steps_and_format_but_not_the_measured_config():
+    scenario, path = load_scenario("change-buffer-matrix")
+    all_cases = cases(scenario, "nightly", str(path))
+    ident = ServerIdentity("mariadb", Version.parse("10.11.19"), "10.11.19-MariaDB")
+    keys = {c.case: spec_key(snapshot_spec(c, ident, {"innodb_change_buffering": c.config["innodb_change_buffering"]}))
+            for c in all_cases}
+    # the four buffering modes of a layout share one dataset; layouts differ
+    assert keys["cx_full/change_buffering=all"] == keys["cx_full/change_buffering=none"]
+    assert keys["cx_full/change_buffering=all"] != keys["x_full/change_buffering=all"]
+    c = all_cases[0]
+    assert spec_key(snapshot_spec(c, ident, {"innodb_page_size": "8k"})) != spec_key(snapshot_spec(c, ident, {}))
+    mysql = ServerIdentity("mysql", Version.parse("8.0.42"), "8.0.42")
+    assert spec_key(snapshot_spec(c, mysql, {})) != spec_key(snapshot_spec(c, ident, {}))
+    assert [s.kind for s in data_prefix(c)] == ["prepare", "apply_layout"]
