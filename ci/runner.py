@@ -233,7 +233,7 @@ class ScenarioExecution:
                    "threads": max(1, min(ds.tables, os.cpu_count() or 1)), **step.options}
         args = sysbench.command(step.workload, "prepare", self.bench_conn, options)
         sysbench.run(args, log_path=self.logs_dir / f"{step.name}.log")
-        return {"command": shlex.join(args)}
+        return {"command": sysbench.shown(args)}
 
     def _load(self, step: PrepareStep) -> dict:
         ds = self.resolved.dataset
@@ -335,7 +335,7 @@ class ScenarioExecution:
             "workload": step.workload,
             "threads": threads,
             "time_s": seconds,
-            "command": shlex.join(args),
+            "command": sysbench.shown(args),
             "quiesce": quiet,
             "sysbench_version": report["sysbench_version"],
             "metrics": metrics,
@@ -442,7 +442,7 @@ def execute(plan: RunPlan, progress: Progress, keep_workdir: bool = False, runne
             with progress.step("start server" + (" from the dataset snapshot" if restore else "")):
                 server.start(plan.config_options, restore_from=restore)
             logs_dir = server.workdir / "logs"
-            logs_dir.mkdir(exist_ok=True)
+            logs_dir.mkdir(parents=True, exist_ok=True)
             execution = ScenarioExecution(plan, progress, logs_dir)
             server_info = execution.setup()
             effective = execution.effective_config()

@@ -10,6 +10,7 @@ and the `--report-interval` lines, which are the same in both:
 from __future__ import annotations
 
 import re
+import shlex
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -32,6 +33,11 @@ def render_option(name: str, value) -> str:
     if isinstance(value, bool):
         value = "on" if value else "off"
     return f"--{name}={value}"
+
+
+def shown(args: list[str]) -> str:
+    """The command line as recorded in results and logs: the password masked."""
+    return shlex.join(re.sub(r"^(--mysql-password=).+$", r"\1***", a) for a in args)
 
 
 def command(script: str, action: str, conn: Connection, options: dict) -> list[str]:

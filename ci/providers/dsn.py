@@ -22,6 +22,8 @@ PASSWORD_ENV = "PERFCI_DSN_PASSWORD"
 DATABASE = "sbtest"
 # Settings perfci starts servers with that an existing server simply has.
 HARNESS_OWNED = {"innodb_monitor_enable"}
+# Upper bounds the OS may cap (a started server adjusts them too): noted, not refused.
+BEST_EFFORT = {"open_files_limit"}
 
 
 def _same(current, wanted) -> bool:
@@ -97,6 +99,10 @@ class DsnServer:
             for name, value in options.items():
                 key = normalize(name)
                 if key in HARNESS_OWNED or value is None or _same(self.variables.get(key), value):
+                    continue
+                if key in BEST_EFFORT:
+                    self.actions.append({"action": "not_applied", "variable": key, "value": value,
+                                         "kept": self.variables.get(key), "reason": "an OS-capped limit"})
                     continue
                 try:
                     cur.execute(f"SET GLOBAL {key} = %s", (_sql_value(value),))

@@ -1,0 +1,81 @@
+"""The dsn: provider against a MariaDB the test starts itself (a stand-in for a
+server someone else runs): the smoke scenario runs, and afterwards the server has
+exactly the databases, accounts and settings it had before."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ci.providers.local import LocalServer
+from ci.runner import plan_run
+from conftest import result_files, run_perfci
+
+# Settings that move on their own (clocks, counters, positions): not ours to compare.
+VOLATILE = {"timestamp", "gtid_binlog_pos", "gtid_current_pos", "gtid_binlog_state", "gtid_slave_pos",
+            "innodb_buffer_pool_size_auto_min", "last_insert_id", "rand_seed1", "rand_seed2", "warning_count",
+            "error_count", "identity", "insert_id", "pseudo_thread_id", "in_transaction"}
+
+
+def _state(server: LocalServer) -> dict:
+    with server.connect() as conn, conn.cursor() as cur:
+        cur.execute("SHOW DATABASES")
+        databases = sorted(r[0] for r in cur.fetchall())
+        cur.execute("SELECT CONCAT(user, '@', host) FROM mysql.user ORDER BY 1")
+        users = [r[0] for r in cur.fetchall()]
+        cur.execute("SHOW GLOBAL VARIABLES")
+        variables = {k: v for k, v in cur.fetchall() if k not in VOLATILE}
+    return {"databases": databases, "users": users, "variables": variables}
+
+
+@pytest.fixture(scope="module")
+def running_server(real_server_tools, tmp_path_factory):
+    """A MariaDB started with the smoke profile's config (what a DBA would point perfci at)."""
+    work = tmp_path_factory.mktemp("dsn-server")
+    plan = plan_run("rebuild-after-delete", "smoke", "local", [], work / "plan")
+    server = LocalServer(None, work / "server")
+    server.start(plan.config_options)
+    with server.connect() as conn, conn.cursor() as cur:
+        cur.execute("CREATE USER 'bench'@'127.0.0.1' IDENTIFIED BY 'b3nch'")
+        cur.execute("GRANT ALL ON *.* TO 'bench'@'127.0.0.1'")
+    yield server
+    server.stop()
+    server.cleanup()
+
+
+def test_dsn_runs_the_smoke_scenario_and_leaves_nothing_behind(running_server, tmp_path):
+    before = _state(running_server)
+    out = tmp_path / "out"
+    spec = f"dsn:mysql://bench@127.0.0.1:{running_server.port}"
+    proc = run_perfci("run", "rebuild-after-delete", "--profile", "smoke", "--server", spec, "--out", str(out),
+                      "--quiet", env={"PERFCI_DSN_PASSWORD": "b3nch"}, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(result_files(out)[0].read_text())
+    assert result["status"] == "ok" and result["server"]["provider"] == "dsn"
+    assert result["headline"]["qps_write after/before"] > 0
+    assert "b3nch" not in result_files(out)[0].read_text() and "b3nch" not in proc.stdout + proc.stderr
+    actions = [a["action"] for a in result["server"]["dsn_actions"]]
+    assert actions[-2:] == ["created_database", "dropped_database"] or "dropped_database" in actions
+    assert _state(running_server) == before
+
+
+def test_dsn_refuses_config_that_needs_a_restart_before_any_work(running_server, tmp_path):
+    before = _state(running_server)
+    spec = f"dsn:mysql://bench@127.0.0.1:{running_server.port}"
+    proc = run_perfci("run", "rebuild-after-delete", "--server", spec, "--config", "innodb_flush_method=fsync",
+                      "--out", str(tmp_path / "out"), "--quiet", env={"PERFCI_DSN_PASSWORD": "b3nch"})
+    assert proc.returncode == 2, proc.stderr
+    line, = proc.stderr.strip().splitlines()
+    assert line.startswith(f"error: --server '{spec}': needs a restart to apply: innodb_flush_method=fsync "
+                           "(the server has 'O_DIRECT'")
+    assert result_files(tmp_path / "out") == []
+    assert _state(running_server) == before
+
+
+def test_dsn_unreachable_is_one_line(tmp_path):
+    proc = run_perfci("run", "rebuild-after-delete", "--server", "dsn:mysql://bench@127.0.0.1:1", "--out", str(tmp_path))
+    assert proc.returncode == 3
+    line, = proc.stderr.strip().splitlines()
+    assert line.startswith("error: --server 'dsn:mysql://bench@127.0.0.1:1': cannot connect: ")

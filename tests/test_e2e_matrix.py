@@ -1,0 +1,145 @@
+"""The three matrix scenarios at the smoke profile on the real local MariaDB: one
+result per case, the robust effects of their seeds, the matrix report and plots,
+and per-case skips with reasons."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from conftest import result_files, run_perfci
+
+
+def _run(tmp_path_factory, scenario: str, *extra: str) -> dict:
+    out = tmp_path_factory.mktemp(f"{scenario}-results")
+    proc = run_perfci("run", scenario, "--profile", "smoke", "--out", str(out), "--quiet", *extra, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    results = {r["case"]: r for r in (json.loads(p.read_text()) for p in result_files(out))}
+    return {"out": out, "results": results, "proc": proc}
+
+
+@pytest.fixture(scope="module")
+def change_buffer(real_server_tools, tmp_path_factory):
+    return _run(tmp_path_factory, "change-buffer-matrix")
+
+
+@pytest.fixture(scope="module")
+def row_formats(real_server_tools, tmp_path_factory):
+    return _run(tmp_path_factory, "row-format-compression")
+
+
+@pytest.fixture(scope="module")
+def read_only_scaling(real_server_tools, tmp_path_factory):
+    return _run(tmp_path_factory, "compressed-read-only-scaling")
+
+
+def _merges(result: dict) -> float:
+    m = result["phases"]["write"]["metrics"]
+    return m["ibuf_merges_insert_per_s"] + m["ibuf_merges_delete_mark_per_s"] + m["ibuf_merges_delete_per_s"]
+
+
+def test_change_buffer_matrix_has_one_result_per_case_and_merges_only_when_buffering(change_buffer):
+    results = change_buffer["results"]
+    assert sorted(results) == ["cx_full/change_buffering=all", "cx_full/change_buffering=none",
+                               "x_full/change_buffering=all", "x_full/change_buffering=none"]
+    for layout in ("cx_full", "x_full"):
+        buffered, unbuffered = results[f"{layout}/change_buffering=all"], results[f"{layout}/change_buffering=none"]
+        assert buffered["status"] == unbuffered["status"] == "ok"
+        assert buffered["server"]["effective_config"]["innodb_change_buffering"] == "all"
+        # data (2 x 40k rows with 4 secondary indexes) far exceeds the 16M buffer pool
+        assert _merges(buffered) > 10, buffered["phases"]["write"]["counters"]["innodb_metrics"]
+        assert _merges(unbuffered) < _merges(buffered) / 10
+        assert buffered["phases"]["write"]["metrics"]["tps"] > 0 and unbuffered["phases"]["write"]["metrics"]["tps"] > 0
+
+
+def test_change_buffer_cases_of_a_layout_share_one_snapshot_with_equal_tables(change_buffer):
+    results = change_buffer["results"]
+    for layout in ("cx_full", "x_full"):
+        fresh, restored = (results[f"{layout}/change_buffering={m}"]["dataset"] for m in ("all", "none"))
+        assert fresh["snapshot"]["restored"] is False and restored["snapshot"]["restored"] is True
+        assert fresh["snapshot"]["key"] == restored["snapshot"]["key"]
+        assert restored["tables"] == fresh["tables"] and fresh["tables"]["sbtest1"]["rows"] == 40000
+
+
+def test_matrix_report_links_plots_that_exist(change_buffer):
+    out = change_buffer["out"]
+    report = (out / "change-buffer-matrix-smoke-matrix.md").read_text()
+    for case in change_buffer["results"]:
+        assert f"`{case}`" in report
+    images = re.findall(r"!\[[^\]]*\]\((plots/[^)]+\.png)\)", report)
+    assert len(images) == 3 and all((out / img).stat().st_size > 1000 for img in images)
+
+
+def test_row_formats_compress_and_record_payload_and_times(row_formats):
+    results = row_formats["results"]
+    assert len(results) == 6
+    for payload in ("random", "text"):
+        size = {}
+        for fmt in ("dynamic", "compressed_8", "compressed_4"):
+            r = results[f"{fmt}/{payload}"]
+            steps = {s["name"]: s for s in r["steps"]}
+            assert steps["load"]["payload"] == {"random": "sysbench", "text": "text"}[payload]
+            assert steps["load"]["duration_s"] > 0 and steps["create-index-k"]["duration_s"] > 0
+            assert steps["convert"]["statements"][0]["sql"].startswith("ALTER TABLE sbtest1 ROW_FORMAT=")
+            assert set(r["phases"]) == {"oltp-rw-t1", "oltp-rw-t4"}
+            size[fmt] = steps["load"]["sizes_after"]["sbtest1"]["file_size"]
+        assert size["compressed_8"] < size["dynamic"] and size["compressed_4"] < size["dynamic"], size
+        miss = results[f"compressed_4/{payload}"]["phases"]["oltp-rw-t4"]["metrics"]["compress_miss_rate"]
+        assert miss is not None and 0 <= miss <= 1
+
+
+def test_read_only_scaling_records_server_cpu_per_thread_count(read_only_scaling):
+    results = read_only_scaling["results"]
+    assert sorted(results) == ["compressed_8", "uncompressed"]
+    for r in results.values():
+        assert [p for p in r["phases"] if p.startswith("ro-")] == ["ro-t1", "ro-t2", "ro-t4"]
+        for phase in r["phases"].values():
+            assert phase["metrics"]["tps"] > 0 and phase["metrics"]["server_cpu_util"] > 0
+
+
+SKIPPING = """\
+name: knobs
+description: axis values a MariaDB 10.11 server does not support, or ignores
+dataset: {rows: 2000}
+server:
+  config: {innodb_buffer_pool_size: 64M, innodb_flush_log_at_trx_commit: 0}
+workload: {threads: 1, time: 2, report_interval: 1}
+axes:
+  - name: knob
+    variants:
+      sync_array: {config: {innodb_sync_array_size: 2}}
+      io_50: {config: {innodb_io_capacity: 50}}
+      io_400: {config: {innodb_io_capacity: 400}}
+steps:
+  - kind: prepare
+  - kind: measure
+    phase: only
+    workload: oltp_read_only
+profiles:
+  smoke: {expected_minutes: 0.3}
+  nightly: {expected_minutes: 0.3}
+  seed: {expected_minutes: 0.3}
+"""
+
+
+def test_unsupported_or_ignored_axis_values_are_skipped_with_a_reason(real_server_tools, tmp_path):
+    path = tmp_path / "knobs.yaml"
+    path.write_text(SKIPPING)
+    out = tmp_path / "out"
+    proc = run_perfci("run", str(path), "--out", str(out), "--quiet")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    results = {r["case"]: r for r in (json.loads(p.read_text()) for p in result_files(out))}
+    assert results["io_400"]["status"] == "ok" and results["io_400"]["skip_reason"] is None
+    assert results["sync_array"]["status"] == "skipped"
+    assert results["sync_array"]["skip_reason"] == ("innodb_sync_array_size=2 is not supported: removed in MariaDB 10.6 "
+                                                    "(new InnoDB locking) (server: mariadb-10.11.19)") \
+        or results["sync_array"]["skip_reason"].startswith("innodb_sync_array_size=2 is not supported: ")
+    assert results["io_50"]["status"] == "skipped"
+    assert results["io_50"]["skip_reason"] == "innodb_io_capacity=50: the server ignored it (it reports '100')"
+    assert results["io_50"]["phases"] == {} and results["sync_array"]["steps"] == []
+    summary = next(out.glob("knobs-smoke-io_50-*.md")).read_text()
+    assert "**Skipped:** innodb_io_capacity=50: the server ignored it" in summary
+    matrix = (out / "knobs-smoke-matrix.md").read_text()
+    assert "| `sync_array` | skipped | innodb_sync_array_size=2 is not supported" in matrix
