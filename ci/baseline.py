@@ -152,6 +152,8 @@ def update(results: list[tuple[Path, dict]], root: Path | None = None, path: Pat
     --force) refuses the whole update. Returns (path, samples added, samples kept)."""
     grouped: dict[Path, list[tuple[Path, dict]]] = {}
     for src, result in results:
+        if result.get("status") == "skipped":
+            continue  # a case this server cannot run has nothing to add (its reason is in the report)
         target = Path(path) if path else baseline_path(root or DEFAULT_ROOT, result)
         grouped.setdefault(target, []).append((src, result))
     plans = []

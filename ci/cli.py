@@ -172,7 +172,7 @@ def compare(results, baseline_file, baseline_dir, confidence, cv_floor, prior_cv
         plots = None
         if plots_dir:
             from .plots import interval_plot
-            plots = [[str(interval_plot(c, plots_dir))] if c.baseline else [] for c in comparisons]
+            plots = [[str(interval_plot(c, plots_dir))] if c.baseline and not c.skipped else [] for c in comparisons]
         text = comparison_markdown(comparisons, confidence, plots)
         if report_file:
             write_atomic(report_file, text)

@@ -36,6 +36,13 @@ class CaseComparison:
     warnings: list[str]
 
     @property
+    def skipped(self) -> str | None:
+        """The skip reason when no result of this case ran (the server cannot run it)."""
+        if all(r.get("status") == "skipped" for r in self.results):
+            return self.results[0].get("skip_reason") or "skipped"
+        return None
+
+    @property
     def regressions(self) -> list[MetricRow]:
         return [r for r in self.rows if r.verdict.verdict == "regression"]
 
@@ -87,6 +94,10 @@ def compare_case(results: list[dict], baseline: Baseline | None, baseline_file: 
                  confidence: float = DEFAULT_CONFIDENCE, cv_floor: float = DEFAULT_CV_FLOOR,
                  prior_cv: float = DEFAULT_PRIOR_CV) -> CaseComparison:
     warnings = []
+    ran = [r for r in results if r.get("status") == "ok"]
+    if not ran:  # a case this server cannot run: nothing to judge, the reason is reported
+        return CaseComparison(results, baseline, baseline_file, [], [])
+    results = ran
     first = results[0]
     specs = compare_specs(first["scenario"]["name"])
     flats = [flatten(r) for r in results]

@@ -138,6 +138,9 @@ def comparison_markdown(comparisons, confidence: float, plots: list[list[str]] |
     for i, comp in enumerate(comparisons):
         first = comp.results[0]
         lines += [f"### {comp.label}", ""]
+        if comp.skipped:
+            lines += [f"**Skipped:** {comp.skipped}", ""]
+            continue
         lines.append(f"- current: {len(comp.results)} run(s): " + ", ".join(f"`{r['id']}`" for r in comp.results))
         lines.append(f"- scenario hash `{first['scenario']['hash'][:19]}…` · host `{first['host']['hostname']}` "
                      f"({first['host']['cpu_model']}, {first['host']['cpus']} CPUs) · server {first['server']['full_version']}")

@@ -133,3 +133,23 @@ def test_kill_during_update_never_leaves_a_broken_baseline(tmp_path):
     # a later update succeeds and sweeps the temp files the killed ones left behind
     update(results[-3:], path=target, force=True)
     assert len(load_baseline(target).samples) >= 3 and not list(tmp_path.glob(".b.json.*.tmp"))
+
+
+def _skipped(result: dict, case: str) -> dict:
+    return {**result, "status": "skipped", "skip_reason": "innodb_change_buffering=all is not supported: gone",
+            "case": case, "phases": {}, "steps": [], "headline": {}}
+
+
+def test_skipped_cases_are_reported_not_judged_and_never_enter_a_baseline(tmp_path):
+    ran = make_result()
+    ran["case"] = "cx_full/change_buffering=none"
+    skipped = _skipped(make_result(), "cx_full/change_buffering=all")
+    written = update([(tmp_path / "a.json", ran), (tmp_path / "b.json", skipped)], root=tmp_path / "b")
+    assert [p.name for p, _, _ in written] == ["cx_full__change_buffering=none.json"]
+    comps = {c.results[0]["case"]: c for c in compare([ran, skipped], baseline_root=tmp_path / "b")}
+    assert comps["cx_full/change_buffering=all"].skipped == "innodb_change_buffering=all is not supported: gone"
+    assert comps["cx_full/change_buffering=all"].rows == [] and not comps["cx_full/change_buffering=all"].regressions
+    assert comps["cx_full/change_buffering=none"].skipped is None and comps["cx_full/change_buffering=none"].rows
+    from ci.report import comparison_markdown
+    text = comparison_markdown(list(comps.values()), 0.995)
+    assert "**Skipped:** innodb_change_buffering=all is not supported: gone" in text
