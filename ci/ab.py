@@ -51,7 +51,8 @@ def round_order(round_index: int) -> tuple[int, int]:
 
 
 def run_ab(scenario: str, profile: str, sides: tuple[Side, Side], rounds: int, out_dir: Path,
-           workdir_parent: Path, progress: Progress, runner_class: str = "local") -> list[list[dict]]:
+           workdir_parent: Path, progress: Progress, runner_class: str = "local",
+           case: str | None = None) -> list[list[dict]]:
     """Run the rounds; returns results[side][round]. Every result file is written as it comes."""
     results: list[list[dict]] = [[], []]
     ab_id = uuid.uuid4().hex[:8]
@@ -60,7 +61,7 @@ def run_ab(scenario: str, profile: str, sides: tuple[Side, Side], rounds: int, o
             side = sides[side_index]
             progress.info(f"== round {r + 1} of {rounds}, side {side.name.upper()}: {side.describe()}")
             plan = plan_run(side.scenario or scenario, profile, side.server_spec, side.overrides,
-                            workdir_parent / f"perfci-ab-{uuid.uuid4().hex[:8]}")
+                            workdir_parent / f"perfci-ab-{uuid.uuid4().hex[:8]}", case_pattern=case)
             use_snapshots(plan, SnapshotCache())  # both sides start from the very same dataset
             result = execute(plan, progress, runner_class=runner_class)
             result["ab"] = {"id": ab_id, "side": side.name, "round": r + 1, "of": rounds}

@@ -34,11 +34,17 @@ Examples:
   perfci run rebuild-after-delete --profile smoke
   perfci run rebuild-after-delete --profile nightly --server local:/opt/mysql-8.0.42 --repeat 3
   perfci run rebuild-after-delete --config innodb_flush_log_at_trx_commit=1 --config-file extra.cnf
+  perfci run change-buffer-matrix --profile nightly --case 'cx_full/*'
+  perfci run rebuild-after-delete --server docker:percona/percona-server:8.0.36
+  PERFCI_DSN_PASSWORD=... perfci run rebuild-after-delete --server dsn:mysql://bench@db1:3306
 
 \b
-Each run starts a throwaway server in a fresh datadir (under --workdir), runs
-the scenario's steps, shuts the server down and writes one result file (JSON)
-and its Markdown summary to --out. Nothing is written for a failed run.
+Each run (one per matrix case) starts a throwaway server in a fresh datadir
+(under --workdir) or restores the dataset from the snapshot cache, runs the
+scenario's steps, shuts the server down and writes one result file (JSON) and
+its Markdown summary to --out; a matrix run adds <scenario>-<profile>-matrix.md
+and plots. A case the server cannot run is a `skipped` result with the reason.
+Nothing is written for a failed run.
 Exit codes: 0 ok, 2 bad input, 3 infrastructure failure (server, sysbench).
 """
 
@@ -218,14 +224,16 @@ def baseline_update(results, baseline_dir, baseline_file, window, force):
 @click.option("--profile", "-p", default="smoke", show_default=True)
 @click.option("--rounds", type=click.IntRange(2, 100), default=3, show_default=True,
               help="Paired rounds; each runs A and B once, order alternating.")
+@click.option("--case", "case_pattern", default=None, metavar="PATTERN",
+              help="Matrix scenarios: the case to compare (glob; default: the profile's first case).")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("results"), show_default=True)
 @click.option("--workdir", type=click.Path(path_type=Path), default=None)
 @click.option("--confidence", type=click.FloatRange(0.5, 0.9999), default=DEFAULT_CONFIDENCE, show_default=True)
 @click.option("--report", "report_file", type=click.Path(path_type=Path), help="Also write the Markdown report here.")
 @click.option("--runner-class", envvar="PERFCI_RUNNER_CLASS", default="local", show_default=True)
 @click.option("--quiet", "-q", is_flag=True)
-def ab(scenario, a_spec, b_spec, a_config, b_config, a_scenario, profile, rounds, out_dir, workdir, confidence,
-       report_file, runner_class, quiet):
+def ab(scenario, a_spec, b_spec, a_config, b_config, a_scenario, profile, rounds, case_pattern, out_dir, workdir,
+       confidence, report_file, runner_class, quiet):
     """Paired A/B runs of SCENARIO: B against A, round by round on this host.
 
     \b
@@ -240,8 +248,12 @@ def ab(scenario, a_spec, b_spec, a_config, b_config, a_scenario, profile, rounds
                  Side("b", b_spec, [parse_override(c) for c in b_config]))
         parent = Path(workdir or tempfile.gettempdir())
         for side in sides:  # all input checks before the first round
-            plan_run(side.scenario or scenario, profile, side.server_spec, side.overrides, parent / "perfci-ab-check")
-        results = run_ab(scenario, profile, sides, rounds, out_dir, parent, progress, runner_class)
+            checked = plan_run(side.scenario or scenario, profile, side.server_spec, side.overrides,
+                               parent / "perfci-ab-check", case_pattern=case_pattern)
+        if checked.resolved.case != "default":
+            progress.info(f"A/B on case {checked.resolved.case} (choose another with --case)")
+        results = run_ab(scenario, profile, sides, rounds, out_dir, parent, progress, runner_class,
+                         case=checked.resolved.case if checked.resolved.case != "default" else None)
         rows = judge_pairs(results, confidence)
         text = ab_markdown(sides, results, rows, confidence)
         if report_file:

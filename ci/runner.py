@@ -78,14 +78,13 @@ def use_snapshots(plan: RunPlan, cache: SnapshotCache | None) -> RunPlan:
 
 
 def plan_run(scenario_arg: str, profile: str, server_spec: str, overrides: list[Requested],
-             workdir: Path, argv: list[str] | None = None) -> RunPlan:
-    """The plan of a scenario without axes (A/B compares one case)."""
+             workdir: Path, argv: list[str] | None = None, case_pattern: str | None = None) -> RunPlan:
+    """The plan of one case (A/B compares one case): the first case matching
+    `case_pattern`, or the profile's first case of a matrix scenario."""
     scenario, path = load_scenario(scenario_arg)
-    if scenario.axes:
-        raise BadInput(f"{path}: has matrix axes ({', '.join(a.name for a in scenario.axes)}); "
-                       "this command runs one case: use `perfci run --case`")
     sysbench.version()
-    return _plan_case(resolve(scenario, profile, str(path)), path, server_spec, overrides, workdir, argv or [])
+    resolved = cases(scenario, profile, str(path), [case_pattern] if case_pattern else None)[0]
+    return _plan_case(resolved, path, server_spec, overrides, workdir, argv or [])
 
 
 def _plan_case(resolved: ResolvedScenario, path: Path, server_spec: str, overrides: list[Requested],
@@ -379,8 +378,11 @@ class _SnapshotUse:
         if tables != manifest["tables"]:
             raise InfraFailure(f"snapshot {self.key}: restored tables differ from the manifest "
                                f"({tables} vs {manifest['tables']}); remove {self.cache.root / self.key}")
+        with self.plan.provider.connect() as conn:
+            sizes = collectors.tablespace_sizes(conn, self.plan.provider.identity, DATABASE)
         execution.steps.append({"name": "restore-snapshot", "kind": "snapshot_restore", "duration_s": round(start_s, 3),
-                                "replaces": [s["name"] for s in manifest["steps"]], "buffer_pool_load": bp})
+                                "replaces": [s["name"] for s in manifest["steps"]], "buffer_pool_load": bp,
+                                "sizes_after": sizes})
         return {"tables": tables, "snapshot": {"key": self.key, "restored": True, "note": self.found.note,
                                                "created_at": manifest["created_at"], "bytes": manifest["bytes"],
                                                "prepared_steps": manifest["steps"], "restore_s": round(start_s, 3)}}
