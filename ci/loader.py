@@ -18,6 +18,7 @@ BATCH_ROWS = 1000
 
 # Common English words, most frequent first; drawn with Zipf-like weights so rows
 # repeat words the way prose does (zlib finds matches across rows of a page).
+# Changing WORDS, Payload or the batch layout changes loaded data: bump snapshots.DATA_FORMAT.
 WORDS = """
 the of and to in a is that for it as was with be by on not he this are or his from
 at which but have an they you were her she there one all we their has been if more

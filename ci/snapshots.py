@@ -33,6 +33,9 @@ FORMAT_OPTIONS = ("innodb_page_size", "innodb_compression_level", "innodb_compre
                   "innodb_checksum_algorithm", "innodb_default_row_format", "innodb_file_per_table",
                   "lower_case_table_names", "character_set_server", "collation_server")
 DEFAULT_MAX_GB = 50.0
+# Bump when what the data steps write changes (e.g. the perfci loader's payload):
+# old snapshots then no longer match any key and age out of the cache.
+DATA_FORMAT = 1
 
 
 def default_root() -> Path:
@@ -53,8 +56,11 @@ def data_prefix(resolved: ResolvedScenario) -> list:
 
 
 def snapshot_spec(resolved: ResolvedScenario, identity: ServerIdentity, options: dict) -> dict:
+    from .sysbench import version as sysbench_version
     v = identity.version
     return {
+        "data_format": DATA_FORMAT,
+        "sysbench": sysbench_version(),  # prepare's rows depend on its generator
         "flavor": identity.flavor,
         "major_version": f"{v.major}.{v.minor}",
         "dataset": resolved.dataset.model_dump(mode="json"),
