@@ -49,7 +49,15 @@ def pytest_configure(config):
     smoke run of a scenario saves its dataset, later runs restore it (and say so)."""
     if "PERFCI_SNAPSHOT_DIR" not in os.environ:
         import tempfile
-        os.environ["PERFCI_SNAPSHOT_DIR"] = tempfile.mkdtemp(prefix="perfci-test-snapshots-")
+        config._perfci_snapshots = tempfile.mkdtemp(prefix="perfci-test-snapshots-")
+        os.environ["PERFCI_SNAPSHOT_DIR"] = config._perfci_snapshots
+
+
+def pytest_unconfigure(config):
+    created = getattr(config, "_perfci_snapshots", None)
+    if created:  # hundreds of MB of datadirs: not left behind in /tmp
+        shutil.rmtree(created, ignore_errors=True)
+        os.environ.pop("PERFCI_SNAPSHOT_DIR", None)
 
 
 def run_perfci(*args: str, env: dict | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
