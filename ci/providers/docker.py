@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import time
 import uuid
 from pathlib import Path
 
@@ -23,7 +22,7 @@ from .. import mycnf
 from ..capabilities import parse_help_options
 from ..errors import BadInput, InfraFailure
 from ..flavor import ServerIdentity, identify_version_output
-from .local import READY_TIMEOUT_S, copy_tree, free_port
+from .local import READY_TIMEOUT_S, copy_tree, free_port, wait_until_answers
 
 # Where each image family reads extra config, and the server binary's name in it.
 INCLUDE_DIRS = {"percona": "/etc/my.cnf.d", "mysql": "/etc/mysql/conf.d", "mariadb": "/etc/mysql/conf.d"}
@@ -152,19 +151,10 @@ class DockerServer:
         return (done.stdout + done.stderr).strip()
 
     def _wait_ready(self, timeout_s: float) -> None:
-        deadline = time.monotonic() + timeout_s
-        while True:
+        def exited() -> str | None:
             state = self._docker("inspect", "--format", "{{.State.Running}}", self.container, check=False).stdout.strip()
-            if state == "false":
-                raise InfraFailure("the server container exited during start; its log ends with:", detail=self._logs())
-            try:
-                self.connect().close()
-                return
-            except pymysql.err.OperationalError:
-                pass
-            if time.monotonic() > deadline:
-                raise InfraFailure(f"the server container did not answer within {timeout_s:.0f}s", detail=self._logs())
-            time.sleep(1)
+            return "the server container exited during start; its log ends with:" if state == "false" else None
+        wait_until_answers(self.connect, exited, self._logs, timeout_s, 1.0, "the server container")
 
     def connect(self, database: str | None = None, **kw) -> pymysql.connections.Connection:
         return pymysql.connect(host="127.0.0.1", port=self.port, user="root", password="", database=database,

@@ -52,6 +52,23 @@ def copy_tree(src: Path, dst: Path) -> None:
         raise InfraFailure(f"copying {src} to {dst} failed: {done.stderr.strip()}")
 
 
+def wait_until_answers(connect, exited, log_tail, timeout_s: float, poll_s: float, what: str) -> None:
+    """Poll `connect` until the server answers; `exited()` says why if it died meanwhile."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        died = exited()
+        if died:
+            raise InfraFailure(died, detail=log_tail())
+        try:
+            connect().close()
+            return
+        except pymysql.err.OperationalError:
+            pass
+        if time.monotonic() > deadline:
+            raise InfraFailure(f"{what} did not answer within {timeout_s:.0f}s", detail=log_tail())
+        time.sleep(poll_s)
+
+
 def server_search_path() -> str:
     """Where `local` looks for mariadbd/mysqld: $PERFCI_SERVER_PATH if set, else
     $PATH plus the sbin dirs packages install servers into (often not on a user's PATH)."""
@@ -209,20 +226,12 @@ class LocalServer:
         self._wait_ready(timeout_s)
 
     def _wait_ready(self, timeout_s: float) -> None:
-        deadline = time.monotonic() + timeout_s
-        while True:
-            if self.proc.poll() is not None:
-                raise InfraFailure(f"the server exited during start (exit code {self.proc.returncode}); "
-                                   "its error log ends with (keep it all with --keep-workdir):",
-                                   detail=tail(self.error_log))
-            try:
-                self.connect().close()
-                return
-            except pymysql.err.OperationalError:
-                pass
-            if time.monotonic() > deadline:
-                raise InfraFailure(f"the server did not answer within {timeout_s:.0f}s", detail=tail(self.error_log))
-            time.sleep(0.25)
+        def exited() -> str | None:
+            if self.proc.poll() is None:
+                return None
+            return (f"the server exited during start (exit code {self.proc.returncode}); "
+                    "its error log ends with (keep it all with --keep-workdir):")
+        wait_until_answers(self.connect, exited, lambda: tail(self.error_log), timeout_s, 0.25, "the server")
 
     def connect(self, database: str | None = None, **kw) -> pymysql.connections.Connection:
         return pymysql.connect(unix_socket=str(self.socket_path), user="root", password="",
