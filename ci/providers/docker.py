@@ -22,7 +22,7 @@ from .. import mycnf
 from ..capabilities import parse_help_options
 from ..errors import BadInput, InfraFailure
 from ..flavor import ServerIdentity, identify_version_output
-from .local import READY_TIMEOUT_S, copy_tree, free_port, wait_until_answers
+from .local import READY_TIMEOUT_S, copy_tree, free_port, ask_shutdown, wait_until_answers
 
 # Where each image family reads extra config, and the server binary's name in it.
 INCLUDE_DIRS = {"percona": "/etc/my.cnf.d", "mysql": "/etc/mysql/conf.d", "mariadb": "/etc/mysql/conf.d"}
@@ -169,13 +169,7 @@ class DockerServer:
     def stop(self, slow: bool = False) -> bool:
         if not self._started:
             return False
-        clean = True
-        try:
-            with self.connect() as conn, conn.cursor() as cur:
-                if slow:
-                    cur.execute("SET GLOBAL innodb_fast_shutdown = 0")
-        except pymysql.err.MySQLError:
-            clean = False
+        clean = ask_shutdown(self.connect, slow, send_shutdown=False)  # `docker stop` shuts it down
         done = self._docker("stop", "--time", "600", self.container, timeout=660, check=False)
         code = self._docker("inspect", "--format", "{{.State.ExitCode}}", self.container, check=False).stdout.strip()
         self._docker("rm", "--force", self.container, check=False)

@@ -52,6 +52,20 @@ def copy_tree(src: Path, dst: Path) -> None:
         raise InfraFailure(f"copying {src} to {dst} failed: {done.stderr.strip()}")
 
 
+def ask_shutdown(connect, slow: bool, send_shutdown: bool) -> bool:
+    """Over SQL: ask for a slow shutdown (purge, change-buffer merge) if `slow`, and
+    SHUTDOWN if `send_shutdown`. False if the server could not be asked."""
+    try:
+        with connect() as conn, conn.cursor() as cur:
+            if slow:
+                cur.execute("SET GLOBAL innodb_fast_shutdown = 0")
+            if send_shutdown:
+                cur.execute("SHUTDOWN")
+        return True
+    except pymysql.err.MySQLError:
+        return False
+
+
 def wait_until_answers(connect, exited, log_tail, timeout_s: float, poll_s: float, what: str) -> None:
     """Poll `connect` until the server answers; `exited()` says why if it died meanwhile."""
     deadline = time.monotonic() + timeout_s
@@ -246,14 +260,8 @@ class LocalServer:
         needs); escalate to SIGTERM and SIGKILL if it hangs. True if it was clean."""
         if not self.proc or self.proc.poll() is not None:
             return False
-        clean = True
-        try:
-            with self.connect() as conn, conn.cursor() as cur:
-                if slow:
-                    cur.execute("SET GLOBAL innodb_fast_shutdown = 0")
-                cur.execute("SHUTDOWN")
-        except pymysql.err.MySQLError:
-            clean = False
+        clean = ask_shutdown(self.connect, slow, send_shutdown=True)
+        if not clean:
             self.proc.send_signal(signal.SIGTERM)
         for sig in (None, signal.SIGTERM, signal.SIGKILL):
             if sig is not None:
