@@ -22,9 +22,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ci import hostinfo  # noqa: E402
-from ci.progress import Progress  # noqa: E402
-from ci.runner import ScenarioExecution, _SnapshotUse, plan_runs  # noqa: E402
-from ci.snapshots import SnapshotCache, data_prefix  # noqa: E402
+from perfci.progress import Progress  # noqa: E402
+from perfci.runner import ScenarioExecution, _SnapshotUse, plan_runs  # noqa: E402
+from perfci.snapshots import SnapshotCache, data_prefix  # noqa: E402
 
 
 def main() -> int:
@@ -51,7 +51,7 @@ def main() -> int:
             use = _SnapshotUse(fresh_plan)
             use.lookup()
             with server.connect() as conn:
-                from ci.snapshots import shrink_redo
+                from perfci.snapshots import shrink_redo
                 shrink_redo(conn, server.identity)
             clean = server.stop(slow=True)
             entry = cache.save(use.key, use.spec, server.datadir, {"flavor": server.identity.flavor,

@@ -10,9 +10,9 @@ import time
 
 import pytest
 
-from ci.baseline import baseline_path, load_baseline, update
-from ci.compare import compare
-from ci.errors import BadInput
+from perfci.baseline import baseline_path, load_baseline, update
+from perfci.compare import compare
+from perfci.errors import BadInput
 
 from conftest import PERFCI, REPO, run_perfci
 from factories import make_result
@@ -150,6 +150,6 @@ def test_skipped_cases_are_reported_not_judged_and_never_enter_a_baseline(tmp_pa
     assert comps["cx_full/change_buffering=all"].skipped == "innodb_change_buffering=all is not supported: gone"
     assert comps["cx_full/change_buffering=all"].rows == [] and not comps["cx_full/change_buffering=all"].regressions
     assert comps["cx_full/change_buffering=none"].skipped is None and comps["cx_full/change_buffering=none"].rows
-    from ci.report import comparison_markdown
+    from perfci.report import comparison_markdown
     text = comparison_markdown(list(comps.values()), 0.995)
     assert "**Skipped:** innodb_change_buffering=all is not supported: gone" in text

@@ -13,8 +13,8 @@ import subprocess
 
 import pytest
 
-from ci.baseline import baseline_path, update
-from ci.issues import fingerprint
+from perfci.baseline import baseline_path, update
+from perfci.issues import fingerprint
 
 from conftest import REPO
 

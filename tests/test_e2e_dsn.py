@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ci.providers.local import LocalServer
-from ci.runner import plan_run
+from perfci.providers.local import LocalServer
+from perfci.runner import plan_run
 from conftest import result_files, run_perfci
 
 # Settings that move on their own (clocks, counters, positions): not ours to compare.

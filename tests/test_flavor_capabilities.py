@@ -2,8 +2,8 @@
 
 import pytest
 
-from ci.capabilities import Requested, UnknownOption, is_known, parse_help_options, parse_size, plan_config
-from ci.flavor import Version, identify, identify_version_output
+from perfci.capabilities import Requested, UnknownOption, is_known, parse_help_options, parse_size, plan_config
+from perfci.flavor import Version, identify, identify_version_output
 
 
 @pytest.mark.parametrize("line, flavor, version", [

@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 
-from ci.history import append, detect, history_path, read_history
+from perfci.history import append, detect, history_path, read_history
 
 from conftest import run_perfci
 from factories import make_result

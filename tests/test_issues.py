@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from ci.baseline import update
-from ci.issues import fingerprint
+from perfci.baseline import update
+from perfci.issues import fingerprint
 
 from conftest import run_perfci
 from factories import make_result

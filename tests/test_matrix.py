@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ci.errors import BadInput
-from ci.scenario import cases, load_scenario, parse_scenario
+from perfci.errors import BadInput
+from perfci.scenario import cases, load_scenario, parse_scenario
 
 MATRIX = """\
 name: m

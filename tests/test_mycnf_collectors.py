@@ -2,9 +2,9 @@
 
 import pytest
 
-from ci.collectors import delta, derived
-from ci.errors import BadInput
-from ci.mycnf import parse_config_file, parse_override, render
+from perfci.collectors import delta, derived
+from perfci.errors import BadInput
+from perfci.mycnf import parse_config_file, parse_override, render
 
 
 def test_parse_override():

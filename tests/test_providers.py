@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from ci.errors import BadInput
-from ci.providers import parse_spec
-from ci.providers.docker import image_family, run_args
+from perfci.errors import BadInput
+from perfci.providers import parse_spec
+from perfci.providers.docker import image_family, run_args
 
 from conftest import REPO, result_files, run_perfci
 
@@ -104,7 +104,7 @@ def test_tarball_is_unpacked_once_and_its_server_identified(tmp_path, real_serve
     binary = Path(shutil.which("mariadbd", path=os.environ["PATH"] + ":/usr/sbin"))
     archive = _tarball(tmp_path / "mariadb.tar.gz", {"mariadb-10.11/bin/mariadbd": binary})
     env = {"PERFCI_CACHE": str(tmp_path / "cache")}
-    from ci.providers import open_provider
+    from perfci.providers import open_provider
     os.environ.update(env)
     try:
         server = open_provider(f"tarball:{archive}", tmp_path / "w")

@@ -3,8 +3,8 @@ the file, the field and what is allowed."""
 
 import pytest
 
-from ci.errors import BadInput
-from ci.scenario import all_scenario_files, load_scenario, parse_scenario, resolve
+from perfci.errors import BadInput
+from perfci.scenario import all_scenario_files, load_scenario, parse_scenario, resolve
 
 from conftest import TINY_SCENARIO, TINY_STEPS
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ci.flavor import ServerIdentity, Version
-from ci.scenario import cases, load_scenario
-from ci.snapshots import MANIFEST, SnapshotCache, data_prefix, snapshot_spec, spec_key
+from perfci.flavor import ServerIdentity, Version
+from perfci.scenario import cases, load_scenario
+from perfci.snapshots import MANIFEST, SnapshotCache, data_prefix, snapshot_spec, spec_key
 
 SERVER = {"flavor": "mariadb", "full_version": "10.11.19-MariaDB"}
 

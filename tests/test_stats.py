@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ci.stats import judge, paired_interval, ratio_interval
+from perfci.stats import judge, paired_interval, ratio_interval
 
 
 def test_interval_matches_scipy_two_sample_t_on_logs():

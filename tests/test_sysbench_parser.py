@@ -2,7 +2,7 @@
 
 import pytest
 
-from ci.sysbench import command, Connection, parse_interval, parse_report
+from perfci.sysbench import command, Connection, parse_interval, parse_report
 
 from conftest import DATA
 

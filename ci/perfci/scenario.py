@@ -18,9 +18,9 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .errors import BadInput
+from .paths import scenarios_dir
 
 REQUIRED_PROFILES = ("smoke", "nightly", "seed")
-SCENARIO_DIR = Path(__file__).resolve().parent.parent / "scenarios"
 
 Identifier = Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9_]*$", max_length=64)]
 StepName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_-]*$", max_length=64)]
@@ -335,6 +335,7 @@ class ResolvedScenario(StrictModel):
     config: dict[str, ConfigValue]
     steps: list[Step]
     headline: list[Headline]
+    compare: list[CompareSpec] = Field([], description="the verdict rules: part of what ran, and of its hash")
     expected_minutes: float
     snapshot: bool = False
 
@@ -392,6 +393,7 @@ def resolve(scenario: Scenario, profile: str, source: str = "") -> ResolvedScena
         config={**scenario.server.config, **p.config},
         steps=steps,
         headline=scenario.headline,
+        compare=scenario.compare,
         expected_minutes=p.expected_minutes,
         snapshot=scenario.snapshot,
     )
@@ -498,11 +500,11 @@ def _model_in(annotation: Any) -> Any:
     return None
 
 
-def _error_line(source: str, err: dict) -> str:
+def _error_line(source: str, err: Any, model: type[BaseModel]) -> str:
     loc = tuple(err["loc"])
     where = _format_loc(loc)
     if err["type"] == "extra_forbidden":
-        allowed = _allowed_keys(Scenario, loc)
+        allowed = _allowed_keys(model, loc)
         hint = f"; allowed: {', '.join(allowed)}" if allowed else ""
         return f"{source}: field {where}: unknown key{hint}"
     if err["type"] == "union_tag_invalid":
@@ -517,9 +519,10 @@ def _error_line(source: str, err: dict) -> str:
     return f"{source}: field {where}: {msg}{shown}"
 
 
-def validation_message(source: str, exc: ValidationError) -> str:
+def validation_message(source: str, exc: ValidationError, model: type[BaseModel] | None = None) -> str:
+    """One line for a validation error: the file, the field and what is allowed."""
     errors = exc.errors()
-    line = _error_line(source, errors[0])
+    line = _error_line(source, errors[0], model or Scenario)
     if len(errors) > 1:
         line += f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})"
     return line
@@ -548,10 +551,11 @@ def scenario_path(name_or_path: str) -> Path:
         if not p.is_file():
             raise BadInput(f"{p}: scenario file not found")
         return p
-    candidate = SCENARIO_DIR / f"{name_or_path}.yaml"
+    directory = scenarios_dir()
+    candidate = directory / f"{name_or_path}.yaml"
     if candidate.is_file():
         return candidate
-    known = ", ".join(sorted(q.stem for q in SCENARIO_DIR.glob("*.yaml"))) or "none"
+    known = ", ".join(sorted(q.stem for q in directory.glob("*.yaml"))) or "none"
     raise BadInput(f"unknown scenario {name_or_path!r}; known: {known} (or give a path to a .yaml file)")
 
 
@@ -568,4 +572,4 @@ def load_scenario(name_or_path: str) -> tuple[Scenario, Path]:
 
 
 def all_scenario_files() -> list[Path]:
-    return sorted(SCENARIO_DIR.glob("*.yaml"))
+    return sorted(scenarios_dir().glob("*.yaml"))

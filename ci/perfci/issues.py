@@ -16,8 +16,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from .baseline import case_of, runner_class_of
 from .compare import CaseComparison, MetricRow
+from .identity import CaseIdentity
 from .errors import BadInput, InfraFailure
 from .files import write_atomic
 
@@ -28,22 +28,18 @@ CLEAN_MARK = "<!-- perfci-clean -->"
 DEFAULT_CLOSE_AFTER = 3
 
 
-def fingerprint(result: dict, metric_key: str) -> str:
-    srv, sc = result["server"], result["scenario"]
-    key = "|".join([runner_class_of(result), f"{srv['flavor']}-{srv['version']}", sc["name"], sc["profile"],
-                    case_of(result), metric_key])
-    return hashlib.sha256(key.encode()).hexdigest()[:16]
+def fingerprint(case: CaseIdentity, metric_key: str) -> str:
+    """Stable across patch upgrades: the case identity follows the server line."""
+    return hashlib.sha256(case.key(metric_key).encode()).hexdigest()[:16]
 
 
-def labels_for(result: dict) -> list[str]:
-    return [LABEL, f"scenario:{result['scenario']['name']}",
-            f"server:{result['server']['flavor']}-{result['server']['version']}"]
+def labels_for(case: CaseIdentity) -> list[str]:
+    return [LABEL, f"scenario:{case.scenario}", f"server:{case.server}"]
 
 
-def title_for(result: dict, row: MetricRow) -> str:
-    sc, srv = result["scenario"], result["server"]
-    return (f"Perf regression: {row.key} {row.verdict.change_pct:+.1f} % · {sc['name']}/{sc['profile']}/"
-            f"{case_of(result)} on {srv['flavor']} {srv['version']} ({runner_class_of(result)})")
+def title_for(case: CaseIdentity, row: MetricRow) -> str:
+    return (f"Perf regression: {row.key} {row.verdict.change_pct or 0:+.1f} % · {case.scenario}/{case.profile}/"
+            f"{case.case} on {case.server} ({case.runner_class})")
 
 
 def body_for(comp: CaseComparison, row: MetricRow, fp: str, run_url: str) -> str:
@@ -53,14 +49,14 @@ def body_for(comp: CaseComparison, row: MetricRow, fp: str, run_url: str) -> str
     lines = [
         f"<!-- perfci-fingerprint: {fp} -->",
         REGRESSION_MARK,
-        f"**{row.key}** regressed by {row.verdict.change_pct:+.1f} % (ratio CI {ci}, tolerance "
+        f"**{row.key}** regressed by {row.verdict.change_pct or 0:+.1f} % (ratio CI {ci}, tolerance "
         f"±{row.spec.tolerance:.0%}, {'higher' if row.spec.direction == 'higher' else 'lower'} is better).",
         "",
         f"- case: {comp.label}",
-        f"- current: " + ", ".join(f"`{r['id']}`" for r in comp.results),
+        "- current: " + ", ".join(f"`{r.id}`" for r in comp.results),
         f"- baseline: `{comp.baseline_file}` ({len(row.baseline)} samples)",
-        f"- server: {first['server']['full_version']} · scenario hash `{first['scenario']['hash'][:19]}…`",
-        f"- host: `{first['host']['hostname']}` ({first['host']['cpu_model']}, {first['host']['cpus']} CPUs)",
+        f"- server: {first.server.full_version or first.server.version} · scenario hash `{first.scenario.hash[:19]}…`",
+        f"- host: `{first.host.hostname}` ({first.host.cpu_model}, {first.host.cpus} CPUs)",
     ]
     if run_url:
         lines.append(f"- run and artifacts: {run_url}")
@@ -70,7 +66,7 @@ def body_for(comp: CaseComparison, row: MetricRow, fp: str, run_url: str) -> str
     others = [r for r in comp.rows if r.verdict.verdict == "regression" and r.key != row.key]
     if others:
         lines += ["", "Also regressed in this case: " + ", ".join(f"`{r.key}` ({r.verdict.change_pct:+.1f} %)" for r in others)]
-    lines += ["", "Reproduce:", "", "```sh", first.get("reproduce", ""), "```", ""]
+    lines += ["", "Reproduce:", "", "```sh", first.reproduce, "```", ""]
     return "\n".join(lines)
 
 
@@ -145,19 +141,19 @@ def sync(comparisons: list[CaseComparison], run_url: str = "", repo: str | None 
     if dry_run_dir is not None:
         for comp in comparisons:
             for row in comp.regressions:
-                fp = fingerprint(comp.results[0], row.key)
+                fp = fingerprint(comp.identity, row.key)
                 path = Path(dry_run_dir) / f"{fp}.md"
-                labels = ", ".join(labels_for(comp.results[0]))
-                write_atomic(path, f"# {title_for(comp.results[0], row)}\n\nlabels: {labels}\n\n"
+                labels = ", ".join(labels_for(comp.identity))
+                write_atomic(path, f"# {title_for(comp.identity, row)}\n\nlabels: {labels}\n\n"
                                    + body_for(comp, row, fp, run_url))
                 actions.append(f"wrote {path}")
         return actions
     gh = GitHub(repo or os.environ.get("GITHUB_REPOSITORY", ""))
     open_issues = gh.open_issues()
     for comp in comparisons:
-        first = comp.results[0]
+        case = comp.identity
         for row in comp.rows:
-            fp = fingerprint(first, row.key)
+            fp = fingerprint(case, row.key)
             issue = open_issues.get(fp)
             if row.verdict.verdict == "regression":
                 body = body_for(comp, row, fp, run_url)
@@ -166,7 +162,7 @@ def sync(comparisons: list[CaseComparison], run_url: str = "", repo: str | None 
                                .replace(REGRESSION_MARK, REGRESSION_MARK + "\nStill regressed.", 1))
                     actions.append(f"commented on #{issue['number']} ({row.key})")
                 else:
-                    created = gh.create(title_for(first, row), body, labels_for(first))
+                    created = gh.create(title_for(case, row), body, labels_for(case))
                     actions.append(f"opened #{created.get('number')} ({row.key})")
             elif issue and row.verdict.verdict in ("unchanged", "improvement"):
                 streak = clean_streak(gh.comments(issue["number"])) + 1

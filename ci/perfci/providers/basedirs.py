@@ -16,10 +16,10 @@ import urllib.request
 from pathlib import Path
 
 from ..errors import BadInput, InfraFailure
+from ..paths import project_file
 from .spec import ServerSpec
 
 BINARY_NAMES = ("mariadbd", "mysqld")
-REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def cache_root() -> Path:
@@ -84,7 +84,10 @@ def tarball_basedir(spec: ServerSpec) -> Path:
 def build_basedir(spec: ServerSpec) -> Path:
     """The install dir of scripts/build-server for this flavor and ref (it prints it;
     a cached build returns at once)."""
-    script = REPO_ROOT / "scripts" / "build-server"
+    script = project_file("scripts/build-server")
+    if script is None or not script.is_file():
+        raise BadInput(f"--server {spec.text!r}: build: needs scripts/build-server of a perfci checkout "
+                       "(run from one, or set PERFCI_ROOT)")
     done = subprocess.run([str(script), spec.flavor, spec.ref], capture_output=True, text=True)
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]

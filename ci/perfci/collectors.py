@@ -6,8 +6,18 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import TypedDict
 
 from .flavor import ServerIdentity
+
+
+class Snapshot(TypedDict, total=False):
+    """Counter values at one moment (a phase's counters are after - before)."""
+
+    innodb_metrics: dict[str, int]
+    innodb_cmp: dict[str, int]
+    global_status: dict[str, int | float]
+    server_cpu_seconds: float
 
 # Always present in a phase's deltas (0 when unchanged), so consumers can rely on them.
 KEY_INNODB_METRICS = (
@@ -70,8 +80,8 @@ def gauges(conn) -> dict:
         conn, "SELECT NAME, COUNT FROM information_schema.INNODB_METRICS WHERE TYPE = 'value'")}
 
 
-def snapshot(conn, pid: int | None = None) -> dict:
-    snap = {
+def snapshot(conn, pid: int | None = None) -> Snapshot:
+    snap: Snapshot = {
         # TYPE 'value' metrics are levels (gauges); only counters make meaningful deltas
         "innodb_metrics": {name: int(count) for name, count in _rows(
             conn, "SELECT NAME, COUNT FROM information_schema.INNODB_METRICS WHERE TYPE <> 'value'")},
@@ -99,7 +109,7 @@ def process_cpu_seconds(pid: int) -> float | None:
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
-def delta(before: dict, after: dict) -> dict:
+def delta(before: Snapshot, after: Snapshot) -> dict:
     """after - before per counter group; keeps non-zero changes and the key counters."""
     out: dict = {}
     for group in ("innodb_metrics", "global_status"):
@@ -135,6 +145,8 @@ def derived(counters: dict, sysbench_metrics: dict) -> dict:
         "uncompress_ops_per_txn": per_txn(cmp_["uncompress_ops"]),
         "compress_miss_rate": miss_rate(cmp_),
         "pages_written_per_txn": per_txn(gs.get("Innodb_pages_written", 0)),
+        # the durability cost of a transaction (flush_log_at_trx_commit, group commit)
+        "log_fsyncs_per_txn": per_txn(gs.get("Innodb_os_log_fsyncs", 0)),
         "data_written_bytes_per_txn": per_txn(gs.get("Innodb_data_written", 0)),
         "buffer_pool_reads_per_txn": per_txn(gs.get("Innodb_buffer_pool_reads", 0)),
         "buffer_pool_read_requests_per_txn": per_txn(gs.get("Innodb_buffer_pool_read_requests", 0)),

@@ -1,3 +1,3 @@
 """perfci: performance-regression CI for MySQL-family servers."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

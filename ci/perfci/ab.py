@@ -15,11 +15,13 @@ from pathlib import Path
 
 from .capabilities import Requested
 from .compare import compare_specs
-from .files import write_json_atomic
+from .execute import execute
 from .metrics import MetricSpec, flatten, judged_keys
+from .plan import plan_run, use_snapshots
 from .progress import Progress
 from .report import VERDICT_MARK
-from .runner import execute, plan_run, use_snapshots
+from .result import AbRole, Result
+from .results import write_result
 from .snapshots import SnapshotCache
 from .stats import DEFAULT_CONFIDENCE, Verdict, judge_estimate, paired_interval
 
@@ -52,9 +54,9 @@ def round_order(round_index: int) -> tuple[int, int]:
 
 def run_ab(scenario: str, profile: str, sides: tuple[Side, Side], rounds: int, out_dir: Path,
            workdir_parent: Path, progress: Progress, runner_class: str = "local",
-           case: str | None = None) -> list[list[dict]]:
+           case: str | None = None) -> list[list[Result]]:
     """Run the rounds; returns results[side][round]. Every result file is written as it comes."""
-    results: list[list[dict]] = [[], []]
+    results: list[list[Result]] = [[], []]
     ab_id = uuid.uuid4().hex[:8]
     for r in range(rounds):
         for side_index in round_order(r):
@@ -63,20 +65,20 @@ def run_ab(scenario: str, profile: str, sides: tuple[Side, Side], rounds: int, o
             plan = plan_run(side.scenario or scenario, profile, side.server_spec, side.overrides,
                             workdir_parent / f"perfci-ab-{uuid.uuid4().hex[:8]}", case_pattern=case)
             use_snapshots(plan, SnapshotCache())  # both sides start from the very same dataset
-            result = execute(plan, progress, runner_class=runner_class)
-            result["ab"] = {"id": ab_id, "side": side.name, "round": r + 1, "of": rounds}
-            write_json_atomic(Path(out_dir) / f"{result['id']}.json", result)
+            result = execute(plan, progress, runner_class=runner_class).model_copy(
+                update={"ab": AbRole(id=ab_id, side="a" if side_index == 0 else "b", round=r + 1, of=rounds)})
+            write_result(Path(out_dir) / f"{result.id}.json", result)
             results[side_index].append(result)
     return results
 
 
-def judge_pairs(results: list[list[dict]], confidence: float = DEFAULT_CONFIDENCE) -> list[PairedRow]:
+def judge_pairs(results: list[list[Result]], confidence: float = DEFAULT_CONFIDENCE) -> list[PairedRow]:
     """Per metric: the paired ratio B/A over rounds, its interval and verdict."""
     a_flat = [flatten(r) for r in results[0]]
     b_flat = [flatten(r) for r in results[1]]
-    specs = compare_specs(results[0][0]["scenario"]["name"])
+    specs, _ = compare_specs(results[1][0])
     rows = []
-    for key, spec in judged_keys(a_flat[0], specs):
+    for key, spec in judged_keys(results[0][0], specs):
         pairs = [(a[key], b[key]) for a, b in zip(a_flat, b_flat) if key in a and key in b]
         a_vals, b_vals = [p[0] for p in pairs], [p[1] for p in pairs]
         if not pairs or any(v <= 0 for v in a_vals + b_vals):
@@ -89,17 +91,18 @@ def judge_pairs(results: list[list[dict]], confidence: float = DEFAULT_CONFIDENC
     return rows
 
 
-def ab_markdown(sides: tuple[Side, Side], results: list[list[dict]], rows: list[PairedRow],
+def ab_markdown(sides: tuple[Side, Side], results: list[list[Result]], rows: list[PairedRow],
                 confidence: float) -> str:
     first = results[0][0]
-    host = first["host"]
+    host = first.host
+    a_srv, b_srv = results[0][0].server, results[1][0].server
     lines = [
-        f"## perfci A/B: {first['scenario']['name']} · profile `{first['scenario']['profile']}`",
+        f"## perfci A/B: {first.scenario.name} · profile `{first.scenario.profile}`",
         "",
-        f"- A: `{sides[0].describe()}` ({results[0][0]['server']['flavor']} {results[0][0]['server']['full_version']})",
-        f"- B: `{sides[1].describe()}` ({results[1][0]['server']['flavor']} {results[1][0]['server']['full_version']})",
-        f"- {len(results[0])} paired rounds, order alternating (A B, B A, …) · host `{host['hostname']}` "
-        f"({host['cpu_model']}, {host['cpus']} CPUs) · scenario hash `{first['scenario']['hash'][:19]}…`",
+        f"- A: `{sides[0].describe()}` ({a_srv.flavor} {a_srv.full_version})",
+        f"- B: `{sides[1].describe()}` ({b_srv.flavor} {b_srv.full_version})",
+        f"- {len(results[0])} paired rounds, order alternating (A B, B A, …) · host `{host.hostname}` "
+        f"({host.cpu_model}, {host.cpus} CPUs) · scenario hash `{first.scenario.hash[:19]}…`",
         f"- interval: {confidence:.1%} paired t on log(B/A); flagged only beyond tolerance AND excluding 1",
         "",
         "| metric | A mean | B mean | B/A | ratio CI | tolerance | verdict |",

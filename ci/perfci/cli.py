@@ -1,0 +1,75 @@
+"""The `perfci` command line: the command group, and the exit-code contract.
+
+Exit codes: 0 ok, 1 regression found, 2 bad input, 3 infrastructure failure or
+internal error, 130 interrupted. An unexpected exception is an internal error: one
+line (the traceback with PERFCI_DEBUG=1) and exit 3, never 1, which the workflows
+read as "regression found".
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+
+import click
+
+from . import __version__
+from .commands.ab import ab
+from .commands.baseline import baseline
+from .commands.compare import compare
+from .commands.history import history
+from .commands.issues import issues
+from .commands.run import run
+from .commands.scenarios import list_scenarios, validate
+from .commands.schema import schema
+from .errors import EXIT_BAD_INPUT, EXIT_INFRA, EXIT_INTERRUPTED, PerfciError
+
+DEBUG_ENV = "PERFCI_DEBUG"
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="perfci")
+def cli() -> None:
+    """Performance-regression CI for MySQL-family servers: run pinned scenarios on
+    real servers and record trustworthy results."""
+
+
+for command in (run, compare, baseline, ab, issues, history, validate, list_scenarios, schema):
+    cli.add_command(command)
+
+
+def fail(err: PerfciError) -> None:
+    click.echo(f"error: {err}", err=True)
+    if err.detail:
+        click.echo("\n".join("  | " + line for line in err.detail.splitlines()), err=True)
+    sys.exit(err.exit_code)
+
+
+def internal_error(exc: BaseException) -> None:
+    if os.environ.get(DEBUG_ENV):
+        traceback.print_exception(exc)
+    message = str(exc).splitlines()[0] if str(exc) else ""
+    click.echo(f"perfci: internal error: {type(exc).__name__}{': ' + message if message else ''}; "
+               f"rerun with {DEBUG_ENV}=1 for the traceback", err=True)
+    sys.exit(EXIT_INFRA)
+
+
+def main(argv: list[str] | None = None) -> None:
+    try:
+        rv = cli.main(args=argv, prog_name="perfci", standalone_mode=False)
+    except click.ClickException as exc:  # usage errors: one line, exit 2
+        exc.show()
+        sys.exit(EXIT_BAD_INPUT)
+    except click.Abort:  # Ctrl-C outside run/ab (they handle it and say what was kept)
+        click.echo("interrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except PerfciError as err:
+        fail(err)
+    except Exception as exc:  # noqa: BLE001 - the contract: never a traceback, never exit 1
+        internal_error(exc)
+    sys.exit(rv if isinstance(rv, int) else 0)
+
+
+if __name__ == "__main__":
+    main()

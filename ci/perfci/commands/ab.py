@@ -1,0 +1,71 @@
+"""`perfci ab`: paired A/B rounds of one case on this host."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import click
+
+from ..ab import Side, ab_markdown, judge_pairs, run_ab
+from ..errors import EXIT_INTERRUPTED, EXIT_REGRESSION
+from ..files import write_atomic
+from ..mycnf import parse_override
+from ..plan import plan_run
+from ..progress import Progress
+from ..session import handle_cancellation
+from . import options
+
+
+@click.command()
+@click.argument("scenario")
+@click.option("--a", "a_spec", default="local", show_default=True, metavar="SPEC", help="Server of side A (the reference).")
+@click.option("--b", "b_spec", default="local", show_default=True, metavar="SPEC", help="Server of side B (the candidate).")
+@click.option("--a-config", multiple=True, metavar="NAME=VALUE", help="Server option for side A only (repeatable).")
+@click.option("--b-config", multiple=True, metavar="NAME=VALUE", help="Server option for side B only (repeatable).")
+@click.option("--a-scenario", type=click.Path(path_type=Path), default=None,
+              help="Scenario file for side A only (e.g. the PR base's version of a changed scenario).")
+@click.option("--profile", "-p", default="smoke", show_default=True)
+@click.option("--rounds", type=click.IntRange(2, 100), default=3, show_default=True,
+              help="Paired rounds; each runs A and B once, order alternating.")
+@click.option("--case", "case_pattern", default=None, metavar="PATTERN",
+              help="Matrix scenarios: the case to compare (glob; default: the profile's first case).")
+@options.out_dir
+@options.workdir
+@options.confidence
+@options.report
+@options.runner_class
+@options.quiet
+def ab(scenario: str, a_spec: str, b_spec: str, a_config: tuple[str, ...], b_config: tuple[str, ...],
+       a_scenario: Path | None, profile: str, rounds: int, case_pattern: str | None, out_dir: Path,
+       workdir: Path | None, confidence: float, report_file: Path | None, runner_class: str, quiet: bool) -> int:
+    """Paired A/B runs of SCENARIO: B against A, round by round on this host.
+
+    \b
+    Examples:
+      perfci ab rebuild-after-delete --b-config innodb_flush_log_at_trx_commit=1 --rounds 4
+      perfci ab rebuild-after-delete --a local:/opt/mysql-8.0.42 --b local:/opt/mysql-8.4.5
+    Exit codes: 0 no regression of B, 1 regression of B, 2 bad input, 3 infrastructure or internal error."""
+    handle_cancellation()
+    progress = Progress(quiet=quiet)
+    sides = (Side("a", a_spec, [parse_override(c) for c in a_config], str(a_scenario) if a_scenario else None),
+             Side("b", b_spec, [parse_override(c) for c in b_config]))
+    parent = Path(workdir or tempfile.gettempdir())
+    for side in sides:  # all input checks before the first round
+        checked = plan_run(side.scenario or scenario, profile, side.server_spec, side.overrides,
+                           parent / "perfci-ab-check", case_pattern=case_pattern)
+    case = checked.resolved.case
+    if case != "default":
+        progress.info(f"A/B on case {case} (choose another with --case)")
+    try:
+        results = run_ab(scenario, profile, sides, rounds, out_dir, parent, progress, runner_class,
+                         case=case if case != "default" else None)
+    except KeyboardInterrupt:
+        click.echo("interrupted: the server was shut down; finished rounds' result files are kept", err=True)
+        return EXIT_INTERRUPTED
+    rows = judge_pairs(results, confidence)
+    text = ab_markdown(sides, results, rows, confidence)
+    if report_file:
+        write_atomic(report_file, text)
+    click.echo(text)
+    return EXIT_REGRESSION if any(r.verdict.verdict == "regression" for r in rows) else 0

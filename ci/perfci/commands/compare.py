@@ -1,0 +1,52 @@
+"""`perfci compare`: judge results against stored baselines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..compare import Rules, compare as compare_results
+from ..comparison import record
+from ..errors import EXIT_REGRESSION
+from ..files import write_atomic, write_json_atomic
+from ..identity import Follow
+from ..report import comparison_markdown
+from ..results import expand, load_result
+from . import options
+
+
+@click.command()
+@click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--baseline", "baseline_file", type=click.Path(path_type=Path),
+              help="A baseline file to compare with (default: the one for each result under --baseline-dir).")
+@options.baseline_dir
+@options.verdict_rules
+@options.report
+@click.option("--json", "json_file", type=click.Path(path_type=Path),
+              help="Also write every verdict, its numbers and the rules used as JSON (perfci.comparison/1).")
+@click.option("--plots", "plots_dir", type=click.Path(path_type=Path),
+              help="Write PNG plots (per-interval throughput current vs baseline) to this directory.")
+def compare(results: tuple[Path, ...], baseline_file: Path | None, baseline_dir: Path | None, confidence: float,
+            cv_floor: float, prior_cv: float, follow: Follow, report_file: Path | None, json_file: Path | None,
+            plots_dir: Path | None) -> int:
+    """Judge RESULT files (or directories of them) against stored baselines.
+
+    \b
+    Per metric: regression, improvement, unchanged, inconclusive or no-baseline,
+    with the change, a confidence interval for current/baseline and the tolerance.
+    Exit codes: 0 no regression, 1 regression found, 2 bad input, 3 infrastructure or internal error."""
+    rules = Rules(confidence=confidence, cv_floor=cv_floor, prior_cv=prior_cv, follow=follow)
+    loaded = [load_result(p) for p in expand(list(results))]
+    comparisons = compare_results(loaded, baseline_file, baseline_dir, rules)
+    plots = None
+    if plots_dir:
+        from ..plots import interval_plot
+        plots = [[str(interval_plot(c, plots_dir))] if c.baseline and not c.skipped else [] for c in comparisons]
+    text = comparison_markdown(comparisons, confidence, plots)
+    if report_file:
+        write_atomic(report_file, text)
+    if json_file:
+        write_json_atomic(json_file, record(comparisons, rules).model_dump(mode="json", by_alias=True))
+    click.echo(text)
+    return EXIT_REGRESSION if any(c.regressions for c in comparisons) else 0

@@ -1,0 +1,53 @@
+"""`perfci history append|changes`: the history of result summaries, and change points."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .. import history as history_mod
+from ..identity import Follow, slug
+from ..results import expand, load_result
+from . import options
+
+
+@click.group()
+def history() -> None:
+    """The append-only history of result summaries, and change points in it."""
+
+
+@history.command("append")
+@click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--dir", "history_dir", type=click.Path(path_type=Path), default=Path("history"), show_default=True)
+@options.follow
+def history_append(results: tuple[Path, ...], history_dir: Path, follow: Follow) -> None:
+    """Append RESULT files' summaries (a result already there is skipped)."""
+    loaded = [load_result(p) for p in expand(list(results))]
+    for path, added in history_mod.append(loaded, history_dir, follow):
+        click.echo(f"{path}: +{added}")
+
+
+@history.command("changes")
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--metric", "metrics", multiple=True, help="Only these metric keys (e.g. after.qps_write).")
+@click.option("--pvalue", type=click.FloatRange(0.0001, 0.5), default=history_mod.DEFAULT_PVALUE, show_default=True)
+@click.option("--plots", "plots_dir", type=click.Path(path_type=Path), help="Write a PNG per metric with a change.")
+def history_changes(files: tuple[Path, ...], metrics: tuple[str, ...], pvalue: float, plots_dir: Path | None) -> None:
+    """Change points (E-Divisive means) in history FILES (.jsonl) or directories of them."""
+    paths = [q for p in files for q in (sorted(Path(p).rglob("*.jsonl")) if Path(p).is_dir() else [Path(p)])]
+    for path in paths:
+        entries = history_mod.read_history(path)
+        found = history_mod.detect(entries, list(metrics) or None, pvalue)
+        click.echo(f"## {path} ({len(entries)} runs)")
+        if not found:
+            click.echo("no change points")
+        for key, changes in found.items():
+            for c in changes:
+                pct = "–" if c.change_pct is None else f"{c.change_pct:+.1f} %"
+                click.echo(f"- `{key}`: {pct} at run {c.index} ({c.result_id}, {c.date[:10]}, "
+                           f"server {c.server_version}): {c.before_mean:.4g} -> {c.after_mean:.4g}")
+            if plots_dir:
+                from ..plots import history_plot
+                target = Path(plots_dir) / f"history-{slug(path.stem)}-{slug(key)}.png"
+                history_plot(key, history_mod.series(entries, key), [c.index for c in changes], target)

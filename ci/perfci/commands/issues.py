@@ -1,0 +1,37 @@
+"""`perfci issues sync`: open, update or close regression issues on GitHub."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .. import issues as issues_mod
+from ..compare import Rules, compare as compare_results
+from ..identity import Follow
+from ..results import expand, load_result
+from . import options
+
+
+@click.group()
+def issues() -> None:
+    """Regression issues on GitHub (through gh)."""
+
+
+@issues.command("sync")
+@click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
+@options.baseline_dir
+@click.option("--repo", default=None, help="OWNER/NAME (default: $GITHUB_REPOSITORY).")
+@click.option("--run-url", default="", help="Link to the workflow run and its artifacts.")
+@click.option("--close-after", type=click.IntRange(1, 100), default=issues_mod.DEFAULT_CLOSE_AFTER, show_default=True,
+              help="Close an issue after this many consecutive clean runs.")
+@click.option("--dry-run", "dry_run_dir", type=click.Path(path_type=Path),
+              help="Write each issue's Markdown to DIR/<fingerprint>.md instead of calling GitHub.")
+@options.follow
+def issues_sync(results: tuple[Path, ...], baseline_dir: Path | None, repo: str | None, run_url: str,
+                close_after: int, dry_run_dir: Path | None, follow: Follow) -> None:
+    """Open, update or close one issue per regressed metric of RESULTS."""
+    loaded = [load_result(p) for p in expand(list(results))]
+    comparisons = compare_results(loaded, baseline_root=baseline_dir, rules=Rules(follow=follow))
+    for line in issues_mod.sync(comparisons, run_url, repo, dry_run_dir, close_after):
+        click.echo(line)

@@ -1,0 +1,49 @@
+"""Options several commands share, declared once (name, default, help, env)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+import click
+
+from ..identity import DEFAULT_FOLLOW, FOLLOW_CHOICES
+from ..stats import DEFAULT_CONFIDENCE, DEFAULT_CV_FLOOR, DEFAULT_PRIOR_CV
+
+F = TypeVar("F", bound=Callable[..., object])
+
+baseline_dir = click.option(
+    "--baseline-dir", type=click.Path(path_type=Path), default=None,
+    help="Baselines root (default: baselines/ of the perfci project here or above, or $PERFCI_ROOT).")
+runner_class = click.option(
+    "--runner-class", envvar="PERFCI_RUNNER_CLASS", default="local", show_default=True,
+    help="Label of this host's kind (baselines are kept per runner class). Env: PERFCI_RUNNER_CLASS.")
+confidence = click.option(
+    "--confidence", type=click.FloatRange(0.5, 0.9999), default=DEFAULT_CONFIDENCE, show_default=True,
+    help="Two-sided confidence of the ratio interval.")
+cv_floor = click.option(
+    "--cv-floor", type=click.FloatRange(0, 1), default=DEFAULT_CV_FLOOR, show_default=True,
+    help="Smallest run-level coefficient of variation assumed.")
+prior_cv = click.option(
+    "--prior-cv", type=click.FloatRange(0, 1), default=DEFAULT_PRIOR_CV, show_default=True,
+    help="Prior run-level CV (worth two samples) that moderates the measured spread.")
+follow = click.option(
+    "--follow", type=click.Choice(FOLLOW_CHOICES), default=DEFAULT_FOLLOW, show_default=True,
+    help="Key baselines, history and issues by the server's release line (mysql-8.0) or its exact version.")
+out_dir = click.option(
+    "--out", "out_dir", type=click.Path(path_type=Path), default=Path("results"), show_default=True,
+    help="Directory for result files (JSON) and summaries (Markdown).")
+workdir = click.option(
+    "--workdir", type=click.Path(path_type=Path), default=None,
+    help="Where datadirs are created (use the disk under test). Default: the system temp dir.")
+report = click.option("--report", "report_file", type=click.Path(path_type=Path),
+                      help="Also write the Markdown report here.")
+quiet = click.option("--quiet", "-q", is_flag=True, help="No progress output; print only results and summaries.")
+
+
+def verdict_rules(fn: F) -> F:
+    """--confidence, --cv-floor, --prior-cv and --follow: how verdicts are reached."""
+    for option in (follow, prior_cv, cv_floor, confidence):
+        fn = option(fn)
+    return fn

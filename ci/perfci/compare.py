@@ -1,0 +1,168 @@
+"""Compare current results with their baselines: a verdict per metric, and for each
+regression the per-transaction counters that moved most."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from .baseline import Baseline, baseline_path, load_baseline
+from .errors import BadInput
+from .identity import DEFAULT_FOLLOW, CaseIdentity, Follow
+from .metrics import MetricSpec, counters_per_txn, default_spec, flatten, judged_keys
+from .result import Result
+from .scenario import CompareSpec, load_scenario
+from .stats import DEFAULT_CONFIDENCE, DEFAULT_CV_FLOOR, DEFAULT_PRIOR_CV, DEFAULT_PRIOR_DF, Verdict, judge
+
+
+@dataclass(frozen=True)
+class Rules:
+    """How verdicts were reached; recorded in every comparison output."""
+
+    confidence: float = DEFAULT_CONFIDENCE
+    cv_floor: float = DEFAULT_CV_FLOOR
+    prior_cv: float = DEFAULT_PRIOR_CV
+    prior_df: int = DEFAULT_PRIOR_DF
+    follow: Follow = DEFAULT_FOLLOW
+
+
+@dataclass
+class MetricRow:
+    key: str
+    spec: MetricSpec
+    baseline: list[float]
+    current: list[float]
+    verdict: Verdict
+    movers: list[tuple[str, float, float]] = field(default_factory=list)
+
+
+@dataclass
+class CaseComparison:
+    """One case (scenario, profile, case, server, runner class) compared."""
+
+    results: list[Result]
+    baseline: Baseline | None
+    baseline_file: Path | None
+    rows: list[MetricRow]
+    warnings: list[str]
+    specs_from: str = "defaults"   # where the metric specs came from
+    rules: Rules = field(default_factory=Rules)
+
+    @property
+    def identity(self) -> CaseIdentity:
+        return CaseIdentity.of(self.results[0], self.rules.follow)
+
+    @property
+    def skipped(self) -> str | None:
+        """The skip reason when no result of this case ran (the server cannot run it)."""
+        if not any(r.ran for r in self.results):
+            return self.results[0].skip_reason or "skipped"
+        return None
+
+    @property
+    def regressions(self) -> list[MetricRow]:
+        return [r for r in self.rows if r.verdict.verdict == "regression"]
+
+    @property
+    def label(self) -> str:
+        r = self.results[0]
+        return (f"{r.scenario.name} · {r.scenario.profile} · {r.case} · "
+                f"{r.server.flavor} {r.server.version} · runner {r.runner_class}")
+
+
+def case_key(result: Result, follow: Follow = DEFAULT_FOLLOW) -> CaseIdentity:
+    return CaseIdentity.of(result, follow)
+
+
+def compare_specs(result: Result) -> tuple[list[MetricSpec] | None, str]:
+    """The metric specs for a result: the `compare:` rules recorded in its resolved
+    scenario; for results from before they were recorded, the scenario file's; else
+    the defaults. Returns (specs or None for the defaults, where they came from)."""
+    recorded = result.scenario.resolved.get("compare")
+    if isinstance(recorded, list) and recorded:
+        try:
+            return [_spec(CompareSpec.model_validate(c)) for c in recorded], "the result's resolved scenario"
+        except ValidationError:
+            pass
+    if "compare" in result.scenario.resolved:
+        return None, "defaults"
+    try:
+        scenario, path = load_scenario(result.scenario.name)
+    except BadInput:
+        return None, "defaults"  # a result of a scenario no longer here: judge with the defaults
+    return ([_spec(c) for c in scenario.compare] or None), (f"{path}" if scenario.compare else "defaults")
+
+
+def _spec(c: CompareSpec) -> MetricSpec:
+    d = default_spec(c.metric)
+    return MetricSpec(c.metric, c.direction or d.direction, c.tolerance or d.tolerance)
+
+
+def top_movers(phase: str, current: list[Result], baseline: Baseline,
+               limit: int = 5) -> list[tuple[str, float, float]]:
+    """Counters of `phase` whose per-transaction value changed most (by |log ratio|)."""
+    prefix = f"{phase}."
+    cur = [counters_per_txn(r) for r in current]
+    keys = {k for c in cur for k in c if k.startswith(prefix)} | {
+        k for s in baseline.samples for k in s.counters if k.startswith(prefix)}
+    moved = []
+    for key in keys:
+        c = statistics.mean(x.get(key, 0.0) for x in cur)
+        b = statistics.mean(s.counters.get(key, 0.0) for s in baseline.samples) if baseline.samples else 0.0
+        if min(c, b) < 0 or max(c, b) < 1e-3:
+            continue  # a level that fell, or too rare per transaction to explain anything
+        score = math.inf if min(c, b) == 0 else abs(math.log(c / b))
+        moved.append((score, key[len(prefix):], b, c))
+    moved.sort(key=lambda m: (-m[0], -max(m[2], m[3]), m[1]))
+    return [(name, b, c) for _, name, b, c in moved[:limit]]
+
+
+def compare_case(results: list[Result], baseline: Baseline | None, baseline_file: Path | None,
+                 rules: Rules = Rules()) -> CaseComparison:
+    warnings: list[str] = []
+    ran = [r for r in results if r.ran]
+    if not ran:  # a case this server cannot run: nothing to judge, the reason is reported
+        return CaseComparison(results, baseline, baseline_file, [], [], rules=rules)
+    first = ran[0]
+    specs, specs_from = compare_specs(first)
+    flats = [flatten(r) for r in ran]
+    if baseline is not None:
+        if {r.scenario.hash for r in ran} != {baseline.scenario_hash}:
+            warnings.append("the scenario changed since the baseline was recorded (different scenario hash): "
+                            "the comparison may not be like for like")
+        if any(r.host.signature() != baseline.host for r in ran):
+            warnings.append(f"host differs from the baseline's ({baseline.host.model_dump()})")
+        if len(baseline.samples) < 3:
+            warnings.append(f"the baseline has only {len(baseline.samples)} sample(s): only large changes can be judged")
+    rows = []
+    for key, spec in judged_keys(first, specs):
+        current = [f[key] for f in flats if key in f]
+        base_values = baseline.values(key) if baseline else []
+        verdict = judge(current, base_values, spec.direction, spec.tolerance, rules.confidence, rules.cv_floor,
+                        rules.prior_cv)
+        row = MetricRow(key, spec, base_values, current, verdict)
+        if verdict.verdict == "regression" and baseline and not key.startswith("headline."):
+            row.movers = top_movers(key.split(".", 1)[0], ran, baseline)
+        rows.append(row)
+    return CaseComparison(ran, baseline, baseline_file, rows, warnings, specs_from, rules)
+
+
+def compare(results: list[Result], baseline_file: Path | None = None, baseline_root: Path | None = None,
+            rules: Rules = Rules()) -> list[CaseComparison]:
+    """Group results by case and compare each group with its baseline."""
+    groups: dict[CaseIdentity, list[Result]] = {}
+    for r in results:
+        groups.setdefault(case_key(r, rules.follow), []).append(r)
+    if baseline_file and len(groups) > 1:
+        raise BadInput("--baseline names one baseline file, but the results belong to "
+                       f"{len(groups)} different cases; give the results of one case, or use --baseline-dir")
+    out = []
+    for members in groups.values():
+        path = Path(baseline_file) if baseline_file else baseline_path(baseline_root, members[0], rules.follow)
+        baseline = load_baseline(path) if (baseline_file or path.exists()) else None
+        out.append(compare_case(members, baseline, path, rules))
+    return out

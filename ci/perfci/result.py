@@ -1,0 +1,368 @@
+"""The result of one run of one case: a typed, versioned model.
+
+Every writer builds a `Result` and every reader gets one from `results.load_result`,
+which upgrades older formats first (`perfci.result/1` -> `/2`, see `results.py`).
+`perfci schema result` prints the JSON Schema of this model.
+
+Values stay plain JSON types (numbers, strings, lists, mappings); where a mapping
+is open (server variables, counters), its value type is still fixed.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+RESULT_SCHEMA = "perfci.result/2"
+
+# A server option value as written to my.cnf: null is a bare flag line.
+ConfigValue = Union[bool, int, float, str, None]
+Number = Union[int, float]
+
+
+class Model(BaseModel):
+    """Strict and immutable: an unknown field is an error, not silently kept."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Status(str, Enum):
+    ok = "ok"
+    skipped = "skipped"  # the server cannot run this case as specified; see skip_reason
+
+
+# ---------------------------------------------------------------- context
+
+
+class Filesystem(Model):
+    mount: str
+    device: str
+    type: str
+
+
+class BusyProcess(Model):
+    cpu_pct: float
+    command: str
+
+
+class HostCheck(Model):
+    """Is the host quiet enough to benchmark on (recorded before the run)."""
+
+    cpu_governors: list[str] | None = None
+    transparent_hugepages: str | None = None
+    swap_total_bytes: int = 0
+    swap_used_bytes: int = 0
+    swappiness: str | None = None
+    load_1m: float = 0.0
+    busy_processes: list[BusyProcess] = []
+    warnings: list[str] = []
+
+
+class Host(Model):
+    runner_class: str = "local"
+    hostname: str
+    cpu_model: str
+    cpus: int | None
+    memory_bytes: int | None = None
+    kernel: str
+    machine: str | None = None
+    python: str | None = None
+    datadir_filesystem: Filesystem | None = None
+    check: HostCheck | None = None
+
+    def signature(self) -> "HostSignature":
+        """What makes two hosts the same kind for benchmarking purposes."""
+        return HostSignature(cpu_model=self.cpu_model, cpus=self.cpus,
+                             memory_gib=round((self.memory_bytes or 0) / 2**30))
+
+
+class HostSignature(Model):
+    cpu_model: str | None
+    cpus: int | None
+    memory_gib: int
+
+
+class Harness(Model):
+    """What produced the numbers: perfci's revision and the tools it drove."""
+
+    git_sha: str = "unknown"
+    dirty: bool | None = None
+    sysbench: str = "unknown"
+    perfci: str | None = None  # package version (None in /1 results)
+    python: str | None = None
+    dependencies: dict[str, str] = Field({}, description="versions of the numeric and GitHub dependencies")
+
+
+class ServerConfig(Model):
+    scenario: dict[str, ConfigValue] = {}
+    overrides: dict[str, ConfigValue] = {}
+    written: dict[str, ConfigValue] = Field({}, description="what went into my.cnf after capability mapping")
+
+
+class DsnAction(Model):
+    action: Literal["set_global", "not_applied", "created_database", "dropped_database", "restored_global"]
+    variable: str | None = None
+    database: str | None = None
+    value: ConfigValue = None
+    previous: ConfigValue = None
+    kept: ConfigValue = None
+    reason: str | None = None
+
+
+class Server(Model):
+    provider: str
+    flavor: Literal["mysql", "percona", "mariadb"]
+    version: str = Field(min_length=1, description="major.minor.patch")
+    full_version: str = ""
+    version_comment: str = ""
+    line: str = Field("", description="the release line issues and baselines follow, e.g. mysql-8.0")
+    binary: str | None = None
+    basedir: str | None = None
+    image: str | None = None
+    image_digest: str | None = None
+    network: str | None = None
+    dsn: str | None = None
+    dsn_actions: list[DsnAction] = []
+    config: ServerConfig = ServerConfig()
+    effective_config: dict[str, str] = Field({}, description="SHOW GLOBAL VARIABLES at the end of the run")
+
+
+class ScenarioRef(Model):
+    name: str
+    profile: str
+    file: str = ""
+    hash: str = Field(pattern=r"^sha256:[0-9a-f]{64}$|^sha256:")
+    resolved: dict[str, JsonValue] = Field({}, description="the resolved scenario that ran (incl. compare rules)")
+
+    def measured_phases(self) -> list[str]:
+        steps = self.resolved.get("steps")
+        if not isinstance(steps, list):
+            return []
+        return [str(s["phase"]) for s in steps if isinstance(s, dict) and s.get("kind") == "measure"]
+
+
+# ---------------------------------------------------------------- steps and phases
+
+
+class TableSize(Model):
+    file_size: int
+    allocated_size: int
+
+
+class Statement(Model):
+    sql: str
+    duration_s: float
+    rows: int
+
+
+class Step(Model):
+    """One executed step; the fields after `duration_s` depend on its kind."""
+
+    name: str
+    kind: Literal["prepare", "apply_layout", "delete_random", "sql", "measure", "snapshot_restore"]
+    started_at: str | None = None
+    duration_s: float
+    sizes_after: dict[str, TableSize] = {}
+    innodb_cmp: dict[str, int] | None = Field(None, description="INNODB_CMP delta over the step (not for measures)")
+    compress_miss_rate: float | None = None
+    command: str | None = None                      # prepare (sysbench)
+    loader: str | None = None                       # prepare (perfci loader)
+    payload: str | None = None
+    rows_loaded: int | None = None
+    create_table: str | None = None
+    statements: list[Statement] | None = None       # apply_layout, sql
+    rows_deleted: int | None = None                 # delete_random
+    rows_remaining: int | None = None
+    phase: str | None = None                        # measure
+    replaces: list[str] | None = None               # snapshot_restore
+    buffer_pool_load: str | None = None
+
+
+class Interval(Model):
+    """One `--report-interval` line of sysbench."""
+
+    t: float
+    threads: int
+    tps: float
+    qps: float
+    qps_read: float
+    qps_write: float
+    qps_other: float
+    latency_pct: float
+    latency_ms: float
+    errors_per_s: float
+    reconnects_per_s: float
+
+
+class Quiesce(Model):
+    history_length_at_start: int | None = None
+    dirty_pages_at_start: int | None = None
+    history_length_at_end: int | None = None
+    dirty_pages_at_end: int | None = None
+    duration_s: float | None = None
+    timed_out: bool = False
+
+
+class Metrics(BaseModel):
+    """Run-level metrics of a phase: sysbench's report and the per-transaction work
+    derived from the counters. Metrics not named here (another latency percentile,
+    change-buffer merge rates) are kept as extra numbers."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    __pydantic_extra__: dict[str, Number | None] = Field(init=False)  # type: ignore[assignment]
+
+    duration_s: float
+    events: int
+    transactions: int
+    tps: float
+    queries: int
+    qps: float
+    errors: int = 0
+    errors_per_s: float = 0.0
+    reconnects: int = 0
+    reconnects_per_s: float = 0.0
+    latency_ms_avg: float | None = None
+    latency_ms_p95: float | None = None
+    index_page_splits_per_txn: float | None = None
+    compress_failures_per_txn: float | None = None
+    uncompress_ops_per_txn: float | None = None
+    pages_written_per_txn: float | None = None
+    compress_miss_rate: float | None = None
+    server_cpu_util: float | None = None
+
+    def numbers(self) -> dict[str, float]:
+        """Every metric that has a value, by name (what baselines and history keep)."""
+        return {k: v for k, v in self.model_dump().items()
+                if isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+    def get(self, name: str) -> float | None:
+        value = self.numbers().get(name)
+        return value
+
+
+class Counters(Model):
+    """Counter deltas over a phase."""
+
+    innodb_metrics: dict[str, Number] = {}
+    global_status: dict[str, Number] = {}
+    innodb_cmp: dict[str, int] = {}
+    innodb_cmp_per_page_size: dict[str, int] = {}
+    server_cpu_seconds: float | None = None
+
+
+class Phase(Model):
+    workload: str
+    threads: int
+    time_s: int
+    command: str
+    quiesce: Quiesce = Quiesce()
+    sysbench_version: str | None = None
+    metrics: Metrics
+    counters: Counters = Counters()
+    gauges_after: dict[str, int] = {}
+    intervals: list[Interval] = []
+    sizes_before: dict[str, TableSize] = {}
+    sizes_after: dict[str, TableSize] = {}
+
+
+class Headline(Model):
+    """A ratio of one phase metric between two phases (e.g. qps_write after/before)."""
+
+    metric: str
+    numerator: str
+    denominator: str
+    value: float | None
+
+    @property
+    def key(self) -> str:
+        return f"{self.metric} {self.numerator}/{self.denominator}"
+
+
+class ConfigNote(Model):
+    """How a requested server option was mapped, skipped or overridden (never silent)."""
+
+    option: str
+    value: ConfigValue = None
+    origin: Literal["scenario", "override"] = "scenario"
+    action: Literal["mapped", "skipped", "overridden"]
+    to: dict[str, ConfigValue] | None = None
+    reason: str
+
+
+class TableState(Model):
+    rows: int
+    checksum: int | None
+
+
+class SnapshotUse(Model):
+    key: str
+    restored: bool
+    note: str
+    saved: bool | None = None
+    created_at: str | None = None
+    bytes: int | None = None
+    prepared_steps: list[dict[str, JsonValue]] | None = None
+    restore_s: float | None = None
+    buffer_pool_load: str | None = None
+
+
+class DatasetState(Model):
+    tables: dict[str, TableState] = {}
+    snapshot: SnapshotUse | None = None
+
+
+class AbRole(Model):
+    id: str
+    side: Literal["a", "b"]
+    round: int
+    of: int
+
+
+# ---------------------------------------------------------------- the result
+
+
+class Result(Model):
+    schema_: Literal["perfci.result/2"] = Field(RESULT_SCHEMA, alias="schema")
+    id: str = Field(min_length=1)
+    status: Status
+    skip_reason: str | None = None
+    case: str = "default"
+    axes: dict[str, str] = {}
+    started_at: str = ""
+    finished_at: str = ""
+    duration_s: float = 0.0
+    harness: Harness = Harness()
+    host: Host
+    server: Server
+    scenario: ScenarioRef
+    dataset: DatasetState = DatasetState()
+    steps: list[Step] = []
+    phases: dict[str, Phase] = {}
+    headline: list[Headline] = []
+    notes: list[ConfigNote] = []
+    reproduce: str = ""
+    ab: AbRole | None = None
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    @property
+    def ran(self) -> bool:
+        return self.status is Status.ok
+
+    @property
+    def runner_class(self) -> str:
+        return self.host.runner_class
+
+    def dump(self) -> dict[str, JsonValue]:
+        return self.model_dump(mode="json", by_alias=True)
+
+
+class ResultV1(Result):
+    """What perfci wrote before /2 (headline ratios as one joined key). Read only
+    through the upgrade in `results.py`; here so `perfci schema result` can say
+    which older files it accepts."""
+
+    schema_: Literal["perfci.result/1"] = Field("perfci.result/1", alias="schema")  # type: ignore[assignment]
+    headline: dict[str, float | None] = {}  # type: ignore[assignment]
