@@ -1,5 +1,11 @@
-"""Shared fixtures. End-to-end tests use real components: a throwaway MariaDB
-started by perfci itself on a free loopback port, and real sysbench."""
+"""Shared fixtures and the suite's rules.
+
+End-to-end tests use real components: a throwaway MariaDB started by perfci itself
+on a free loopback port, real sysbench, real act. They are marked `e2e` here, not
+by hand: every test in a `test_e2e_*.py` module and every test using a fixture that
+needs a server. `python3 -m pytest -m "not e2e"` is the fast unit suite, and a
+guard makes sure it starts no server and no sysbench. Under CI=true an e2e test
+that skips (a tool missing) is an error: nothing is green by silence."""
 
 from __future__ import annotations
 
@@ -14,7 +20,13 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
-PERFCI = [sys.executable, "-m", "ci.cli"]
+PERFCI = [sys.executable, "-m", "perfci.cli"]
+# the checkout's code, also where perfci is pip-installed (editable or not)
+SOURCE_ENV = {"PYTHONPATH": os.pathsep.join(filter(None, [str(REPO / "ci"), os.environ.get("PYTHONPATH")]))}
+# fixtures that start a server or sysbench: a test using one is end-to-end
+E2E_FIXTURES = {"real_server_tools", "smoke_result", "running_server", "change_buffer", "row_formats",
+                "read_only_scaling", "baseline_dir"}
+GUARDED_TOOLS = ("mariadbd", "mysqld", "sysbench", "mariadb-install-db", "mysql_install_db")
 
 # A scenario small enough for failure-path tests (seconds, not minutes).
 TINY_SCENARIO = """\
@@ -60,9 +72,48 @@ def pytest_unconfigure(config):
         os.environ.pop("PERFCI_SNAPSHOT_DIR", None)
 
 
-def run_perfci(*args: str, env: dict | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([*PERFCI, *args], cwd=REPO, capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, **(env or {})})
+def is_e2e(item: pytest.Item) -> bool:
+    return item.module.__name__.startswith("test_e2e_") or bool(E2E_FIXTURES & set(getattr(item, "fixturenames", ())))
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if is_e2e(item):
+            item.add_marker(pytest.mark.e2e)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and os.environ.get("CI") == "true" and item.get_closest_marker("e2e"):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        report.outcome = "failed"
+        report.longrepr = f"an end-to-end test may not skip under CI=true: {reason}"
+
+
+@pytest.fixture(autouse=True)
+def no_servers_in_unit_tests(request, tmp_path_factory, monkeypatch):
+    """Unit tests find stand-ins for the server binaries and sysbench first on PATH;
+    a stand-in that runs fails the test: it should have been an e2e test."""
+    if request.node.get_closest_marker("e2e"):
+        yield
+        return
+    guard = tmp_path_factory.mktemp("guard-bin")
+    log = guard / "started.log"
+    for tool in GUARDED_TOOLS:
+        (guard / tool).write_text(f'#!/bin/sh\necho "{tool} $*" >> "{log}"\nexit 97\n')
+        (guard / tool).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{guard}{os.pathsep}{os.environ.get('PATH', '')}")
+    monkeypatch.setenv("PERFCI_SERVER_PATH", str(guard))
+    yield
+    if log.exists():
+        pytest.fail(f"a unit test started {log.read_text().strip()!r}: use a fixture that marks it e2e")
+
+
+def run_perfci(*args: str, env: dict | None = None, timeout: float = 600, cwd: Path = REPO) -> subprocess.CompletedProcess:
+    return subprocess.run([*PERFCI, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **SOURCE_ENV, **(env or {})})
 
 
 def write_tiny(directory: Path, name: str = "tiny", steps: str = TINY_STEPS, time: int = 2) -> Path:
@@ -88,13 +139,18 @@ def result_files(out_dir: Path) -> list[Path]:
     return sorted(out_dir.glob("*.json")) if out_dir.exists() else []
 
 
+def require_tools(*tools: str, hint: str) -> None:
+    """Skip (with the reason) where a tool is missing; under CI=true that skip fails."""
+    missing = [t for t in tools if not shutil.which(t, path=os.environ.get("PATH", "") + ":/usr/sbin")]
+    if missing:
+        pytest.skip(f"needs {', '.join(missing)} ({hint})")
+
+
 @pytest.fixture(scope="session")
 def real_server_tools():
-    missing = [t for t in ("sysbench",) if not shutil.which(t)]
+    require_tools("sysbench", hint="apt-get install sysbench; .ci/run does")
     if not (shutil.which("mariadbd", path=os.environ.get("PATH", "") + ":/usr/sbin") or shutil.which("mysqld")):
-        missing.append("mariadbd")
-    if missing:
-        pytest.fail(f"end-to-end tests need {', '.join(missing)} (apt-get install mariadb-server sysbench; .ci/run does)")
+        pytest.skip("needs mariadbd or mysqld (apt-get install mariadb-server; .ci/run does)")
 
 
 @pytest.fixture(scope="session")

@@ -1,42 +1,72 @@
-"""Small, valid result dicts for fast tests of baselines and comparisons
-(the end-to-end tests make real ones)."""
+"""Small, valid results built through the model, for fast tests of baselines,
+comparisons, history and issues (the end-to-end tests make real ones)."""
 
 from __future__ import annotations
 
 import itertools
+import json
+from pathlib import Path
+
+from perfci.result import Result
+from perfci.results import write_result
 
 _ids = itertools.count(1)
 HOST = {"runner_class": "local", "hostname": "h", "cpu_model": "Test CPU", "cpus": 2,
-        "memory_bytes": 24 << 30, "kernel": "Linux 6", "datadir_filesystem": {"type": "ext4"}}
+        "memory_bytes": 24 << 30, "kernel": "Linux 6", "datadir_filesystem": {"mount": "/", "device": "d", "type": "ext4"}}
+MEASURE_PHASES = ("before", "after")
 
 
 def make_result(tps: float = 1000.0, splits: float = 0.5, status: str = "ok", scenario_hash: str = "sha256:aaaa",
-                profile: str = "smoke", runner_class: str = "local", cpus: int = 2, phases=("before", "after"),
-                intervals: int = 10) -> dict:
+                profile: str = "smoke", runner_class: str = "local", cpus: int = 2, phases=MEASURE_PHASES,
+                intervals: int = 10, version: str = "10.11.19", case: str = "default") -> Result:
     n = next(_ids)
     events = int(tps * 30)
     phase_data = {}
-    for p in phases:
+    for p in phases if status == "ok" else ():
         phase_data[p] = {
+            "workload": "oltp_write_only", "threads": 1, "time_s": 30, "command": "sysbench oltp_write_only run",
             "metrics": {"tps": tps, "qps": tps * 10, "qps_write": tps * 8, "latency_ms_avg": 1000 / tps,
-                        "latency_ms_p95": 2000 / tps, "events": events, "duration_s": 30.0,
+                        "latency_ms_p95": 2000 / tps, "events": events, "transactions": events,
+                        "queries": events * 10, "duration_s": 30.0,
                         "index_page_splits_per_txn": splits, "compress_failures_per_txn": 0.2,
                         "uncompress_ops_per_txn": 0.1, "pages_written_per_txn": 1.0},
             "counters": {"innodb_metrics": {"index_page_splits": splits * events, "buffer_flush_batches": events // 10},
                          "global_status": {"Innodb_pages_written": events},
                          "innodb_cmp": {"compress_ops": events, "compress_ops_ok": events // 2}},
-            "intervals": [{"t": float(i + 1), "tps": tps} for i in range(intervals)],
-            "sizes_after": {},
+            "intervals": [{"t": float(i + 1), "threads": 1, "tps": tps, "qps": tps * 10, "qps_read": 0.0,
+                           "qps_write": tps * 8, "qps_other": tps * 2, "latency_pct": 95.0, "latency_ms": 2.0,
+                           "errors_per_s": 0.0, "reconnects_per_s": 0.0} for i in range(intervals)],
         }
-    return {
-        "schema": "perfci.result/1", "id": f"tiny-smoke-{n:04d}", "status": status, "case": "default",
+    flavor = "mysql" if version.startswith("8.") else "mariadb"
+    return Result.model_validate({
+        "schema": "perfci.result/2", "id": f"tiny-smoke-{n:04d}", "status": status, "case": case,
+        "skip_reason": None if status == "ok" else "not supported here",
         "finished_at": f"2026-11-{1 + n % 28:02d}T00:00:00+00:00",
         "harness": {"git_sha": "abc", "sysbench": "sysbench 1.0.20"},
         "host": {**HOST, "runner_class": runner_class, "cpus": cpus},
-        "server": {"flavor": "mariadb", "version": "10.11.19", "full_version": "10.11.19-MariaDB"},
+        "server": {"provider": "local", "flavor": flavor, "version": version, "full_version": f"{version}-MariaDB",
+                   "line": f"{flavor}-{'.'.join(version.split('.')[:2])}"},
         "scenario": {"name": "tiny", "profile": profile, "hash": scenario_hash,
-                     "resolved": {"steps": [{"kind": "measure", "phase": p} for p in ("before", "after")]}},
+                     "resolved": {"steps": [{"kind": "measure", "phase": p} for p in MEASURE_PHASES]}},
         "phases": phase_data,
-        "headline": {"tps after/before": 1.0},
+        "headline": [{"metric": "tps", "numerator": "after", "denominator": "before", "value": 1.0}]
+        if status == "ok" and set(MEASURE_PHASES) <= set(phases) else [],
         "reproduce": "perfci run tiny --profile smoke --server local",
-    }
+    })
+
+
+def write_results(directory: Path, results: list[Result]) -> list[tuple[Path, Result]]:
+    directory.mkdir(parents=True, exist_ok=True)
+    out = []
+    for r in results:
+        path = directory / f"{r.id}.json"
+        write_result(path, r)
+        out.append((path, r))
+    return out
+
+
+def edited(result: Result, **changes: object) -> dict:
+    """A result's JSON with top-level fields replaced (for hand-edited or broken files)."""
+    data = json.loads(json.dumps(result.dump()))
+    data.update(changes)
+    return data

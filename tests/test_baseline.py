@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import signal
 import subprocess
@@ -14,27 +15,18 @@ from perfci.baseline import baseline_path, load_baseline, update
 from perfci.compare import compare
 from perfci.errors import BadInput
 
-from conftest import PERFCI, REPO, run_perfci
-from factories import make_result
-
-
-def write_results(directory, results):
-    directory.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for r in results:
-        p = directory / f"{r['id']}.json"
-        p.write_text(json.dumps(r))
-        paths.append((p, r))
-    return paths
+from conftest import PERFCI, REPO, SOURCE_ENV, run_perfci
+from factories import make_result, write_results
 
 
 def test_update_creates_layout_and_keeps_provenance(tmp_path):
     results = [make_result(tps=1000 + i) for i in range(3)]
     [(path, added, kept)] = update(write_results(tmp_path / "r", results), root=tmp_path / "baselines")
-    assert path == tmp_path / "baselines/local/mariadb-10.11.19/tiny/smoke/default.json"
+    assert path == tmp_path / "baselines/local/mariadb-10.11/tiny/smoke/default.json"  # the server line
     assert (added, kept) == (3, 3)
     b = load_baseline(path)
-    assert [s.result_id for s in b.samples] == [r["id"] for r in results]
+    assert [s.result_id for s in b.samples] == [r.id for r in results]
+    assert b.samples[0].server_version == "10.11.19-MariaDB" and b.case.server == "mariadb-10.11"
     assert b.samples[0].metrics["before.tps"] == 1000 and b.samples[0].scenario_hash == "sha256:aaaa"
     assert b.samples[0].harness_sha == "abc" and b.samples[0].forced == []
     assert b.values("after.tps") == [1000, 1001, 1002]
@@ -49,7 +41,6 @@ def test_rolling_window_keeps_the_newest(tmp_path):
 
 
 @pytest.mark.parametrize("bad, why", [
-    (dict(status="failed"), "run status is 'failed'"),
     (dict(phases=("before",)), "partial run: phases without metrics: after"),
     (dict(scenario_hash="sha256:bbbb"), "scenario hash sha256:bbbb differs"),
     (dict(cpus=64), "does not match the baseline's"),
@@ -84,8 +75,8 @@ def test_corrupt_baseline_is_a_clear_error_naming_the_file(tmp_path):
     bad.write_text('{"schema": "perfci.baseline/1", "samples": [')
     with pytest.raises(BadInput, match=rf"{bad}: corrupt baseline \(not JSON"):
         load_baseline(bad)
-    bad.write_text('{"schema": "perfci.baseline/1", "runner_class": "local"}')
-    with pytest.raises(BadInput, match=r"corrupt baseline\): field server: required but missing"):
+    bad.write_text('{"schema": "perfci.baseline/2", "case": {"runner_class": "local"}}')
+    with pytest.raises(BadInput, match=r"corrupt baseline\): field case.server: required but missing"):
         load_baseline(bad)
     proc = run_perfci("compare", "--baseline", str(bad), str(write_results(tmp_path / "r", [make_result()])[0][0]))
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and str(bad) in proc.stderr
@@ -107,49 +98,70 @@ def test_compare_flags_a_regression_with_movers(tmp_path):
 
 def test_kill_during_update_never_leaves_a_broken_baseline(tmp_path):
     """kill -9 a real `perfci baseline update` the moment its temp file appears
-    (mid-write), many times; the baseline is always the old or the new one."""
-    results = write_results(tmp_path / "r", [make_result(tps=900 + i, intervals=2000) for i in range(60)])
+    (mid-write) every other time: a killed update leaves the old baseline byte for
+    byte, a finished one the whole new version."""
+    results = write_results(tmp_path / "r", [make_result(tps=900 + i, intervals=2000) for i in range(24)])
     target = tmp_path / "b.json"
     mid_write_kills = 0
-    for batch in range(20):
+    for batch in range(8):
         files = [str(p) for p, _ in results[batch * 3: batch * 3 + 3]]
         before = target.read_bytes() if target.exists() else None
         stale = set(tmp_path.glob(".b.json.*.tmp"))  # left by earlier kills
         proc = subprocess.Popen([*PERFCI, "baseline", "update", "--baseline", str(target), "--window", "1000",
-                                 "--force", *files], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                                 "--force", *files], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                env={**os.environ, **SOURCE_ENV})
+        killed = False
         deadline = time.monotonic() + 30
-        while proc.poll() is None and time.monotonic() < deadline:
+        while batch % 2 and proc.poll() is None and time.monotonic() < deadline:
             if set(tmp_path.glob(".b.json.*.tmp")) - stale:
                 proc.send_signal(signal.SIGKILL)
-                mid_write_kills += 1
+                killed = True
                 break
         proc.wait()
-        if target.exists():
-            now = load_baseline(target)  # raises on a half-written file
-            if target.read_bytes() != before:  # the kill came after the rename: the whole new version
-                previous = len(json.loads(before)["samples"]) if before else 0
-                assert len(now.samples) == previous + 3
-    assert mid_write_kills >= 3, "kills should land while the file is being written"
+        previous = len(json.loads(before)["samples"]) if before else 0
+        if killed and (target.read_bytes() if target.exists() else None) == before:
+            mid_write_kills += 1  # the old version, untouched
+        else:  # finished (or the kill came after the rename): the whole new version
+            assert len(load_baseline(target).samples) == previous + 3
+    assert mid_write_kills >= 2, "kills should land while the file is being written"
     # a later update succeeds and sweeps the temp files the killed ones left behind
     update(results[-3:], path=target, force=True)
     assert len(load_baseline(target).samples) >= 3 and not list(tmp_path.glob(".b.json.*.tmp"))
 
 
-def _skipped(result: dict, case: str) -> dict:
-    return {**result, "status": "skipped", "skip_reason": "innodb_change_buffering=all is not supported: gone",
-            "case": case, "phases": {}, "steps": [], "headline": {}}
-
-
 def test_skipped_cases_are_reported_not_judged_and_never_enter_a_baseline(tmp_path):
-    ran = make_result()
-    ran["case"] = "cx_full/change_buffering=none"
-    skipped = _skipped(make_result(), "cx_full/change_buffering=all")
+    ran = make_result(case="cx_full/change_buffering=none")
+    skipped = make_result(status="skipped", case="cx_full/change_buffering=all").model_copy(
+        update={"skip_reason": "innodb_change_buffering=all is not supported: gone"})
     written = update([(tmp_path / "a.json", ran), (tmp_path / "b.json", skipped)], root=tmp_path / "b")
     assert [p.name for p, _, _ in written] == ["cx_full__change_buffering=none.json"]
-    comps = {c.results[0]["case"]: c for c in compare([ran, skipped], baseline_root=tmp_path / "b")}
+    comps = {c.results[0].case: c for c in compare([ran, skipped], baseline_root=tmp_path / "b")}
     assert comps["cx_full/change_buffering=all"].skipped == "innodb_change_buffering=all is not supported: gone"
     assert comps["cx_full/change_buffering=all"].rows == [] and not comps["cx_full/change_buffering=all"].regressions
     assert comps["cx_full/change_buffering=none"].skipped is None and comps["cx_full/change_buffering=none"].rows
     from perfci.report import comparison_markdown
     text = comparison_markdown(list(comps.values()), 0.995)
     assert "**Skipped:** innodb_change_buffering=all is not supported: gone" in text
+
+
+def test_a_version_1_baseline_is_upgraded_on_load(tmp_path):
+    old = tmp_path / "default.json"
+    old.write_text(json.dumps({
+        "schema": "perfci.baseline/1", "runner_class": "local", "server": {"flavor": "mariadb", "version": "10.11.19"},
+        "scenario": {"name": "tiny", "profile": "smoke", "case": "default", "hash": "sha256:aaaa"},
+        "host": {"cpu_model": "Test CPU", "cpus": 2, "memory_gib": 24}, "window": 10,
+        "samples": [{"result_id": "r1", "date": "2026-11-01", "harness_sha": "abc", "scenario_hash": "sha256:aaaa",
+                     "host": {"cpu_model": "Test CPU", "cpus": 2, "memory_gib": 24}, "metrics": {"before.tps": 1000.0}}]}))
+    b = load_baseline(old)
+    assert b.case.server == "mariadb-10.11.19" and b.scenario_hash == "sha256:aaaa" and b.values("before.tps") == [1000.0]
+    [(path, added, kept)] = update(write_results(tmp_path / "r", [make_result()]), path=old)
+    assert (added, kept) == (1, 2) and json.loads(old.read_text())["schema"] == "perfci.baseline/2"
+
+
+def test_a_hand_edited_result_with_an_unknown_status_is_one_line(tmp_path):
+    path = tmp_path / "r.json"
+    from factories import edited
+    path.write_text(json.dumps(edited(make_result(), status="failed")))
+    proc = run_perfci("baseline", "update", str(path), "--baseline-dir", str(tmp_path / "b"))
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert f"{path} (result): field status:" in proc.stderr and not (tmp_path / "b").exists()

@@ -14,7 +14,9 @@ import subprocess
 import pytest
 
 from perfci.baseline import baseline_path, update
+from perfci.identity import CaseIdentity
 from perfci.issues import fingerprint
+from perfci.results import load_result, parse_result
 
 from conftest import REPO
 
@@ -36,7 +38,7 @@ def arranged_baseline(result: dict, root, factors, throughput_only: bool):
                     phase["metrics"][k] = v * f
         path = root.parent / f"{r['id']}.json"
         path.write_text(json.dumps(r))
-        samples.append((path, r))
+        samples.append((path, load_result(path)))
     update(samples, root=root)
     return baseline_path(root, samples[0][1])
 
@@ -62,7 +64,8 @@ def test_nightly_under_act_opens_an_issue_file_for_a_regression(smoke_result, tm
     summary = proc.stdout.split("Summary - ", 1)[1]
     assert summary.startswith("## perfci comparison") and "| `after.tps` ↑ |" in summary
     assert "🔴 regression" in summary
-    expected = fingerprint({**base, "host": {**base["host"], "runner_class": RUNNER_CLASS}}, "after.tps")
+    expected = fingerprint(CaseIdentity.of(parse_result(
+        {**base, "host": {**base["host"], "runner_class": RUNNER_CLASS}}, "smoke result")), "after.tps")
     files = {p.name for p in (tmp_path / "issues").glob("*.md")}
     assert f"{expected}.md" in files
     text = (tmp_path / "issues" / f"{expected}.md").read_text()

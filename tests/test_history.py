@@ -6,10 +6,14 @@ import json
 
 import numpy as np
 
-from perfci.history import append, detect, history_path, read_history
+from perfci.history import HistoryRecord, append, detect, history_path, read_history
 
 from conftest import run_perfci
-from factories import make_result
+from factories import make_result, write_results
+
+
+def record(i: int, value: float, date: str = "2026-11-01") -> HistoryRecord:
+    return HistoryRecord(result_id=f"r{i}", date=date, scenario_hash="sha256:aaaa", metrics={"after.tps": value})
 
 
 def test_append_is_idempotent_and_keyed_like_baselines(tmp_path):
@@ -19,8 +23,23 @@ def test_append_is_idempotent_and_keyed_like_baselines(tmp_path):
     assert path.relative_to(tmp_path).as_posix() == "local/mariadb-10.11/tiny/smoke/default.jsonl"
     assert added == 3 and append(results, tmp_path) == [(path, 0)]
     entries = read_history(path)
-    assert [e["result_id"] for e in entries] == [r["id"] for r in results]
-    assert entries[0]["metrics"]["before.tps"] == 1000
+    assert [e.result_id for e in entries] == [r.id for r in results]
+    assert entries[0].metrics["before.tps"] == 1000 and entries[0].server_version == "10.11.19-MariaDB"
+    assert json.loads(path.read_text().splitlines()[0])["schema"] == "perfci.history/1"
+
+
+def test_lines_written_before_records_had_a_schema_still_load(tmp_path):
+    path = tmp_path / "old.jsonl"
+    path.write_text(json.dumps({"result_id": "r1", "date": "", "harness_sha": "abc", "scenario_hash": "sha256:aaaa",
+                                "server_version": "10.11.19", "metrics": {"after.tps": 1.0}}) + "\n")
+    [entry] = read_history(path)
+    assert entry.result_id == "r1" and entry.schema_ == "perfci.history/1"
+
+
+def test_a_history_path_never_leaves_the_history_dir(tmp_path):
+    sneaky = make_result().model_copy(update={"case": "../../../etc/x"})
+    path = history_path(tmp_path / "h", sneaky)
+    assert path.resolve().is_relative_to((tmp_path / "h").resolve()) and ".." not in path.parts
 
 
 def test_torn_last_line_is_ignored(tmp_path):
@@ -33,26 +52,23 @@ def test_torn_last_line_is_ignored(tmp_path):
 def test_step_change_is_found_where_it_happened():
     rng = np.random.default_rng(3)
     values = list(rng.normal(1000, 15, 20)) + list(rng.normal(900, 15, 20))  # a 10 % step at run 20
-    entries = [{"result_id": f"r{i}", "date": "2026-11-01", "metrics": {"after.tps": v}} for i, v in enumerate(values)]
+    entries = [record(i, v) for i, v in enumerate(values)]
     found = detect(entries, ["after.tps"])
     [change] = found["after.tps"]
-    assert change["index"] == 20 and change["result_id"] == "r20"
-    assert -13 < change["change_pct"] < -7
+    assert change.index == 20 and change.result_id == "r20"
+    assert change.change_pct is not None and -13 < change.change_pct < -7
 
 
 def test_noise_alone_has_no_change_point():
     rng = np.random.default_rng(4)
-    entries = [{"result_id": f"r{i}", "date": "", "metrics": {"after.tps": v}}
-               for i, v in enumerate(rng.normal(1000, 15, 40))]
+    entries = [record(i, v, "") for i, v in enumerate(rng.normal(1000, 15, 40))]
     assert detect(entries, ["after.tps"]) == {}
 
 
 def test_cli_appends_and_reports_changes_with_a_plot(tmp_path):
     results = [make_result(tps=1000 + (i % 3)) for i in range(12)] + [make_result(tps=800 + (i % 3)) for i in range(12)]
     rdir = tmp_path / "r"
-    rdir.mkdir()
-    for r in results:
-        (rdir / f"{r['id']}.json").write_text(json.dumps(r))
+    write_results(rdir, results)
     proc = run_perfci("history", "append", str(rdir), "--dir", str(tmp_path / "h"))
     assert proc.returncode == 0 and "+24" in proc.stdout
     proc = run_perfci("history", "changes", str(tmp_path / "h"), "--metric", "after.tps",

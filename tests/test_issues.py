@@ -7,10 +7,11 @@ import json
 import pytest
 
 from perfci.baseline import update
+from perfci.identity import CaseIdentity
 from perfci.issues import fingerprint
 
 from conftest import run_perfci
-from factories import make_result
+from factories import make_result, write_results
 from fake_github import FakeGitHub
 
 
@@ -18,20 +19,11 @@ from fake_github import FakeGitHub
 def setup(tmp_path):
     """A baseline of 5 runs, and helpers to write a candidate result and sync issues."""
     root = tmp_path / "baselines"
-    base = [make_result(tps=1000 + 5 * i) for i in range(5)]
-    paths = []
-    for r in base:
-        p = tmp_path / f"{r['id']}.json"
-        p.write_text(json.dumps(r))
-        paths.append((p, r))
-    update(paths, root=root)
+    update(write_results(tmp_path, [make_result(tps=1000 + 5 * i) for i in range(5)]), root=root)
 
-    def candidate(tps: float) -> str:
-        r = make_result(tps=tps)
-        p = tmp_path / "candidates" / f"{r['id']}.json"
-        p.parent.mkdir(exist_ok=True)
-        p.write_text(json.dumps(r))
-        return str(p)
+    def candidate(tps: float, version: str = "10.11.19") -> str:
+        [(path, _)] = write_results(tmp_path / "candidates", [make_result(tps=tps, version=version)])
+        return str(path)
 
     return root, candidate
 
@@ -49,8 +41,8 @@ def test_first_regression_opens_second_comments_clean_runs_close(setup, tmp_path
         assert len(fake.issues) >= 1 and "opened #1" in proc.stdout
         tps_issue = next(i for i in fake.issues.values() if "before.tps" in i["title"])
         labels = {lab["name"] for lab in tps_issue["labels"]}
-        assert labels == {"perf-regression", "scenario:tiny", "server:mariadb-10.11.19"}
-        fp = fingerprint(make_result(), "before.tps")
+        assert labels == {"perf-regression", "scenario:tiny", "server:mariadb-10.11"}  # the line, not the patch
+        fp = fingerprint(CaseIdentity.of(make_result()), "before.tps")
         assert f"<!-- perfci-fingerprint: {fp} -->" in tps_issue["body"]
         assert "perfci run tiny --profile smoke" in tps_issue["body"] and "https://ci.example/run/1" in tps_issue["body"]
         opened = len(fake.issues)
@@ -95,8 +87,23 @@ def test_dry_run_writes_issue_files_named_by_fingerprint(setup, tmp_path):
     out = tmp_path / "issues"
     proc = run_perfci("issues", "sync", candidate(700), "--baseline-dir", str(root), "--dry-run", str(out))
     assert proc.returncode == 0, proc.stderr
-    fp = fingerprint(make_result(), "before.tps")
+    fp = fingerprint(CaseIdentity.of(make_result()), "before.tps")
     text = (out / f"{fp}.md").read_text()
     assert text.startswith("# Perf regression: before.tps") and "labels: perf-regression" in text
     proc = run_perfci("issues", "sync", candidate(1000), "--baseline-dir", str(root), "--dry-run", str(tmp_path / "none"))
     assert proc.returncode == 0 and not (tmp_path / "none").exists()
+
+
+def test_a_patch_upgrade_keeps_the_issue_of_its_server_line(setup, tmp_path):
+    """Issues follow the release line: 10.11.19 -> 10.11.20 comments on the same issue."""
+    root, candidate = setup
+    with FakeGitHub(tmp_path) as fake:
+        assert sync(fake, tmp_path, root, candidate(700)).returncode == 0
+        opened = dict(fake.issues)
+        proc = sync(fake, tmp_path, root, candidate(700, version="10.11.20"))
+        assert proc.returncode == 0, proc.stderr
+        assert fake.issues.keys() == opened.keys() and "commented on #" in proc.stdout
+    assert fingerprint(CaseIdentity.of(make_result(version="10.11.20")), "before.tps") == \
+        fingerprint(CaseIdentity.of(make_result(version="10.11.19")), "before.tps")
+    assert fingerprint(CaseIdentity.of(make_result(version="10.11.20"), "version"), "before.tps") != \
+        fingerprint(CaseIdentity.of(make_result(version="10.11.19"), "version"), "before.tps")

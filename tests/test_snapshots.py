@@ -9,6 +9,8 @@ from perfci.flavor import ServerIdentity, Version
 from perfci.scenario import cases, load_scenario
 from perfci.snapshots import MANIFEST, SnapshotCache, data_prefix, snapshot_spec, spec_key
 
+SB = "sysbench 1.0.20"
+
 SERVER = {"flavor": "mariadb", "full_version": "10.11.19-MariaDB"}
 
 
@@ -70,13 +72,13 @@ def test_key_covers_dataset_steps_and_format_but_not_the_measured_config():
     scenario, path = load_scenario("change-buffer-matrix")
     all_cases = cases(scenario, "nightly", str(path))
     ident = ServerIdentity("mariadb", Version.parse("10.11.19"), "10.11.19-MariaDB")
-    keys = {c.case: spec_key(snapshot_spec(c, ident, {"innodb_change_buffering": c.config["innodb_change_buffering"]}))
+    keys = {c.case: spec_key(snapshot_spec(c, ident, {"innodb_change_buffering": c.config["innodb_change_buffering"]}, SB))
             for c in all_cases}
     # the four buffering modes of a layout share one dataset; layouts differ
     assert keys["cx_full/change_buffering=all"] == keys["cx_full/change_buffering=none"]
     assert keys["cx_full/change_buffering=all"] != keys["x_full/change_buffering=all"]
     c = all_cases[0]
-    assert spec_key(snapshot_spec(c, ident, {"innodb_page_size": "8k"})) != spec_key(snapshot_spec(c, ident, {}))
+    assert spec_key(snapshot_spec(c, ident, {"innodb_page_size": "8k"}, SB)) != spec_key(snapshot_spec(c, ident, {}, SB))
     mysql = ServerIdentity("mysql", Version.parse("8.0.42"), "8.0.42")
-    assert spec_key(snapshot_spec(c, mysql, {})) != spec_key(snapshot_spec(c, ident, {}))
+    assert spec_key(snapshot_spec(c, mysql, {}, SB)) != spec_key(snapshot_spec(c, ident, {}, SB))
     assert [s.kind for s in data_prefix(c)] == ["prepare", "apply_layout"]

@@ -34,11 +34,11 @@ def run_values(rng, count: int, cv: float, intervals: int = 60, phi: float = 0.7
 
 
 def regression_rate(rng, k: int, n: int, cv: float, drop: float, trials: int) -> float:
-    flagged = 0
-    for _ in range(trials):
-        current = run_values(rng, k, cv) * (1 - drop)
-        baseline = run_values(rng, n, cv)
-        flagged += judge(list(current), list(baseline), "higher", TOLERANCE).verdict == "regression"
+    # all trials' runs drawn at once (numpy); each trial judged by the real verdict code
+    current = run_values(rng, trials * k, cv).reshape(trials, k) * (1 - drop)
+    baseline = run_values(rng, trials * n, cv).reshape(trials, n)
+    flagged = sum(judge(c.tolist(), b.tolist(), "higher", TOLERANCE).verdict == "regression"
+                  for c, b in zip(current, baseline))
     return flagged / trials
 
 

@@ -8,6 +8,7 @@ read as "regression found".
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import traceback
@@ -15,28 +16,42 @@ import traceback
 import click
 
 from . import __version__
-from .commands.ab import ab
-from .commands.baseline import baseline
-from .commands.compare import compare
-from .commands.history import history
-from .commands.issues import issues
-from .commands.run import run
-from .commands.scenarios import list_scenarios, validate
-from .commands.schema import schema
 from .errors import EXIT_BAD_INPUT, EXIT_INFRA, EXIT_INTERRUPTED, PerfciError
 
 DEBUG_ENV = "PERFCI_DEBUG"
+# command -> (module under perfci.commands, function): imported only when used, so
+# `perfci baseline update` does not pay for scipy and a workflow step stays quick
+COMMANDS = {
+    "ab": ("ab", "ab"),
+    "baseline": ("baseline", "baseline"),
+    "compare": ("compare", "compare"),
+    "history": ("history", "history"),
+    "issues": ("issues", "issues"),
+    "list": ("scenarios", "list_scenarios"),
+    "run": ("run", "run"),
+    "schema": ("schema", "schema"),
+    "validate": ("scenarios", "validate"),
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        module, attr = COMMANDS[cmd_name]
+        command = getattr(importlib.import_module(f"perfci.commands.{module}"), attr)
+        assert isinstance(command, click.Command)
+        return command
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="perfci")
 def cli() -> None:
     """Performance-regression CI for MySQL-family servers: run pinned scenarios on
     real servers and record trustworthy results."""
-
-
-for command in (run, compare, baseline, ab, issues, history, validate, list_scenarios, schema):
-    cli.add_command(command)
 
 
 def fail(err: PerfciError) -> None:

@@ -45,13 +45,13 @@ def plan_runs(scenario_arg: str, profile: str, server_spec: str, overrides: list
     """One plan per case of the scenario at `profile` (one workdir under `parent` each).
     `snapshots`: the cache to use where the scenario allows it (None: always prepare)."""
     scenario, path = load_scenario(scenario_arg)
-    sysbench.version()  # fails early with an install hint
     plans = []
     for resolved in cases(scenario, profile, str(path), case_patterns):
         workdir = parent / f"perfci-{uuid.uuid4().hex[:8]}"
         provider = open_provider(server_spec, workdir)
         plans.append(use_snapshots(plan_case(resolved, path, provider, server_spec, overrides, argv or []),
                                    snapshots))
+    sysbench.version()  # before any work, with an install hint (after the server spec's own checks)
     return plans
 
 
@@ -60,9 +60,10 @@ def plan_run(scenario_arg: str, profile: str, server_spec: str, overrides: list[
     """The plan of one case (A/B compares one case): the first case matching
     `case_pattern`, or the profile's first case of a matrix scenario."""
     scenario, path = load_scenario(scenario_arg)
-    sysbench.version()
     resolved = cases(scenario, profile, str(path), [case_pattern] if case_pattern else None)[0]
-    return plan_case(resolved, path, open_provider(server_spec, workdir), server_spec, overrides, argv or [])
+    plan = plan_case(resolved, path, open_provider(server_spec, workdir), server_spec, overrides, argv or [])
+    sysbench.version()
+    return plan
 
 
 def use_snapshots(plan: RunPlan, cache: SnapshotCache | None) -> RunPlan:

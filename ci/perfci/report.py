@@ -7,9 +7,9 @@ import statistics
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from scipy import stats as sps
 
 from .result import Interval, Result, TableSize
+from .stats import t_quantile
 
 if TYPE_CHECKING:
     from .compare import CaseComparison
@@ -131,7 +131,7 @@ def _mean_pm(values: list[float], confidence: float) -> str:
     mean = statistics.mean(values)
     if len(values) < 2:
         return f"{mean:.4g} (n=1)"
-    half = sps.t.ppf(0.5 + confidence / 2, len(values) - 1) * statistics.stdev(values) / len(values) ** 0.5
+    half = t_quantile(0.5 + confidence / 2, len(values) - 1) * statistics.stdev(values) / len(values) ** 0.5
     return f"{mean:.4g} ± {half:.2g} (n={len(values)})"
 
 

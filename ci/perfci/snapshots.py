@@ -55,12 +55,11 @@ def data_prefix(resolved: ResolvedScenario) -> list:
     return prefix
 
 
-def snapshot_spec(resolved: ResolvedScenario, identity: ServerIdentity, options: dict) -> dict:
-    from .sysbench import version as sysbench_version
+def snapshot_spec(resolved: ResolvedScenario, identity: ServerIdentity, options: dict, sysbench: str) -> dict:
     v = identity.version
     return {
         "data_format": DATA_FORMAT,
-        "sysbench": sysbench_version(),  # prepare's rows depend on its generator
+        "sysbench": sysbench,  # prepare's rows depend on its generator
         "flavor": identity.flavor,
         "major_version": f"{v.major}.{v.minor}",
         "dataset": resolved.dataset.model_dump(mode="json"),

@@ -15,11 +15,11 @@ A metric is flagged only when BOTH hold:
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from scipy import stats
 
 DEFAULT_CONFIDENCE = 0.995  # two-sided; each direction is a 0.25 % one-sided test
 DEFAULT_CV_FLOOR = 0.01
@@ -30,6 +30,13 @@ DEFAULT_PRIOR_CV = 0.05
 DEFAULT_PRIOR_DF = 2
 
 VERDICTS = ("regression", "improvement", "unchanged", "inconclusive", "no-baseline")
+
+
+@functools.lru_cache(maxsize=4096)
+def t_quantile(q: float, df: int) -> float:
+    """Student's t quantile (scipy), cached: verdicts ask for few distinct (q, df)."""
+    from scipy import stats  # imported when used: commands that judge nothing start fast
+    return float(stats.t.ppf(q, df))
 
 
 @dataclass(frozen=True)
@@ -56,17 +63,19 @@ def ratio_interval(current: list[float], baseline: list[float], confidence: floa
     (prior_df pseudo-samples at prior_cv). With one current run this is the
     baseline's spread; with one sample on each side there is no measured spread at
     all and the interval is None (the verdict then cannot be more than inconclusive)."""
-    cur, base = np.log(np.asarray(current, float)), np.log(np.asarray(baseline, float))
+    # plain Python: these are a handful of numbers, and the verdict simulation calls this 10^5 times
+    cur, base = [math.log(v) for v in current], [math.log(v) for v in baseline]
     k, n = len(cur), len(base)
-    diff = float(cur.mean() - base.mean())
+    mean_c, mean_b = math.fsum(cur) / k, math.fsum(base) / n
+    diff = mean_c - mean_b
     df_data = (k - 1) + (n - 1)
     if df_data <= 0:
         return RatioEstimate(math.exp(diff), None, None, k, n, 0, None, confidence)
-    squares = float(((cur - cur.mean()) ** 2).sum()) + float(((base - base.mean()) ** 2).sum())
+    squares = math.fsum((x - mean_c) ** 2 for x in cur) + math.fsum((x - mean_b) ** 2 for x in base)
     df = df_data + prior_df
     pooled_var = (squares + prior_df * math.log1p(prior_cv) ** 2) / df
     sd = max(math.sqrt(pooled_var), math.log1p(cv_floor))
-    half = float(stats.t.ppf(0.5 + confidence / 2, df)) * sd * math.sqrt(1 / k + 1 / n)
+    half = t_quantile(0.5 + confidence / 2, df) * sd * math.sqrt(1 / k + 1 / n)
     return RatioEstimate(math.exp(diff), math.exp(diff - half), math.exp(diff + half), k, n, df,
                          math.expm1(sd), confidence)
 
@@ -109,6 +118,7 @@ def paired_interval(ratios: list[float], confidence: float = DEFAULT_CONFIDENCE)
         return RatioEstimate(math.exp(center), None, None, k, k, 0, None, confidence)
     if float(logs.std()) == 0.0:  # identical ratios: scipy's interval would be nan
         return RatioEstimate(math.exp(center), math.exp(center), math.exp(center), k, k, k - 1, 0.0, confidence)
+    from scipy import stats  # imported when used: commands that judge nothing start fast
     ci = stats.ttest_1samp(logs, 0.0).confidence_interval(confidence_level=confidence)
     return RatioEstimate(math.exp(center), math.exp(float(ci.low)), math.exp(float(ci.high)), k, k, k - 1,
                          math.expm1(float(logs.std(ddof=1))), confidence)
