@@ -12,7 +12,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 
-from . import hostinfo, sysbench
+from . import hostinfo
 from .identity import server_line, slug
 from .inspect import RunningServer, SqlInspector, logs_dir
 from .plan import RunPlan, ignored_axis_option, reproduce_command
@@ -51,8 +51,8 @@ def execute(plan: RunPlan, progress: Progress, keep_workdir: bool = False, runne
     r = plan.resolved
     started = utc_now()
     t0 = time.monotonic()
-    host = host or Host.model_validate({"runner_class": runner_class, **hostinfo.fingerprint(server.workdir),
-                                        "check": hostinfo.host_check()})
+    host = (host or Host.model_validate({**hostinfo.fingerprint(server.workdir), "check": hostinfo.host_check()})
+            ).model_copy(update={"runner_class": runner_class})
     for warning in host.check.warnings if host.check else []:
         progress.info(f"  warning: {warning}")
     case = "" if r.case == "default" else f" case {r.case}"
@@ -109,7 +109,7 @@ def execute(plan: RunPlan, progress: Progress, keep_workdir: bool = False, runne
         started_at=started,
         finished_at=utc_now(),
         duration_s=round(time.monotonic() - t0, 3),
-        harness=Harness.model_validate({**hostinfo.harness_revision(), "sysbench": sysbench.version(),
+        harness=Harness.model_validate({**hostinfo.harness_revision(), "sysbench": plan.sysbench,
                                         **hostinfo.harness_versions()}),
         host=host,
         server=Server.model_validate({

@@ -37,6 +37,7 @@ class RunPlan:
     argv: list[str] = field(default_factory=list)
     skip_reason: str | None = None  # the case cannot run as specified on this server
     snapshots: SnapshotCache | None = None  # None: always prepare
+    sysbench: str = "unknown"  # `sysbench --version`, checked before any work
 
 
 def plan_runs(scenario_arg: str, profile: str, server_spec: str, overrides: list[Requested],
@@ -51,7 +52,9 @@ def plan_runs(scenario_arg: str, profile: str, server_spec: str, overrides: list
         provider = open_provider(server_spec, workdir)
         plans.append(use_snapshots(plan_case(resolved, path, provider, server_spec, overrides, argv or []),
                                    snapshots))
-    sysbench.version()  # before any work, with an install hint (after the server spec's own checks)
+    version = sysbench.version()  # before any work, with an install hint (after the server spec's own checks)
+    for plan in plans:
+        plan.sysbench = version
     return plans
 
 
@@ -62,7 +65,7 @@ def plan_run(scenario_arg: str, profile: str, server_spec: str, overrides: list[
     scenario, path = load_scenario(scenario_arg)
     resolved = cases(scenario, profile, str(path), [case_pattern] if case_pattern else None)[0]
     plan = plan_case(resolved, path, open_provider(server_spec, workdir), server_spec, overrides, argv or [])
-    sysbench.version()
+    plan.sysbench = sysbench.version()
     return plan
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from . import sysbench
 from .errors import InfraFailure
 from .plan import RunPlan
 from .result import DatasetState, SnapshotUse as SnapshotRecord, Step
@@ -19,7 +18,7 @@ class SnapshotUse:
     def __init__(self, plan: RunPlan, cache: SnapshotCache):
         self.plan = plan
         self.cache = cache
-        self.spec = snapshot_spec(plan.resolved, plan.provider.identity, plan.config_options, sysbench.version())
+        self.spec = snapshot_spec(plan.resolved, plan.provider.identity, plan.config_options, plan.sysbench)
         self.key = spec_key(self.spec)
         self.found: Lookup | None = None
 
