@@ -22,6 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ci import hostinfo  # noqa: E402
+
 from perfci.progress import Progress  # noqa: E402
 from perfci.runner import ScenarioExecution, _SnapshotUse, plan_runs  # noqa: E402
 from perfci.snapshots import SnapshotCache, data_prefix  # noqa: E402

@@ -9,7 +9,7 @@ from pathlib import Path
 from perfci.flavor import ServerIdentity, Version
 from perfci.result import Interval, Metrics, Phase, Quiesce, TableSize, TableState
 from perfci.scenario import ResolvedScenario
-from perfci.steps import StepContext, ScenarioStep, StepFields
+from perfci.steps import ScenarioStep, StepContext, StepFields
 from perfci.sysbench import Connection
 
 

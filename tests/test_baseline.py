@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import signal
 import subprocess
 import time
 
 import pytest
 
-from perfci.baseline import baseline_path, load_baseline, update
+from perfci.baseline import load_baseline, update
 from perfci.compare import compare
 from perfci.errors import BadInput
 

@@ -5,12 +5,12 @@ exactly the databases, accounts and settings it had before."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-from perfci.providers.local import LocalServer
 from perfci.plan import plan_run
+from perfci.providers.local import LocalServer
+
 from conftest import result_files, run_perfci
 
 # Settings that move on their own (clocks, counters, positions): not ours to compare.

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 import re
-import signal
 import shutil
+import signal
 import subprocess
 import threading
 import time

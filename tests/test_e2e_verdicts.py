@@ -70,7 +70,7 @@ def test_ab_excludes_one_for_a_real_slowdown(real_server_tools, tmp_path):
                       "--out", str(tmp_path / "out"), "-q")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     row = re.search(r"^\| `only.tps` ↑ \| \S+ \| \S+ \| (\S+) \| \[(\S+), (\S+)\] \|.*\| (.+) \|$", proc.stdout, re.MULTILINE)
-    ratio, low, high, verdict = float(row[1]), float(row[2]), float(row[3]), row[4]
+    ratio, _low, high, verdict = float(row[1]), float(row[2]), float(row[3]), row[4]
     assert ratio < 0.95 and high < 1.0 and verdict == "🔴 regression"
     results = [json.loads(p.read_text()) for p in result_files(tmp_path / "out")]
     assert sorted((r["ab"]["side"], r["ab"]["round"]) for r in results) == sorted(

@@ -52,7 +52,7 @@ def test_first_regression_opens_second_comments_clean_runs_close(setup, tmp_path
         assert len(fake.issues) == opened  # no duplicate
         assert any("Still regressed" in c["body"] for c in fake.comments[tps_issue["number"]])
 
-        for run in (1, 2):
+        for _run in (1, 2):
             proc = sync(fake, tmp_path, root, candidate(1010))
             assert proc.returncode == 0, proc.stderr
         assert tps_issue["state"] == "closed"

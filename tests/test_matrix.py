@@ -90,7 +90,8 @@ def test_axis_needs_one_form_and_unknown_variant_key_lists_allowed():
 
 def test_invalid_combination_names_the_case():
     text = MATRIX.replace("plain: {dataset: {row_format: DYNAMIC}", "plain: {dataset: {key_block_size: 4}")
-    with pytest.raises(BadInput, match=r"^m.yaml: case plain/cb=all: dataset: key_block_size is allowed only with row_format: COMPRESSED$"):
+    message = r"^m.yaml: case plain/cb=all: dataset: key_block_size is allowed only with row_format: COMPRESSED$"
+    with pytest.raises(BadInput, match=message):
         cases(_scenario(text), "nightly", "m.yaml")
 
 

@@ -55,7 +55,7 @@ class BaselineCase(BaseModel):
 
 class Baseline(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
-    schema_: Literal["perfci.baseline/2"] = Field(BASELINE_SCHEMA, alias="schema")
+    schema_: Literal["perfci.baseline/2"] = Field("perfci.baseline/2", alias="schema")
     case: BaselineCase
     scenario_hash: str = Field(description="the scenario hash of the newest sample")
     host: HostSignature = Field(description="the host signature every sample must match")
@@ -191,6 +191,7 @@ def update(results: list[tuple[Path, Result]], root: Path | None = None, path: P
             baseline.samples.append(sample_from(result, forced=reasons))
             baseline.scenario_hash = result.scenario.hash
             added += 1
+        assert baseline is not None  # members is never empty
         plans.append((target, baseline, added))
     written = []
     for target, baseline, added in plans:

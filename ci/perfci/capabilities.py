@@ -13,10 +13,11 @@ Every map and skip is recorded in the result: never silent.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from .flavor import ServerIdentity, Version
+from .result import ConfigValue
 
 Condition = Callable[[ServerIdentity], bool]
 
@@ -65,7 +66,7 @@ class Keep:
 @dataclass(frozen=True)
 class MapTo:
     name: str
-    convert: Callable[[object], object] = lambda v: v
+    convert: Callable[[ConfigValue], ConfigValue] = lambda v: v
     why: str = ""
 
 
@@ -112,14 +113,14 @@ def normalize(name: str) -> str:
 class ConfigPlan:
     """The options to write to my.cnf, and what happened to the others."""
 
-    options: dict[str, object] = field(default_factory=dict)
+    options: dict[str, ConfigValue] = field(default_factory=dict)
     notes: list[dict] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
 class Requested:
     name: str
-    value: object
+    value: ConfigValue
     origin: str  # "scenario" (scenario + profile) or "override" (--config / --config-file)
 
 

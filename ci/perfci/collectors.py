@@ -113,7 +113,8 @@ def delta(before: Snapshot, after: Snapshot) -> dict:
     """after - before per counter group; keeps non-zero changes and the key counters."""
     out: dict = {}
     for group in ("innodb_metrics", "global_status"):
-        a, b = after.get(group, {}), before.get(group, {})
+        a: dict[str, int | float] = dict(after.get(group) or {})  # type: ignore[call-overload]
+        b: dict[str, int | float] = dict(before.get(group) or {})  # type: ignore[call-overload]
         changes = {k: round(v - b.get(k, 0), 6) for k, v in a.items() if v != b.get(k, 0)}
         if group == "innodb_metrics":
             for k in KEY_INNODB_METRICS:

@@ -60,7 +60,7 @@ class CaseRecord(Model):
 
 
 class ComparisonFile(Model):
-    schema_: Literal["perfci.comparison/1"] = Field(COMPARISON_SCHEMA, alias="schema")
+    schema_: Literal["perfci.comparison/1"] = Field("perfci.comparison/1", alias="schema")
     rules: RulesRecord
     cases: list[CaseRecord]
 

@@ -39,7 +39,7 @@ def headlines(ctx: StepContext) -> list[Headline]:
 def result_id(plan: RunPlan) -> str:
     r = plan.resolved
     case = "" if r.case == "default" else slug(r.case) + "-"
-    return f"{r.name}-{r.profile}-{case}{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
+    return f"{r.name}-{r.profile}-{case}{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
 
 
 def execute(plan: RunPlan, progress: Progress, keep_workdir: bool = False, runner_class: str = "local",

@@ -24,7 +24,7 @@ class Version:
         return f"{self.major}.{self.minor}.{self.patch}"
 
     @classmethod
-    def parse(cls, text: str) -> "Version":
+    def parse(cls, text: str) -> Version:
         m = _VERSION_RE.search(text)
         if not m:
             raise ValueError(f"no version number in {text!r}")

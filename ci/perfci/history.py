@@ -17,9 +17,8 @@ import statistics
 from pathlib import Path
 
 import numpy as np
-from signal_processing_algorithms.energy_statistics.energy_statistics import e_divisive
-
 from pydantic import Field, ValidationError
+from signal_processing_algorithms.energy_statistics.energy_statistics import e_divisive
 
 from .errors import BadInput
 from .identity import DEFAULT_FOLLOW, CaseIdentity, Follow

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import functools
 import os
-from importlib import metadata
 import platform
 import socket
 import subprocess
+from importlib import metadata
 from pathlib import Path
 
 
@@ -47,9 +47,9 @@ def filesystem_of(path: Path) -> dict:
     return best
 
 
-def fingerprint(datadir: Path | None = None) -> dict:
+def fingerprint(datadir: Path | None = None) -> dict[str, object]:
     uname = platform.uname()
-    info = {
+    info: dict[str, object] = {
         "hostname": socket.gethostname(),
         "cpu_model": _cpu_model(),
         "cpus": os.cpu_count(),

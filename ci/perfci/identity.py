@@ -42,7 +42,7 @@ class CaseIdentity:
     case: str
 
     @classmethod
-    def of(cls, result: "Result", follow: Follow = DEFAULT_FOLLOW) -> "CaseIdentity":
+    def of(cls, result: Result, follow: Follow = DEFAULT_FOLLOW) -> CaseIdentity:
         srv = result.server
         server = (srv.line or server_line(srv.flavor, srv.version)) if follow == "line" \
             else f"{srv.flavor}-{srv.version}"

@@ -17,9 +17,9 @@ import subprocess
 from pathlib import Path
 
 from .compare import CaseComparison, MetricRow
-from .identity import CaseIdentity
 from .errors import BadInput, InfraFailure
 from .files import write_atomic
+from .identity import CaseIdentity
 
 LABEL = "perf-regression"
 FINGERPRINT_RE = re.compile(r"<!-- perfci-fingerprint: ([0-9a-f]{16}) -->")

@@ -10,7 +10,7 @@ what compression achieves depends on data that compresses like real text.
 from __future__ import annotations
 
 import random
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from .scenario import Dataset
 

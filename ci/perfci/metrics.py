@@ -43,7 +43,7 @@ def default_spec(metric: str) -> MetricSpec:
     raise AssertionError("the '*' pattern matches everything")
 
 
-def flatten(result: "Result") -> dict[str, float]:
+def flatten(result: Result) -> dict[str, float]:
     """Run-level metrics of a result, keyed '<phase>.<metric>' and 'headline.<metric> <num>/<den>'."""
     flat: dict[str, float] = {}
     for phase, data in result.phases.items():
@@ -55,7 +55,7 @@ def flatten(result: "Result") -> dict[str, float]:
     return flat
 
 
-def counters_per_txn(result: "Result") -> dict[str, float]:
+def counters_per_txn(result: Result) -> dict[str, float]:
     """Every counter delta of every phase divided by that phase's transactions:
     the candidates for 'what moved' beside a regression."""
     out: dict[str, float] = {}
@@ -72,7 +72,7 @@ def counters_per_txn(result: "Result") -> dict[str, float]:
     return out
 
 
-def judged_keys(result: "Result", compare: list[MetricSpec] | None) -> list[tuple[str, MetricSpec]]:
+def judged_keys(result: Result, compare: list[MetricSpec] | None) -> list[tuple[str, MetricSpec]]:
     """The flat metric keys of a result to judge, each with its spec: every phase
     metric the specs name, and every headline ratio (by its metric's spec)."""
     specs = {s.metric: s for s in compare} if compare else {m: default_spec(m) for m in DEFAULT_COMPARED}

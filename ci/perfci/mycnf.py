@@ -59,9 +59,9 @@ def parse_config_file(path: Path) -> list[Requested]:
             raise BadInput(f"{path}:{lineno}: option outside a section; put it under [mysqld]")
         if section not in SERVER_SECTIONS:
             continue
-        name, sep, value = line.partition("=")
+        name, sep, raw = line.partition("=")
         name = name.strip()
-        value = value.split(" #")[0].strip().strip("'\"") if sep else None
+        value = raw.split(" #")[0].strip().strip("'\"") if sep else None
         if not _NAME_RE.match(name):
             raise BadInput(f"{path}:{lineno}: {name!r} is not an option name")
         check_not_reserved(name, f"{path}:{lineno}")

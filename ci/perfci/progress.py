@@ -8,7 +8,7 @@ from contextlib import contextmanager
 
 from rich.console import Console
 from rich.progress import Progress as RichProgress
-from rich.progress import SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 
 
 class Progress:
@@ -16,7 +16,7 @@ class Progress:
         self.console = console or Console(stderr=True, highlight=False)
         self.quiet = quiet
         self._live: RichProgress | None = None
-        self._task = None
+        self._task: TaskID | None = None
         self._label = ""
 
     def info(self, message: str) -> None:
@@ -47,5 +47,5 @@ class Progress:
 
     def update(self, detail: str) -> None:
         """Extra text on the live line (e.g. the latest interval's tps)."""
-        if self._live is not None:
+        if self._live is not None and self._task is not None:
             self._live.update(self._task, description=f"{self._label}  {detail}")

@@ -30,7 +30,8 @@ def quiesce(conn, purge: bool, flush_dirty_pages: bool, timeout_s: float) -> dic
     t0 = time.monotonic()
     deadline = t0 + timeout_s
     with conn.cursor() as cur:
-        report = {"history_length_at_start": history_length(cur), "dirty_pages_at_start": dirty_pages(cur)}
+        report: dict[str, int | float | bool | None] = {
+            "history_length_at_start": history_length(cur), "dirty_pages_at_start": dirty_pages(cur)}
         saved = None
         if flush_dirty_pages:
             cur.execute("SELECT @@GLOBAL.innodb_max_dirty_pages_pct, @@GLOBAL.innodb_max_dirty_pages_pct_lwm, "

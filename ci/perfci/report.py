@@ -7,7 +7,6 @@ import statistics
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-
 from .result import Interval, Result, TableSize
 from .stats import t_quantile
 
@@ -177,8 +176,8 @@ def comparison_markdown(comparisons: list[CaseComparison], confidence: float,
             if row.movers:
                 lines += ["", f"Counters per transaction that moved most beside `{row.key}`:", "",
                           "| counter | baseline | current |", "|---|---|---|"]
-                for name, b, c in row.movers:
-                    lines.append(f"| `{name}` | {b:.4g} | {c:.4g} |")
+                for name, before, after in row.movers:
+                    lines.append(f"| `{name}` | {before:.4g} | {after:.4g} |")
         if plots and plots[i]:
             lines += [""] + [f"![{Path(p).stem}]({p})" for p in plots[i]]
         reproduce = first.reproduce

@@ -10,16 +10,16 @@ is open (server variables, counters), its value type is still fixed.
 
 from __future__ import annotations
 
-from enum import Enum
-from typing import Literal, Union
+from enum import StrEnum
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 RESULT_SCHEMA = "perfci.result/2"
 
 # A server option value as written to my.cnf: null is a bare flag line.
-ConfigValue = Union[bool, int, float, str, None]
-Number = Union[int, float]
+ConfigValue = bool | int | float | str | None
+Number = int | float
 
 
 class Model(BaseModel):
@@ -28,7 +28,7 @@ class Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class Status(str, Enum):
+class Status(StrEnum):
     ok = "ok"
     skipped = "skipped"  # the server cannot run this case as specified; see skip_reason
 
@@ -72,7 +72,7 @@ class Host(Model):
     datadir_filesystem: Filesystem | None = None
     check: HostCheck | None = None
 
-    def signature(self) -> "HostSignature":
+    def signature(self) -> HostSignature:
         """What makes two hosts the same kind for benchmarking purposes."""
         return HostSignature(cpu_model=self.cpu_model, cpus=self.cpus,
                              memory_gib=round((self.memory_bytes or 0) / 2**30))
@@ -211,7 +211,7 @@ class Metrics(BaseModel):
     change-buffer merge rates) are kept as extra numbers."""
 
     model_config = ConfigDict(extra="allow", frozen=True)
-    __pydantic_extra__: dict[str, Number | None] = Field(init=False)  # type: ignore[assignment]
+    __pydantic_extra__: dict[str, Number | None] = Field(init=False)
 
     duration_s: float
     events: int
@@ -324,7 +324,7 @@ class AbRole(Model):
 
 
 class Result(Model):
-    schema_: Literal["perfci.result/2"] = Field(RESULT_SCHEMA, alias="schema")
+    schema_: Literal["perfci.result/2"] = Field("perfci.result/2", alias="schema")
     id: str = Field(min_length=1)
     status: Status
     skip_reason: str | None = None

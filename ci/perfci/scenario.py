@@ -12,7 +12,7 @@ import hashlib
 import itertools
 import json
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -27,8 +27,8 @@ StepName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_-]*$", max_length=64)]
 SysbenchScript = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$")]
 # A server option value. `null` writes a bare flag line (e.g. `skip-log-bin`);
 # YAML's ON/OFF arrive as booleans and are written back as ON/OFF.
-ConfigValue = Union[bool, int, float, str, None]
-SysbenchValue = Union[bool, int, float, str]
+ConfigValue = bool | int | float | str | None
+SysbenchValue = bool | int | float | str
 
 
 class StrictModel(BaseModel):
@@ -148,7 +148,7 @@ class MeasureStep(StrictModel):
 
 
 Step = Annotated[
-    Union[PrepareStep, ApplyLayoutStep, DeleteRandomStep, SqlStep, MeasureStep],
+    PrepareStep | ApplyLayoutStep | DeleteRandomStep | SqlStep | MeasureStep,
     Field(discriminator="kind"),
 ]
 
@@ -177,7 +177,7 @@ class DatasetPatch(StrictModel):
 
 
 AxisValueId = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=64)]
-AxisScalar = Union[bool, int, str]
+AxisScalar = bool | int | str
 
 
 class AxisVariant(StrictModel):
@@ -227,6 +227,7 @@ class Axis(StrictModel):
         if self.variants is not None:
             return self.variants[value_id]
         value = next(v for v in self.values or [] if config_text(v) == value_id)
+        assert self.option is not None  # an axis has variants or an option (validated)
         return AxisVariant(config={self.option: value})
 
 

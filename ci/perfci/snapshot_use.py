@@ -9,7 +9,8 @@ from pathlib import Path
 
 from .errors import InfraFailure
 from .plan import RunPlan
-from .result import DatasetState, SnapshotUse as SnapshotRecord, Step
+from .result import DatasetState, Step
+from .result import SnapshotUse as SnapshotRecord
 from .snapshots import Lookup, SnapshotCache, data_prefix, snapshot_spec, spec_key
 from .steps import StepContext, run_steps
 

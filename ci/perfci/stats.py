@@ -126,13 +126,14 @@ def paired_interval(ratios: list[float], confidence: float = DEFAULT_CONFIDENCE)
 
 def judge_estimate(est: RatioEstimate, direction: str, tolerance: float) -> Verdict:
     """The verdict rule applied to a ratio estimate (shared by compare and A/B)."""
+    assert est.ratio is not None
     change = est.ratio - 1
     sign = 1 if direction == "higher" else -1  # +1: up is good
     worse = sign * change < -tolerance
     better = sign * change > tolerance
     if not (worse or better):
         return Verdict("unchanged", change * 100, est, tolerance, direction, "within tolerance")
-    if est.low is None:
+    if est.low is None or est.high is None:
         return Verdict("inconclusive", change * 100, est, tolerance, direction,
                        "beyond tolerance, but there is no spread to judge it by (too few samples)")
     if est.low <= 1 <= est.high:

@@ -23,7 +23,7 @@ from .inspect import DATABASE, RunningServer, counters_delta
 from .progress import Progress
 from .providers.base import ServerProvider
 from .result import Metrics, Phase, Step
-from .scenario import (ApplyLayoutStep, DeleteRandomStep, MeasureStep, PrepareStep, ResolvedScenario, SqlStep)
+from .scenario import ApplyLayoutStep, DeleteRandomStep, MeasureStep, PrepareStep, ResolvedScenario, SqlStep
 
 ScenarioStep = PrepareStep | ApplyLayoutStep | DeleteRandomStep | SqlStep | MeasureStep
 StepFields = dict[str, object]
@@ -49,7 +49,7 @@ Handler = Callable[[StepContext, ScenarioStep], StepFields]
 
 
 def utc_now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
 def run_steps(ctx: StepContext, steps: list[ScenarioStep]) -> None:
@@ -95,8 +95,9 @@ def _load(ctx: StepContext, step: PrepareStep) -> StepFields:
     ds = ctx.resolved.dataset
     with ctx.server.connect(DATABASE) as conn:
         for i, table in enumerate(ctx.resolved.table_names(), start=1):
-            loader.load_table(conn, table, ds, step.seed * 1000 + i,
-                              lambda n, t=table: ctx.progress.update(f"{t}: {n} rows"))
+            def loaded(n: int, t: str = table) -> None:
+                ctx.progress.update(f"{t}: {n} rows")
+            loader.load_table(conn, table, ds, step.seed * 1000 + i, loaded)
     return {"loader": "perfci", "payload": ds.payload, "rows_loaded": ds.rows * ds.tables,
             "create_table": loader.create_table_sql("sbtest1", ds)}
 

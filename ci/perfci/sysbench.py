@@ -13,9 +13,9 @@ import re
 import shlex
 import shutil
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from .errors import BadInput, InfraFailure
 
@@ -137,7 +137,7 @@ def parse_report(text: str) -> dict:
     pct = re.search(rf"^\s*(\d+)th percentile:\s+{_NUM}", lat_section, re.MULTILINE)
     required = {"total time": duration, "events": events, "transactions": trx, "queries": queries}
     missing = [k for k, v in required.items() if v is None]
-    if missing:
+    if missing or duration is None or events is None or trx is None or queries is None:
         raise ValueError(f"sysbench report lacks: {', '.join(missing)}")
     duration_s = float(duration)
     metrics = {

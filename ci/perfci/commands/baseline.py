@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from ..baseline import DEFAULT_WINDOW, update as update_baselines
+from ..baseline import DEFAULT_WINDOW
+from ..baseline import update as update_baselines
 from ..identity import Follow
 from ..results import expand, load_result
 from . import options

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from ..compare import Rules, compare as compare_results
+from ..compare import Rules
+from ..compare import compare as compare_results
 from ..comparison import record
 from ..errors import EXIT_REGRESSION
 from ..files import write_atomic, write_json_atomic

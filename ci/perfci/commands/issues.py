@@ -7,7 +7,8 @@ from pathlib import Path
 import click
 
 from .. import issues as issues_mod
-from ..compare import Rules, compare as compare_results
+from ..compare import Rules
+from ..compare import compare as compare_results
 from ..identity import Follow
 from ..results import expand, load_result
 from . import options

@@ -28,7 +28,7 @@ class ServerProvider(Protocol):
     workdir: Path              # this run's scratch directory (datadir, my.cnf, logs)
 
     @property
-    def identity(self) -> "ServerIdentity":
+    def identity(self) -> ServerIdentity:
         """Flavor and version of the binary/image (known before start)."""
 
     @property
@@ -49,16 +49,16 @@ class ServerProvider(Protocol):
     def describe(self) -> dict[str, JsonValue]:
         """Provider fields recorded in result.server (binary, image, digest, dsn, ...)."""
 
-    def start(self, options: dict[str, "ConfigValue"], restore_from: Path | None = None) -> None:
+    def start(self, options: dict[str, ConfigValue], restore_from: Path | None = None) -> None:
         """Start with these my.cnf options, on a fresh datadir or a copy of `restore_from`."""
 
     def stop(self, slow: bool = False) -> bool:
         """Shut down (slow: purge and merge first); True if the shutdown was clean."""
 
-    def connect(self, database: str | None = None) -> "pymysql.connections.Connection[pymysql.cursors.Cursor]":
+    def connect(self, database: str | None = None) -> pymysql.connections.Connection[pymysql.cursors.Cursor]:
         """An administrative connection (autocommit)."""
 
-    def bench_connection(self, cur: "pymysql.cursors.Cursor", database: str) -> "Connection":
+    def bench_connection(self, cur: pymysql.cursors.Cursor, database: str) -> Connection:
         """Create (over `cur`) and return the account sysbench connects with."""
 
     def cleanup(self, keep_workdir: bool = False) -> None:

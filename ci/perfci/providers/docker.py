@@ -22,7 +22,7 @@ from .. import mycnf
 from ..capabilities import parse_help_options
 from ..errors import BadInput, InfraFailure
 from ..flavor import ServerIdentity, identify_version_output
-from .local import READY_TIMEOUT_S, copy_tree, free_port, ask_shutdown, wait_until_answers
+from .local import READY_TIMEOUT_S, ask_shutdown, copy_tree, free_port, wait_until_answers
 
 # Where each image family reads extra config, and the server binary's name in it.
 INCLUDE_DIRS = {"percona": "/etc/my.cnf.d", "mysql": "/etc/mysql/conf.d", "mariadb": "/etc/mysql/conf.d"}
@@ -157,6 +157,7 @@ class DockerServer:
         wait_until_answers(self.connect, exited, self._logs, timeout_s, 1.0, "the server container")
 
     def connect(self, database: str | None = None, **kw) -> pymysql.connections.Connection:
+        assert self.port is not None, "connect before start"
         return pymysql.connect(host="127.0.0.1", port=self.port, user="root", password="", database=database,
                                autocommit=True, connect_timeout=5, **kw)
 
@@ -164,6 +165,7 @@ class DockerServer:
         from ..sysbench import Connection
         cur.execute("CREATE USER IF NOT EXISTS 'perfci'@'%'")  # connections arrive from the bridge address
         cur.execute("GRANT ALL ON *.* TO 'perfci'@'%'")
+        assert self.port is not None, "bench_connection before start"
         return Connection("127.0.0.1", self.port, "perfci", "", database)
 
     def stop(self, slow: bool = False) -> bool:

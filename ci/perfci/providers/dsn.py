@@ -58,7 +58,9 @@ class DsnServer:
         try:
             with self.connect() as conn, conn.cursor() as cur:
                 cur.execute("SELECT VERSION(), @@version_comment")
-                version, comment = cur.fetchone()
+                row = cur.fetchone()
+                assert row is not None
+                version, comment = row
                 cur.execute("SHOW GLOBAL VARIABLES")
                 self.variables = {normalize(k): v for k, v in cur.fetchall()}
         except pymysql.err.MySQLError as exc:

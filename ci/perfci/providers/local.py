@@ -164,6 +164,7 @@ class LocalServer:
         from ..sysbench import Connection
         cur.execute("CREATE USER IF NOT EXISTS 'perfci'@'127.0.0.1'")
         cur.execute("GRANT ALL ON *.* TO 'perfci'@'127.0.0.1'")
+        assert self.port is not None, "bench_connection before start"
         return Connection("127.0.0.1", self.port, "perfci", "", database)
 
     # -------------------------------------------------------- lifecycle
@@ -240,10 +241,13 @@ class LocalServer:
         self._wait_ready(timeout_s)
 
     def _wait_ready(self, timeout_s: float) -> None:
+        proc = self.proc
+        assert proc is not None
+
         def exited() -> str | None:
-            if self.proc.poll() is None:
+            if proc.poll() is None:
                 return None
-            return (f"the server exited during start (exit code {self.proc.returncode}); "
+            return (f"the server exited during start (exit code {proc.returncode}); "
                     "its error log ends with (keep it all with --keep-workdir):")
         wait_until_answers(self.connect, exited, lambda: tail(self.error_log), timeout_s, 0.25, "the server")
 
