@@ -22,7 +22,11 @@ def setup(tmp_path):
     update(write_results(tmp_path, [make_result(tps=1000 + 5 * i) for i in range(5)]), root=root)
 
     def candidate(tps: float, version: str = "10.11.19") -> str:
-        [(path, _)] = write_results(tmp_path / "candidates", [make_result(tps=tps, version=version)])
+        """A result whose `before.tps` alone moves (one issue: few API calls)."""
+        [(path, result)] = write_results(tmp_path / "candidates", [make_result(version=version)])
+        data = result.dump()
+        data["phases"]["before"]["metrics"]["tps"] = tps  # type: ignore[index]
+        path.write_text(json.dumps(data))
         return str(path)
 
     return root, candidate
