@@ -64,14 +64,28 @@ def test_run_with_the_baseline_config_is_not_flagged(baseline_dir, tmp_path_fact
     assert "only 2 sample(s)" in proc.stdout  # the report says how much the baseline can tell
 
 
+def ab_row(stdout: str, key: str) -> tuple[float, float, float, str]:
+    row = re.search(rf"^\| `{re.escape(key)}` [↑↓] \| \S+ \| \S+ \| (\S+) \| \[(\S+), (\S+)\] \|.*\| (.+) \|$",
+                    stdout, re.MULTILINE)
+    assert row, stdout
+    return float(row[1]), float(row[2]), float(row[3]), row[4]
+
+
 def test_ab_excludes_one_for_a_real_slowdown(real_server_tools, tmp_path):
+    """fsync at every commit (B) vs once a second (A). The cause is measured per
+    transaction (~1 fsync vs ~0.003: a ratio of hundreds, far outside any noise)
+    and is what must be flagged; the throughput it costs (~25 % here) always points
+    the same way, but 5-second phases on a busy 2-core VM are too noisy for its
+    interval to exclude 1 every time (that was this test's flake; #11 is about
+    that power), so only its direction is asserted."""
     scenario = write_tiny(tmp_path, time=5)
     proc = run_perfci("ab", str(scenario), "--rounds", "5", "--b-config", "innodb_flush_log_at_trx_commit=1",
                       "--out", str(tmp_path / "out"), "-q")
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    row = re.search(r"^\| `only.tps` ↑ \| \S+ \| \S+ \| (\S+) \| \[(\S+), (\S+)\] \|.*\| (.+) \|$", proc.stdout, re.MULTILINE)
-    ratio, _low, high, verdict = float(row[1]), float(row[2]), float(row[3]), row[4]
-    assert ratio < 0.95 and high < 1.0 and verdict == "🔴 regression"
+    ratio, low, high, verdict = ab_row(proc.stdout, "only.fsyncs_per_txn")
+    assert low > 20 and verdict == "🔴 regression", (ratio, low, high)
+    ratio, low, high, verdict = ab_row(proc.stdout, "only.tps")
+    assert ratio < 0.95 and verdict in ("🔴 regression", "⚪ inconclusive"), (ratio, low, high, verdict)
     results = [json.loads(p.read_text()) for p in result_files(tmp_path / "out")]
     assert sorted((r["ab"]["side"], r["ab"]["round"]) for r in results) == sorted(
         (s, i) for s in "ab" for i in range(1, 6))
@@ -83,6 +97,5 @@ def test_ab_includes_one_for_identical_configs(real_server_tools, tmp_path):
     scenario = write_tiny(tmp_path, time=5)
     proc = run_perfci("ab", str(scenario), "--rounds", "4", "--out", str(tmp_path / "out"), "-q")
     assert proc.returncode in (0, 1), proc.stderr
-    row = re.search(r"^\| `only.tps` ↑ \| \S+ \| \S+ \| (\S+) \| \[(\S+), (\S+)\] \|", proc.stdout, re.MULTILINE)
-    low, high = float(row[2]), float(row[3])
-    assert low <= 1.0 <= high
+    _, low, high, verdict = ab_row(proc.stdout, "only.tps")
+    assert low <= 1.0 <= high and verdict != "🔴 regression"

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 DEFAULT_COMPARED = (
     "tps", "qps", "qps_write", "latency_ms_avg", "latency_ms_p95",
     "index_page_splits_per_txn", "compress_failures_per_txn", "uncompress_ops_per_txn",
-    "pages_written_per_txn", "log_fsyncs_per_txn",
+    "pages_written_per_txn", "fsyncs_per_txn",
 )
 
 # (pattern on the base metric name, direction, default tolerance), first match wins.
