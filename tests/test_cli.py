@@ -108,3 +108,11 @@ def test_outside_a_project_there_is_no_scenario_dir_to_guess(tmp_path):
     # the source checkout ships no perfci/_scenarios (the wheel does: see test_e2e_install)
     assert proc.returncode == 2 and "no scenarios/ directory here or above" in proc.stderr
     assert not Path(REPO / "ci" / "perfci" / "_scenarios").exists()
+
+
+@pytest.mark.parametrize("kind", ["result", "baseline", "history", "comparison"])
+def test_the_published_schemas_are_the_ones_perfci_prints(kind):
+    """docs/schema/*.schema.json (linked from the README) never drift from the model."""
+    published = json.loads((REPO / "docs" / "schema" / f"{kind}.schema.json").read_text())
+    assert published == json.loads(json.dumps(json_schema(kind))), \
+        f"regenerate: perfci schema {kind} > docs/schema/{kind}.schema.json"

@@ -279,7 +279,7 @@ class Scenario(StrictModel):
     steps: list[Step] = Field(min_length=1)
     profiles: dict[StepName, Profile]
     headline: list[Headline] = []
-    compare: list[CompareSpec] = Field([], description="metrics judged against baselines; default: see ci/metrics.py")
+    compare: list[CompareSpec] = Field([], description="metrics judged against baselines; default: see ci/perfci/metrics.py")
     axes: list[Axis] = Field([], description="the case matrix: one case per point of the product of axes")
     snapshot: bool = Field(False, description="keep the dataset built by the leading data steps in the snapshot "
                                               "cache and restore it on later runs (not where load time is a metric)")
