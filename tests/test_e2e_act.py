@@ -34,7 +34,8 @@ def arranged_baseline(result: dict, root, factors, throughput_only: bool):
         r["host"]["runner_class"] = RUNNER_CLASS
         for phase in r["phases"].values():
             for k, v in phase["metrics"].items():
-                if isinstance(v, (int, float)) and v and (not throughput_only or k in THROUGHPUT):
+                # rates and ratios scale; counts (events, queries) stay whole numbers
+                if isinstance(v, float) and v and (not throughput_only or k in THROUGHPUT):
                     phase["metrics"][k] = v * f
         path = root.parent / f"{r['id']}.json"
         path.write_text(json.dumps(r))

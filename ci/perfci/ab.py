@@ -21,7 +21,7 @@ from .plan import plan_run, use_snapshots
 from .progress import Progress
 from .report import VERDICT_MARK
 from .result import AbRole, Result
-from .results import write_result
+from .session import save
 from .snapshots import SnapshotCache
 from .stats import DEFAULT_CONFIDENCE, Verdict, judge_estimate, paired_interval
 
@@ -67,7 +67,7 @@ def run_ab(scenario: str, profile: str, sides: tuple[Side, Side], rounds: int, o
             use_snapshots(plan, SnapshotCache())  # both sides start from the very same dataset
             result = execute(plan, progress, runner_class=runner_class).model_copy(
                 update={"ab": AbRole(id=ab_id, side="a" if side_index == 0 else "b", round=r + 1, of=rounds)})
-            write_result(Path(out_dir) / f"{result.id}.json", result)
+            save(result, Path(out_dir))  # as it comes: an interrupted A/B keeps its finished rounds
             results[side_index].append(result)
     return results
 

@@ -1,17 +1,20 @@
 """Server providers: where a server comes from and how it is run. The spec grammar
-is in `spec.py`; every provider offers the same methods (start, connect, stop,
-cleanup, known_options, describe, bench_connection) so the runner does not care."""
+is in `spec.py`; every provider implements the contract in `base.py` (start, stop,
+connect, identity, describe, known_options, supports_snapshots, cleanup, ...), so the
+runner does not care where a server comes from."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from .base import ServerProvider
 from .spec import GRAMMAR, ServerSpec, parse_spec
 
-__all__ = ["GRAMMAR", "ServerSpec", "open_provider", "parse_spec"]
+__all__ = ["GRAMMAR", "ServerProvider", "ServerSpec", "open_provider", "parse_spec"]
 
 
-def open_provider(spec_text: str, workdir: Path):
+def open_provider(spec_text: str, workdir: Path) -> ServerProvider:
+    """The provider a spec names; mypy checks each against the contract (base.py)."""
     spec = parse_spec(spec_text)
     if spec.scheme == "local":
         from .local import LocalServer

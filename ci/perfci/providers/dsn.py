@@ -68,6 +68,11 @@ class DsnServer:
         self.identity: ServerIdentity = identify(version, comment)
 
     @property
+    def datadir(self):
+        """Not ours to copy (supports_snapshots is False): a path that is never used."""
+        return self.workdir / "data"
+
+    @property
     def where(self) -> str:
         return f"{self.spec.user}@{self.host}:{self.port}"
 
