@@ -21,6 +21,8 @@ class FakeGitHub:
         self.issues: dict[int, dict] = {}
         self.comments: dict[int, list[dict]] = {}
         self.requests: list[tuple[str, str]] = []
+        self.login = "perfci-bot"  # the account the token belongs to
+        self.pulls: dict[int, dict] = {}  # GET /repos/o/r/pulls/N (public data: no token needed)
         self.fail_with: int | None = None  # answer every request with this status
         ca = trustme.CA()
         self.cafile = Path(directory) / "fake-github-ca.pem"
@@ -55,6 +57,10 @@ class FakeGitHub:
                 body = json.loads(self._read_body() or b"null")
                 url = urlparse(self.path)
                 fake.requests.append((self.command, url.path))
+                pull = re.fullmatch(r"/api/v3/repos/([^/]+)/([^/]+)/pulls/(\d+)", url.path)
+                if pull and self.command == "GET":
+                    found = fake.pulls.get(int(pull.group(3)))
+                    return self._send(200, found) if found else self._send(404, {"message": "Not Found"})
                 if self.headers.get("Authorization") != f"token {fake.token}":
                     return self._send(401, {"message": "Bad credentials"})
                 if fake.fail_with:
@@ -74,15 +80,18 @@ class FakeGitHub:
                 if number is None and self.command == "POST":
                     n = len(fake.issues) + 1
                     fake.issues[n] = {"number": n, "title": body["title"], "body": body["body"], "state": "open",
+                                      "user": {"login": fake.login},
                                       "labels": [{"name": name} for name in body.get("labels", [])]}
                     fake.comments[n] = []
                     return self._send(201, fake.issues[n])
                 if number not in fake.issues:
                     return self._send(404, {"message": "Not Found"})
                 if m.group(4) and self.command == "GET":
-                    return self._send(200, fake.comments[number])
+                    q = parse_qs(url.query)
+                    per_page, page = int(q.get("per_page", ["30"])[0]), int(q.get("page", ["1"])[0])
+                    return self._send(200, fake.comments[number][(page - 1) * per_page: page * per_page])
                 if m.group(4) and self.command == "POST":
-                    fake.comments[number].append({"body": body["body"]})
+                    fake.comments[number].append({"body": body["body"], "user": {"login": fake.login}})
                     return self._send(201, fake.comments[number][-1])
                 if self.command == "PATCH":
                     fake.issues[number].update({k: v for k, v in body.items() if k == "state"})
@@ -104,6 +113,14 @@ class FakeGitHub:
     def __exit__(self, *exc):
         self.server.shutdown()
         self.server.server_close()
+
+    def comment_as(self, number: int, login: str, body: str) -> None:
+        """A comment by someone else (what the API would show for a person's comment)."""
+        self.comments[number].append({"body": body, "user": {"login": login}})
+
+    @property
+    def api_url(self) -> str:
+        return f"https://127.0.0.1:{self.server.server_address[1]}/api/v3"
 
     def env(self, cache_dir: Path, token: str | None = "test-token") -> dict:
         env = {"GH_HOST": f"127.0.0.1:{self.server.server_address[1]}", "SSL_CERT_FILE": str(self.cafile),

@@ -111,3 +111,42 @@ def test_a_patch_upgrade_keeps_the_issue_of_its_server_line(setup, tmp_path):
         fingerprint(CaseIdentity.of(make_result(version="10.11.19")), "before.tps")
     assert fingerprint(CaseIdentity.of(make_result(version="10.11.20"), "version"), "before.tps") != \
         fingerprint(CaseIdentity.of(make_result(version="10.11.19"), "version"), "before.tps")
+
+
+def test_only_perfcis_own_clean_comments_count_towards_closing(setup, tmp_path):
+    """Anyone can paste the clean marker into a comment; only the issue author's count,
+    and the streak is read past the first page of comments."""
+    root, candidate = setup
+    with FakeGitHub(tmp_path) as fake:
+        assert sync(fake, tmp_path, root, candidate(700)).returncode == 0
+        issue = next(i for i in fake.issues.values() if "before.tps" in i["title"])
+        for _ in range(120):  # more than one page of chatter, each with the marker
+            fake.comment_as(issue["number"], "mallory", "<!-- perfci-clean -->\nlooks fine to me")
+        proc = sync(fake, tmp_path, root, candidate(1010))
+        assert proc.returncode == 0, proc.stderr
+        assert "clean run 1/2" in proc.stdout and issue["state"] == "open"
+        assert ("GET", f"/api/v3/repos/perf/ci/issues/{issue['number']}/comments") in fake.requests
+        proc = sync(fake, tmp_path, root, candidate(1010))
+        assert "closed #" in proc.stdout and issue["state"] == "closed"
+
+
+def test_axis_values_are_escaped_in_issue_titles_and_bodies(tmp_path):
+    """A case id carries axis values straight from a scenario file: `@someone` must not
+    mention anyone, HTML must not render, backticks must not end the reproduce block."""
+    case = "opt=@someone <img src=x> `x`"
+    root = tmp_path / "baselines"
+    update(write_results(tmp_path, [make_result(tps=1000 + 5 * i, case=case) for i in range(5)]), root=root)
+    [(path, result)] = write_results(tmp_path / "c", [make_result(tps=700, case=case)])
+    data = result.dump()
+    data["reproduce"] = "perfci run tiny --case '```\n@someone'"
+    path.write_text(json.dumps(data))
+    with FakeGitHub(tmp_path) as fake:
+        proc = sync(fake, tmp_path, root, str(path))
+        assert proc.returncode == 0, proc.stderr
+        issue = next(i for i in fake.issues.values() if "before.tps" in i["title"])
+    body, title = issue["body"], issue["title"]
+    assert "@someone" not in title and "@\u200bsomeone" in title
+    outside_code = body.split("````sh")[0]
+    assert "@someone" not in outside_code and "@\u200bsomeone" in outside_code
+    assert "<img" not in body and "&lt;img src=x&gt;" in body
+    assert "````sh\nperfci run tiny --case '```\n@someone'\n````" in body  # a longer fence: no break-out

@@ -56,3 +56,33 @@ def test_delta_and_per_transaction_metrics():
     assert m["uncompress_ops_per_txn"] == 0.2 and m["pages_written_per_txn"] == 4.0
     assert m["server_cpu_util"] == 0.5
     assert derived(d, {"events": 0})["index_page_splits_per_txn"] is None
+
+
+def test_a_newline_in_a_config_value_cannot_add_mycnf_lines(tmp_path):
+    """`--config 'x=1\nskip-grant-tables'` would otherwise slip a reserved option past
+    the check: refused on the command line, in a config file, in a scenario, and by render."""
+    from conftest import run_perfci
+    proc = run_perfci("run", "rebuild-after-delete", "--profile", "smoke", "--out", str(tmp_path / "o"),
+                      "--config", "innodb_buffer_pool_size=64M\nskip-grant-tables")
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr == ("error: --config innodb_buffer_pool_size: control character \\n not allowed in a value "
+                           "(a server option is one my.cnf line)\n")
+    assert not (tmp_path / "o").exists()
+    cnf = tmp_path / "my.cnf"
+    cnf.write_text("[mysqld]\ninnodb_buffer_pool_size=64M\x0bskip-grant-tables\n")
+    with pytest.raises(BadInput, match=r"my.cnf:2: control character \\x0b not allowed"):
+        parse_config_file(cnf)
+    with pytest.raises(BadInput, match="control characters are not allowed"):
+        render({}, {"innodb_buffer_pool_size": "64M\nskip-grant-tables"})
+
+
+def test_control_characters_in_scenario_text_are_refused():
+    from perfci.scenario import parse_scenario
+    with pytest.raises(BadInput, match=r"^s.yaml: field description: control character \\x1b not allowed"):
+        parse_scenario("name: s\ndescription: \"red \\e[31m\"\n", "s.yaml")
+    import yaml
+    data = yaml.safe_load(open("scenarios/rebuild-after-delete.yaml"))
+    data["server"]["config"]["innodb_buffer_pool_size"] = "64M\nskip-grant-tables"
+    with pytest.raises(BadInput, match=r"^s.yaml: field server.config.innodb_buffer_pool_size: control character \\n not "
+                                       r"allowed \(a server option is one my.cnf line\)"):
+        parse_scenario(yaml.safe_dump(data), "s.yaml")

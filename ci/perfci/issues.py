@@ -20,6 +20,7 @@ from .compare import CaseComparison, MetricRow
 from .errors import BadInput, InfraFailure
 from .files import write_atomic
 from .identity import CaseIdentity
+from .text import code_fence, code_span, issue_title, markdown
 
 LABEL = "perf-regression"
 FINGERPRINT_RE = re.compile(r"<!-- perfci-fingerprint: ([0-9a-f]{16}) -->")
@@ -38,8 +39,9 @@ def labels_for(case: CaseIdentity) -> list[str]:
 
 
 def title_for(case: CaseIdentity, row: MetricRow) -> str:
-    return (f"Perf regression: {row.key} {row.verdict.change_pct or 0:+.1f} % · {case.scenario}/{case.profile}/"
-            f"{case.case} on {case.server} ({case.runner_class})")
+    # case ids carry axis values from scenario files: no mentions, one line
+    return issue_title(f"Perf regression: {row.key} {row.verdict.change_pct or 0:+.1f} % · {case.scenario}/"
+                       f"{case.profile}/{case.case} on {case.server} ({case.runner_class})")
 
 
 def body_for(comp: CaseComparison, row: MetricRow, fp: str, run_url: str) -> str:
@@ -52,21 +54,24 @@ def body_for(comp: CaseComparison, row: MetricRow, fp: str, run_url: str) -> str
         f"**{row.key}** regressed by {row.verdict.change_pct or 0:+.1f} % (ratio CI {ci}, tolerance "
         f"±{row.spec.tolerance:.0%}, {'higher' if row.spec.direction == 'higher' else 'lower'} is better).",
         "",
-        f"- case: {comp.label}",
-        "- current: " + ", ".join(f"`{r.id}`" for r in comp.results),
-        f"- baseline: `{comp.baseline_file}` ({len(row.baseline)} samples)",
-        f"- server: {first.server.full_version or first.server.version} · scenario hash `{first.scenario.hash[:19]}…`",
-        f"- host: `{first.host.hostname}` ({first.host.cpu_model}, {first.host.cpus} CPUs)",
+        # every text from a scenario or a result file is escaped or in a code span
+        f"- case: {markdown(comp.label)}",
+        "- current: " + ", ".join(code_span(r.id) for r in comp.results),
+        f"- baseline: {code_span(str(comp.baseline_file))} ({len(row.baseline)} samples)",
+        f"- server: {markdown(first.server.full_version or first.server.version)} · scenario hash "
+        f"{code_span(first.scenario.hash[:19] + '…')}",
+        f"- host: {code_span(first.host.hostname)} ({markdown(first.host.cpu_model)}, {first.host.cpus} CPUs)",
     ]
     if run_url:
-        lines.append(f"- run and artifacts: {run_url}")
+        lines.append(f"- run and artifacts: {markdown(run_url)}")
     if row.movers:
         lines += ["", "Counters per transaction that moved most:", "", "| counter | baseline | current |", "|---|---|---|"]
-        lines += [f"| `{name}` | {b:.4g} | {c:.4g} |" for name, b, c in row.movers]
+        lines += [f"| {code_span(name)} | {b:.4g} | {c:.4g} |" for name, b, c in row.movers]
     others = [r for r in comp.rows if r.verdict.verdict == "regression" and r.key != row.key]
     if others:
-        lines += ["", "Also regressed in this case: " + ", ".join(f"`{r.key}` ({r.verdict.change_pct:+.1f} %)" for r in others)]
-    lines += ["", "Reproduce:", "", "```sh", first.reproduce, "```", ""]
+        lines += ["", "Also regressed in this case: " + ", ".join(f"{code_span(r.key)} ({r.verdict.change_pct:+.1f} %)"
+                                                                  for r in others)]
+    lines += ["", "Reproduce:", "", code_fence(first.reproduce, "sh"), ""]
     return "\n".join(lines)
 
 
@@ -116,16 +121,32 @@ class GitHub:
         self.api("POST", f"repos/{self.repo}/issues/{number}/comments", {"body": body})
 
     def comments(self, number: int) -> list[dict]:
-        return self.api("GET", f"repos/{self.repo}/issues/{number}/comments?per_page=100")
+        """All comments, oldest first (an issue open for months has more than a page)."""
+        out: list[dict] = []
+        page = 1
+        while True:
+            batch = self.api("GET", f"repos/{self.repo}/issues/{number}/comments?per_page=100&page={page}")
+            out += batch
+            if len(batch) < 100:
+                return out
+            page += 1
 
     def close(self, number: int) -> None:
         self.api("PATCH", f"repos/{self.repo}/issues/{number}", {"state": "closed", "state_reason": "completed"})
 
 
-def clean_streak(comments: list[dict]) -> int:
-    """Clean-run comments since the last regression comment."""
+def _login(item: dict) -> str | None:
+    return (item.get("user") or {}).get("login")
+
+
+def clean_streak(comments: list[dict], author: str | None) -> int:
+    """perfci's clean-run comments since its last regression comment. Only comments by
+    the issue's author (the account perfci opened it with) count: anyone can paste a
+    marker into a comment to close an issue."""
     streak = 0
     for c in comments:
+        if author is None or _login(c) != author:
+            continue
         body = c.get("body") or ""
         if REGRESSION_MARK in body:
             streak = 0
@@ -165,7 +186,7 @@ def sync(comparisons: list[CaseComparison], run_url: str = "", repo: str | None 
                     created = gh.create(title_for(case, row), body, labels_for(case))
                     actions.append(f"opened #{created.get('number')} ({row.key})")
             elif issue and row.verdict.verdict in ("unchanged", "improvement"):
-                streak = clean_streak(gh.comments(issue["number"])) + 1
+                streak = clean_streak(gh.comments(issue["number"]), _login(issue)) + 1
                 if streak >= close_after:
                     gh.comment(issue["number"], f"{CLEAN_MARK}\n{close_after} consecutive clean runs "
                                                 f"({row.key} {row.verdict.verdict}); closing. {run_url}".rstrip())

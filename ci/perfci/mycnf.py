@@ -7,6 +7,7 @@ from pathlib import Path
 
 from .capabilities import Requested, normalize
 from .errors import BadInput
+from .text import control_char
 
 # Sections a server reads; others ([client], [mysqldump], ...) are not server options.
 SERVER_SECTIONS = {"mysqld", "server", "mariadb", "mariadbd", "mysqld_safe"}
@@ -33,6 +34,10 @@ def parse_override(text: str) -> Requested:
     if not _NAME_RE.match(name):
         raise BadInput(f"--config {text!r}: expected NAME=VALUE with a server option name, e.g. "
                        "--config innodb_flush_log_at_trx_commit=1")
+    found = control_char(value, one_line=True)
+    if found:
+        raise BadInput(f"--config {name}: control character {found} not allowed in a value "
+                       "(a server option is one my.cnf line)")
     check_not_reserved(name, f"--config {text}")
     return Requested(name, value.strip() if sep else None, "override")
 
@@ -45,7 +50,10 @@ def parse_config_file(path: Path) -> list[Requested]:
         raise BadInput(f"--config-file {path}: cannot read: {exc.strerror}") from None
     section = None
     out: list[Requested] = []
-    for lineno, raw in enumerate(text.splitlines(), 1):
+    for lineno, raw in enumerate(text.split("\n"), 1):
+        found = control_char(raw.rstrip("\r"))  # splitlines() would also split at \x0b, \x1c..\x1e
+        if found:
+            raise BadInput(f"{path}:{lineno}: control character {found} not allowed")
         line = raw.strip()
         if not line or line[0] in "#;":
             continue
@@ -83,6 +91,9 @@ def render(harness: dict, options: dict) -> str:
     for block in (harness, options):
         for name, value in block.items():
             text = render_value(value)
+            # last line of defence: every input path refuses these with a better message
+            if control_char(name, one_line=True) or (text is not None and control_char(text, one_line=True)):
+                raise BadInput(f"server option {name!r}: control characters are not allowed in my.cnf")
             lines.append(name if text is None else f"{name} = {text}")
         lines.append("")
     return "\n".join(lines)

@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from .errors import BadInput
 from .paths import scenarios_dir
+from .text import control_char, first_control_char
 
 REQUIRED_PROFILES = ("smoke", "nightly", "seed")
 
@@ -27,7 +28,16 @@ StepName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_-]*$", max_length=64)]
 SysbenchScript = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$")]
 # A server option value. `null` writes a bare flag line (e.g. `skip-log-bin`);
 # YAML's ON/OFF arrive as booleans and are written back as ON/OFF.
-ConfigValue = bool | int | float | str | None
+def _one_line(value: object) -> object:
+    found = control_char(value, one_line=True) if isinstance(value, str) else None
+    if found:
+        raise ValueError(f"control character {found} not allowed (a server option is one my.cnf line)")
+    return value
+
+
+# checked before the union is tried, so the error names the problem, not each member type
+OneLine = Annotated[str, BeforeValidator(_one_line)]
+ConfigValue = Annotated[bool | int | float | str | None, BeforeValidator(_one_line)]
 SysbenchValue = bool | int | float | str
 
 
@@ -177,7 +187,7 @@ class DatasetPatch(StrictModel):
 
 
 AxisValueId = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=64)]
-AxisScalar = bool | int | str
+AxisScalar = Annotated[bool | int | str, BeforeValidator(_one_line)]
 
 
 class AxisVariant(StrictModel):
@@ -185,7 +195,7 @@ class AxisVariant(StrictModel):
 
     description: str = ""
     dataset: DatasetPatch = DatasetPatch()
-    config: dict[str, ConfigValue] = {}
+    config: dict[OneLine, ConfigValue] = {}
     workload: WorkloadOverride = WorkloadOverride()
     vars: dict[Identifier, str] = Field({}, description="replaces {name} in sql step statements")
 
@@ -196,7 +206,7 @@ class Axis(StrictModel):
     (case id part: the variant's key)."""
 
     name: Identifier
-    option: str | None = None
+    option: OneLine | None = None
     values: list[AxisScalar] | None = None
     variants: dict[AxisValueId, AxisVariant] | None = None
 
@@ -243,13 +253,13 @@ class Profile(StrictModel):
     expected_minutes: float = Field(gt=0, description="wall time on a 2-core runner")
     dataset: DatasetOverride = DatasetOverride()
     workload: WorkloadOverride = WorkloadOverride()
-    config: dict[str, ConfigValue] = {}
+    config: dict[OneLine, ConfigValue] = {}
     axes: dict[Identifier, list[AxisValueId]] = Field(
         {}, description="run only these values of an axis at this profile (default: all)")
 
 
 class ServerSection(StrictModel):
-    config: dict[str, ConfigValue] = {}
+    config: dict[OneLine, ConfigValue] = {}
 
 
 class Headline(StrictModel):
@@ -333,7 +343,7 @@ class ResolvedScenario(StrictModel):
     dataset: Dataset
     workload: Workload
     quiesce: Quiesce
-    config: dict[str, ConfigValue]
+    config: dict[OneLine, ConfigValue]
     steps: list[Step]
     headline: list[Headline]
     compare: list[CompareSpec] = Field([], description="the verdict rules: part of what ran, and of its hash")
@@ -539,6 +549,9 @@ def parse_scenario(text: str, source: str) -> Scenario:
         raise BadInput(f"{source}{where}: not valid YAML: {problem}") from None
     if not isinstance(data, dict):
         raise BadInput(f"{source}: a scenario file must be a YAML mapping at the top level")
+    hit = first_control_char(data)
+    if hit:
+        raise BadInput(f"{source}: field {hit[0]}: control character {hit[1]} not allowed in scenario text")
     try:
         return Scenario.model_validate(data)
     except ValidationError as exc:
