@@ -184,3 +184,34 @@ def test_console_script_help_is_useful():
         assert needle in out
     listing = subprocess.run([exe, "list"], capture_output=True, text=True).stdout
     assert "rebuild-after-delete" in listing and "--profile smoke" in listing and "min" in listing
+
+
+def test_two_runs_on_one_host_the_second_refuses_naming_the_first(real_server_tools, tmp_path):
+    """One benchmark per host: while a real run measures, a second `perfci run` refuses
+    within seconds, naming the first; the first is then interrupted and cleans up."""
+    scenario = write_tiny(tmp_path, time=60)
+    work = tmp_path / "work"
+    first = subprocess.Popen([*PERFCI, "run", str(scenario), "--out", str(tmp_path / "out1"), "--workdir", str(work)],
+                             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    err_lines: list[str] = []
+    reader = threading.Thread(target=lambda: err_lines.extend(first.stderr), daemon=True)
+    reader.start()
+    try:
+        deadline = time.monotonic() + 120
+        while not any("... measure only" in line for line in err_lines) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert first.poll() is None, "".join(err_lines)
+        started = time.monotonic()
+        second = run_perfci("run", str(scenario), "--out", str(tmp_path / "out2"), "--workdir", str(tmp_path / "w2"))
+        elapsed = time.monotonic() - started
+        first.send_signal(signal.SIGINT)
+        first.wait(timeout=120)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    assert second.returncode == 3, second.stderr
+    assert re.match(rf"error: this host is busy: the perfci host lock \S+ is held by pid {first.pid} "
+                    rf"\(perfci run {re.escape(str(scenario))} ", second.stderr), second.stderr
+    assert elapsed < 5, f"refusing took {elapsed:.1f} s"
+    assert not (tmp_path / "out2").exists() and not (tmp_path / "w2").exists()
+    assert server_processes(str(work)) == []

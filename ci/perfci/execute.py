@@ -12,7 +12,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 
-from . import hostinfo
+from . import hostinfo, hostlock
 from .identity import server_line, slug
 from .inspect import RunningServer, SqlInspector, logs_dir
 from .plan import RunPlan, ignored_axis_option, reproduce_command
@@ -51,8 +51,13 @@ def execute(plan: RunPlan, progress: Progress, keep_workdir: bool = False, runne
     r = plan.resolved
     started = utc_now()
     t0 = time.monotonic()
-    host = (host or Host.model_validate({**hostinfo.fingerprint(server.workdir), "check": hostinfo.host_check()})
-            ).model_copy(update={"runner_class": runner_class})
+    if host is None:
+        claim = hostlock.current_claim()
+        check = {**hostinfo.host_check(), **(claim.record() if claim else {})}
+        host = Host.model_validate({**hostinfo.fingerprint(server.workdir), "check": check})
+    host = host.model_copy(update={"runner_class": runner_class})
+    if host.check and host.check.allow_busy and host.check.others_running:
+        progress.info(f"  warning: measuring beside {', '.join(host.check.others_running)} (--allow-busy)")
     for warning in host.check.warnings if host.check else []:
         progress.info(f"  warning: {warning}")
     case = "" if r.case == "default" else f" case {r.case}"

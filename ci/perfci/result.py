@@ -58,6 +58,9 @@ class HostCheck(Model):
     load_1m: float = 0.0
     busy_processes: list[BusyProcess] = []
     warnings: list[str] = []
+    exclusive: bool | None = None          # perfci held the host lock (None: results before it existed)
+    allow_busy: bool = False               # --allow-busy: measured although the host was not free
+    others_running: list[str] = []         # what else measured or was measured (only with allow_busy)
 
 
 class Host(Model):

@@ -10,9 +10,11 @@ import click
 from ..ab import Side, ab_markdown, judge_pairs, run_ab
 from ..errors import EXIT_INTERRUPTED, EXIT_REGRESSION
 from ..files import write_atomic
+from ..hostlock import command_line, exclusive_host
 from ..mycnf import parse_override
 from ..plan import plan_run
 from ..progress import Progress
+from ..result import Result
 from ..session import handle_cancellation
 from . import options
 
@@ -35,10 +37,12 @@ from . import options
 @options.confidence
 @options.report
 @options.runner_class
+@options.allow_busy
 @options.quiet
 def ab(scenario: str, a_spec: str, b_spec: str, a_config: tuple[str, ...], b_config: tuple[str, ...],
        a_scenario: Path | None, profile: str, rounds: int, case_pattern: str | None, out_dir: Path,
-       workdir: Path | None, confidence: float, report_file: Path | None, runner_class: str, quiet: bool) -> int:
+       workdir: Path | None, confidence: float, report_file: Path | None, runner_class: str, allow_busy: bool,
+       quiet: bool) -> int:
     """Paired A/B runs of SCENARIO: B against A, round by round on this host.
 
     \b
@@ -51,15 +55,11 @@ def ab(scenario: str, a_spec: str, b_spec: str, a_config: tuple[str, ...], b_con
     sides = (Side("a", a_spec, [parse_override(c) for c in a_config], str(a_scenario) if a_scenario else None),
              Side("b", b_spec, [parse_override(c) for c in b_config]))
     parent = Path(workdir or tempfile.gettempdir())
-    for side in sides:  # all input checks before the first round
-        checked = plan_run(side.scenario or scenario, profile, side.server_spec, side.overrides,
-                           parent / "perfci-ab-check", case_pattern=case_pattern)
-    case = checked.resolved.case
-    if case != "default":
-        progress.info(f"A/B on case {case} (choose another with --case)")
+    dsn_only = all(side.server_spec.startswith("dsn:") for side in sides)
     try:
-        results = run_ab(scenario, profile, sides, rounds, out_dir, parent, progress, runner_class,
-                         case=case if case != "default" else None)
+        with exclusive_host(command_line(), allow_busy, ignore_servers=dsn_only):
+            results = _checked_rounds(scenario, profile, sides, rounds, out_dir, parent, progress, runner_class,
+                                      case_pattern)
     except KeyboardInterrupt:
         click.echo("interrupted: the server was shut down; finished rounds' result files are kept", err=True)
         return EXIT_INTERRUPTED
@@ -69,3 +69,15 @@ def ab(scenario: str, a_spec: str, b_spec: str, a_config: tuple[str, ...], b_con
         write_atomic(report_file, text)
     click.echo(text)
     return EXIT_REGRESSION if any(r.verdict.verdict == "regression" for r in rows) else 0
+
+
+def _checked_rounds(scenario: str, profile: str, sides: tuple[Side, Side], rounds: int, out_dir: Path, parent: Path,
+                    progress: Progress, runner_class: str, case_pattern: str | None) -> list[list[Result]]:
+    for side in sides:  # all input checks before the first round
+        checked = plan_run(side.scenario or scenario, profile, side.server_spec, side.overrides,
+                           parent / "perfci-ab-check", case_pattern=case_pattern)
+    case = checked.resolved.case
+    if case != "default":
+        progress.info(f"A/B on case {case} (choose another with --case)")
+    return run_ab(scenario, profile, sides, rounds, out_dir, parent, progress, runner_class,
+                  case=case if case != "default" else None)

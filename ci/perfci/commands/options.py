@@ -39,6 +39,10 @@ workdir = click.option(
     help="Where datadirs are created (use the disk under test). Default: the system temp dir.")
 report = click.option("--report", "report_file", type=click.Path(path_type=Path),
                       help="Also write the Markdown report here.")
+allow_busy = click.option(
+    "--allow-busy", is_flag=True,
+    help="Measure even when another perfci holds the host lock or a server/sysbench is running "
+         "(recorded in the result). Default: refuse, naming what runs.")
 quiet = click.option("--quiet", "-q", is_flag=True, help="No progress output; print only results and summaries.")
 
 

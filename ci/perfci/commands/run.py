@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from ..errors import EXIT_INTERRUPTED
+from ..hostlock import command_line, exclusive_host
 from ..mycnf import parse_config_file, parse_override
 from ..progress import Progress
 from ..session import handle_cancellation, run_session
@@ -60,10 +61,11 @@ SERVER_HELP = ("Server to test: local, local:/path/to/basedir, docker:IMAGE:TAG[
               help="Dataset snapshot cache (default ~/.cache/perfci/snapshots; evicted LRU beyond "
                    "$PERFCI_SNAPSHOT_MAX_GB, default 50).")
 @options.runner_class
+@options.allow_busy
 @options.quiet
 def run(scenario: str, profile: str, server_spec: str, configs: tuple[str, ...], config_file: Path | None,
         case_patterns: tuple[str, ...], out_dir: Path, repeat: int, workdir: Path | None, keep_workdir: bool,
-        no_snapshot: bool, snapshot_dir: Path | None, runner_class: str, quiet: bool) -> int:
+        no_snapshot: bool, snapshot_dir: Path | None, runner_class: str, allow_busy: bool, quiet: bool) -> int:
     """Run SCENARIO (a name from scenarios/ or a path to a .yaml file)."""
     handle_cancellation()
     progress = Progress(quiet=quiet)
@@ -76,9 +78,10 @@ def run(scenario: str, profile: str, server_spec: str, configs: tuple[str, ...],
         click.echo(f"result: {path}")
 
     try:
-        _, matrix = run_session(scenario, profile, server_spec, overrides, Path(workdir or tempfile.gettempdir()),
-                                out_dir, progress, list(case_patterns), repeat, snapshot_dir, not no_snapshot,
-                                keep_workdir, runner_class, on_saved=show)
+        with exclusive_host(command_line(), allow_busy, ignore_servers=server_spec.startswith("dsn:")):
+            _, matrix = run_session(scenario, profile, server_spec, overrides, Path(workdir or tempfile.gettempdir()),
+                                    out_dir, progress, list(case_patterns), repeat, snapshot_dir, not no_snapshot,
+                                    keep_workdir, runner_class, on_saved=show)
     except KeyboardInterrupt:
         click.echo("interrupted: the server was shut down and no result was written", err=True)
         return EXIT_INTERRUPTED

@@ -1,0 +1,89 @@
+"""One benchmark per host: the host lock and the busy-process check (no server starts:
+every refusal happens before one would)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import pytest
+
+from perfci.errors import InfraFailure
+from perfci.hostlock import bench_processes, exclusive_host
+
+from conftest import REPO, SOURCE_ENV, run_perfci
+
+HOLD = """
+import sys, time
+from perfci.hostlock import exclusive_host
+with exclusive_host("perfci run held-by-test", allow_busy=True):  # holds the lock all the same
+    print("held", flush=True)
+    time.sleep(60)
+"""
+
+
+@pytest.fixture
+def lock_file(tmp_path, monkeypatch):
+    path = tmp_path / "host.lock"
+    monkeypatch.setenv("PERFCI_LOCK_FILE", str(path))
+    return path
+
+
+@pytest.fixture
+def holder(lock_file):
+    """Another process holding the host lock, as a running perfci would."""
+    import os
+    proc = subprocess.Popen([sys.executable, "-c", HOLD], stdout=subprocess.PIPE, text=True, cwd=REPO,
+                            env={**os.environ, **SOURCE_ENV})
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
+    yield proc
+    proc.kill()
+    proc.wait()
+
+
+def test_a_second_run_refuses_at_once_naming_the_holder(holder, tmp_path):
+    started = time.monotonic()
+    proc = run_perfci("run", "rebuild-after-delete", "--profile", "smoke", "--out", str(tmp_path / "o"))
+    elapsed = time.monotonic() - started
+    assert proc.returncode == 3, proc.stderr
+    assert proc.stderr.startswith(f"error: this host is busy: the perfci host lock {tmp_path / 'host.lock'} is held by "
+                                  f"pid {holder.pid} (perfci run held-by-test) since ")
+    assert "--allow-busy" in proc.stderr and proc.stderr.count("\n") == 1
+    assert elapsed < 5 and not (tmp_path / "o").exists()
+    proc = run_perfci("ab", "rebuild-after-delete", "--rounds", "2", "--out", str(tmp_path / "o"))
+    assert proc.returncode == 3 and f"held by pid {holder.pid}" in proc.stderr
+
+
+def test_the_lock_is_released_when_its_holder_dies(holder, lock_file):
+    holder.kill()
+    holder.wait()
+    # the kernel dropped the flock: no stale lock (allow_busy: other servers on a dev host don't matter here)
+    with exclusive_host("perfci run next", allow_busy=True) as claim:
+        assert claim.exclusive
+        assert '"command": "perfci run next"' in lock_file.read_text()
+
+
+def test_allow_busy_measures_anyway_and_says_beside_what(holder):
+    with exclusive_host("perfci run beside", allow_busy=True) as claim:
+        record = claim.record()
+    assert record["exclusive"] is False and record["allow_busy"] is True
+    assert any(f"pid {holder.pid}" in other for other in record["others_running"])  # type: ignore[attr-defined]
+
+
+def test_a_running_sysbench_or_server_makes_the_host_busy(lock_file, tmp_path):
+    fake = subprocess.Popen(["bash", "-c", "exec -a sysbench sleep 60"])
+    try:
+        deadline = time.monotonic() + 5
+        while f"sysbench (pid {fake.pid})" not in bench_processes() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        with pytest.raises(InfraFailure, match=rf"this host is busy: .*sysbench \(pid {fake.pid}\).*--allow-busy"):
+            with exclusive_host("perfci run"):
+                pass
+        proc = run_perfci("run", "rebuild-after-delete", "--out", str(tmp_path / "o"))
+        assert proc.returncode == 3 and f"sysbench (pid {fake.pid})" in proc.stderr
+        with exclusive_host("perfci run", ignore_servers=True, allow_busy=True) as claim:
+            assert claim.exclusive and f"sysbench (pid {fake.pid})" in claim.others
+    finally:
+        fake.kill()
+        fake.wait()
