@@ -82,3 +82,41 @@ def test_key_covers_dataset_steps_and_format_but_not_the_measured_config():
     mysql = ServerIdentity("mysql", Version.parse("8.0.42"), "8.0.42")
     assert spec_key(snapshot_spec(c, mysql, {}, SB)) != spec_key(snapshot_spec(c, ident, {}, SB))
     assert [s.kind for s in data_prefix(c)] == ["prepare", "apply_layout"]
+
+
+def test_a_forged_snapshot_is_refused_and_prepared_again(tmp_path):
+    """Manifest rewritten with a valid self-checksum and one data file changed: the
+    per-file digests catch it; the entry is discarded so the next run prepares."""
+    from perfci.snapshots import _manifest_digest
+    cache = SnapshotCache(tmp_path / "cache")
+    entry = _save(cache, tmp_path, "k1")
+    manifest = json.loads((entry / MANIFEST).read_text())
+    manifest["tables"]["sbtest1"]["rows"] = 11
+    manifest["manifest_sha256"] = _manifest_digest(manifest)  # a forger recomputes the unkeyed checksum
+    (entry / MANIFEST).write_text(json.dumps(manifest))
+    (entry / "data" / "sbtest" / "sbtest1.ibd").write_bytes(b"y" * 1000)  # same size, other content
+    found = cache.lookup("k1", SERVER["full_version"])
+    assert found.datadir is None
+    assert found.note == ("refused a snapshot whose data files do not match its manifest "
+                          "(sbtest/sbtest1.ibd changed; discarded): prepared")
+    assert not entry.exists()
+
+    entry = _save(cache, tmp_path, "k2")
+    (entry / "data" / "sbtest" / "planted.ibd").write_bytes(b"z")
+    assert "(sbtest/planted.ibd not in the manifest;" in cache.lookup("k2", SERVER["full_version"]).note
+    entry = _save(cache, tmp_path, "k3")
+    manifest = json.loads((entry / MANIFEST).read_text())
+    del manifest["files"]  # a manifest of the old format: no digests, refused
+    manifest["manifest_sha256"] = _manifest_digest(manifest)
+    (entry / MANIFEST).write_text(json.dumps(manifest))
+    assert "(no file digests;" in cache.lookup("k3", SERVER["full_version"]).note
+
+
+def test_the_key_changes_with_the_code_that_writes_the_data(monkeypatch):
+    from perfci import snapshots
+    scenario, path = load_scenario("rebuild-after-delete")
+    case = cases(scenario, "smoke", str(path))[0]
+    ident = ServerIdentity("mariadb", Version.parse("10.11.19"), "10.11.19-MariaDB")
+    before = spec_key(snapshot_spec(case, ident, {}, SB))
+    monkeypatch.setattr(snapshots, "data_code_hash", lambda: "0123456789abcdef")
+    assert spec_key(snapshot_spec(case, ident, {}, SB)) != before

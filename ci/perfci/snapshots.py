@@ -3,15 +3,23 @@
 A snapshot is keyed by (flavor, major.minor version, the dataset spec and the data
 steps that built it, the options that change on-disk format). It is taken after a
 slow, clean shutdown (purge done, change buffer merged), copied with reflinks where
-the filesystem supports them, and described by a manifest whose own sha256 is
-checked on use. A snapshot from an unclean shutdown, with a bad manifest, or from
-another server version is refused (and replaced by a fresh prepare). The cache is
-evicted least-recently-used by total size.
+the filesystem supports them, and described by a manifest that records the sha256 of
+every data file and its own sha256; both are checked on every restore. A snapshot
+from an unclean shutdown, with a bad manifest or a changed data file, or from
+another server version is refused (and replaced by a fresh prepare). The key
+includes a hash of the code that writes the data, so a changed loader never
+restores an old dataset. The cache is evicted least-recently-used by total size.
+
+The checksums catch corruption and a snapshot planted or edited by anything that
+cannot also recompute them; they are not a signature. What keeps untrusted code from
+writing this cache at all is the trust separation in SECURITY.md (PR jobs use a cache
+of their own under $RUNNER_TEMP).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 import json
 import os
@@ -36,6 +44,16 @@ DEFAULT_MAX_GB = 50.0
 # Bump when what the data steps write changes (e.g. the perfci loader's payload):
 # old snapshots then no longer match any key and age out of the cache.
 DATA_FORMAT = 1
+# The modules whose code decides what a data step writes: their hash is in the key.
+DATA_CODE = ("loader.py", "steps.py", "sysbench.py", "snapshots.py", "snapshot_use.py")
+
+
+@functools.cache
+def data_code_hash() -> str:
+    h = hashlib.sha256()
+    for name in DATA_CODE:
+        h.update(name.encode() + b"\0" + (Path(__file__).parent / name).read_bytes())
+    return h.hexdigest()[:16]
 
 
 def default_root() -> Path:
@@ -59,6 +77,7 @@ def snapshot_spec(resolved: ResolvedScenario, identity: ServerIdentity, options:
     v = identity.version
     return {
         "data_format": DATA_FORMAT,
+        "data_code": data_code_hash(),
         "sysbench": sysbench,  # prepare's rows depend on its generator
         "flavor": identity.flavor,
         "major_version": f"{v.major}.{v.minor}",
@@ -95,6 +114,32 @@ def dir_bytes(path: Path) -> int:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
 
 
+def file_digests(root: Path) -> dict[str, str]:
+    """sha256 of every file under `root`, by relative path."""
+    out = {}
+    for f in sorted(root.rglob("*")):
+        if f.is_file() and not f.is_symlink():
+            h = hashlib.sha256()
+            with f.open("rb") as data:
+                for block in iter(lambda: data.read(1 << 20), b""):
+                    h.update(block)
+            out[str(f.relative_to(root))] = h.hexdigest()
+        elif f.is_symlink():
+            out[str(f.relative_to(root))] = "symlink"  # never in a datadir we made: refused below
+    return out
+
+
+def first_difference(recorded: dict[str, str], found: dict[str, str]) -> str | None:
+    for name in sorted(set(recorded) | set(found)):
+        if name not in found:
+            return f"{name} missing"
+        if name not in recorded:
+            return f"{name} not in the manifest"
+        if recorded[name] != found[name] or found[name] == "symlink":
+            return f"{name} changed"
+    return None
+
+
 @dataclass
 class Lookup:
     datadir: Path | None      # the snapshot's datadir to restore, or None: prepare
@@ -124,6 +169,12 @@ class SnapshotCache:
         if not manifest.get("clean_shutdown"):
             self._discard(entry)
             return Lookup(None, None, "refused a snapshot taken without a clean shutdown (discarded): prepared")
+        recorded = manifest.get("files")
+        difference = first_difference(recorded, file_digests(entry / "data")) if recorded else "no file digests"
+        if difference:
+            self._discard(entry)
+            return Lookup(None, None, f"refused a snapshot whose data files do not match its manifest "
+                                      f"({difference}; discarded): prepared")
         if manifest["server"]["full_version"] != full_version:
             return Lookup(None, manifest, f"refused a snapshot of server {manifest['server']['full_version']} "
                                           f"(this is {full_version}): prepared and replaced")
@@ -147,7 +198,7 @@ class SnapshotCache:
             return None
         manifest = {"schema": SCHEMA, "key": key, "spec": spec, "server": server, "clean_shutdown": clean,
                     "created_at": _now(), "last_used_at": _now(), "bytes": dir_bytes(staging / "data"),
-                    "tables": tables, "steps": steps}
+                    "tables": tables, "steps": steps, "files": file_digests(staging / "data")}
         manifest["manifest_sha256"] = _manifest_digest(manifest)
         write_json_atomic(staging / MANIFEST, manifest)
         entry = self.root / key
