@@ -107,6 +107,9 @@ def no_servers_in_unit_tests(request, tmp_path_factory, monkeypatch):
         (guard / tool).chmod(0o755)
     monkeypatch.setenv("PATH", f"{guard}{os.pathsep}{os.environ.get('PATH', '')}")
     monkeypatch.setenv("PERFCI_SERVER_PATH", str(guard))
+    # a unit test measures nothing: it needs neither the host lock nor a quiet host
+    monkeypatch.setenv("PERFCI_ALLOW_BUSY", "1")
+    monkeypatch.setenv("PERFCI_LOCK_FILE", str(guard / "host.lock"))
     yield
     if log.exists():
         pytest.fail(f"a unit test started {log.read_text().strip()!r}: use a fixture that marks it e2e")

@@ -27,6 +27,7 @@ with exclusive_host("perfci run held-by-test", allow_busy=True):  # holds the lo
 def lock_file(tmp_path, monkeypatch):
     path = tmp_path / "host.lock"
     monkeypatch.setenv("PERFCI_LOCK_FILE", str(path))
+    monkeypatch.delenv("PERFCI_ALLOW_BUSY")  # what these tests are about
     return path
 
 

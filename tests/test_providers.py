@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import shutil
@@ -24,7 +25,8 @@ def test_grammar_parses_every_scheme():
     assert (d.scheme, d.image, d.digest) == ("docker", "percona/percona-server:8.0.36@sha256:" + "a" * 64,
                                              "sha256:" + "a" * 64)
     assert parse_spec("docker:registry.example.com:5000/team/mysql:8.4").image.endswith("mysql:8.4")
-    assert parse_spec("tarball:/srv/mysql-8.0.42-linux-glibc2.28-x86_64.tar.xz").path.endswith(".tar.xz")
+    t = parse_spec("tarball:/srv/mysql-8.0.42-linux-glibc2.28-x86_64.tar.xz#sha256=" + "ab" * 32)
+    assert t.path.endswith(".tar.xz") and t.digest == "ab" * 32
     b = parse_spec("build:mariadb@mariadb-10.11.9")
     assert (b.flavor, b.ref) == ("mariadb", "mariadb-10.11.9")
     dsn = parse_spec("dsn:mysql://bench@db1.example.com:3307")
@@ -36,8 +38,10 @@ def test_grammar_parses_every_scheme():
     ("docker:mysql", "docker: the image needs a tag (e.g. mysql:8.0.42)"),
     ("docker:mysql:8.0@sha256:abc", "docker: not an image reference"),
     ("docker:", "docker: needs a target"),
-    ("tarball:/tmp/server.zip", "tarball: must name a .tar.gz, .tgz, .tar.xz or .tar file"),
-    ("tarball:http://example.com/s.tar.gz", "tarball: only https:// URLs"),
+    ("tarball:/tmp/server.zip#sha256=" + "0" * 64, "tarball: must name a .tar.gz, .tgz, .tar.xz or .tar file"),
+    ("tarball:http://example.com/s.tar.gz#sha256=" + "0" * 64, "tarball: only https:// URLs"),
+    ("tarball:https://example.com/s.tar.gz", "tarball: needs the archive's sha256, e.g. tarball:/srv/mysql.tar.gz#sha256="),
+    ("tarball:/srv/s.tar.gz#sha256=abc", "tarball: needs the archive's sha256"),
     ("build:oracle@8.0", "build: expected build:FLAVOR@GIT_REF with FLAVOR one of mysql, percona, mariadb"),
     ("build:mysql@../../etc", "build: '../../etc' is not a git ref"),
     ("dsn:mysql://bench:secret@db:3306", "dsn: do not put a password in the spec"),
@@ -90,13 +94,18 @@ def _tarball(path: Path, members: dict[str, bytes | Path]) -> Path:
     return path
 
 
+def sha256_of(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def test_tarball_without_server_binary_is_one_line(tmp_path):
     archive = _tarball(tmp_path / "client-only.tar.gz", {"mysql-8.0/bin/mysql": b"#!/bin/sh\n"})
-    proc = run_perfci("run", "rebuild-after-delete", "--server", f"tarball:{archive}", "--out", str(tmp_path / "o"),
+    spec = f"tarball:{archive}#sha256={sha256_of(archive)}"
+    proc = run_perfci("run", "rebuild-after-delete", "--server", spec, "--out", str(tmp_path / "o"),
                       env={"PERFCI_CACHE": str(tmp_path / "cache")})
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
-        f"error: --server 'tarball:{archive}': the tarball has no bin/mariadbd or bin/mysqld "
+        f"error: --server '{spec}': the tarball has no bin/mariadbd or bin/mysqld "
         f"(unpacked in {tmp_path / 'cache'}/tarballs/{next((tmp_path / 'cache' / 'tarballs').iterdir()).name})"]
 
 
@@ -107,8 +116,9 @@ def test_tarball_is_unpacked_once_and_its_server_identified(tmp_path, real_serve
     from perfci.providers import open_provider
     os.environ.update(env)
     try:
-        server = open_provider(f"tarball:{archive}", tmp_path / "w")
-        again = open_provider(f"tarball:{archive}", tmp_path / "w2")
+        spec = f"tarball:{archive}#sha256={sha256_of(archive)}"
+        server = open_provider(spec, tmp_path / "w")
+        again = open_provider(spec, tmp_path / "w2")
     finally:
         del os.environ["PERFCI_CACHE"]
     assert server.identity.flavor == "mariadb" and server.kind == "tarball"
@@ -124,3 +134,85 @@ def test_build_spec_uses_the_build_script_and_reports_its_failure(tmp_path):
     line, = proc.stderr.strip().splitlines()
     assert line.startswith("error: --server 'build:mysql@no-such-ref-xyz': scripts/build-server failed: ")
     assert (REPO / "scripts" / "build-server").exists()
+
+
+class FileServer:
+    """A local HTTPS server (trusted through SSL_CERT_FILE) serving files, with one
+    path that redirects to plain http."""
+
+    def __init__(self, directory: Path):
+        import ssl
+        import threading
+        from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+        import trustme
+        ca = trustme.CA()
+        self.cafile = directory / "ca.pem"
+        ca.cert_pem.write_to_path(str(self.cafile))
+        served = directory / "served"
+        served.mkdir()
+        self.root = served
+
+        class Handler(SimpleHTTPRequestHandler):
+            def __init__(self, *a, **kw):
+                super().__init__(*a, directory=str(served), **kw)
+
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                if self.path.startswith("/to-http/"):
+                    self.send_response(302)
+                    self.send_header("Location", "http://127.0.0.1:9/" + self.path.rsplit("/", 1)[-1])
+                    self.end_headers()
+                    return
+                super().do_GET()
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ca.issue_cert("127.0.0.1").configure_cert(context)
+        self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        self.url = f"https://127.0.0.1:{self.server.server_address[1]}"
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def file_server(tmp_path):
+    server = FileServer(tmp_path)
+    yield server
+    server.close()
+
+
+def test_a_tarball_whose_sha256_does_not_match_is_never_unpacked(tmp_path, file_server):
+    archive = _tarball(file_server.root / "server.tar.gz", {"mysql/bin/mysqld": b"#!/bin/sh\n"})
+    wrong = "0" * 64
+    env = {"PERFCI_CACHE": str(tmp_path / "cache"), "SSL_CERT_FILE": str(file_server.cafile)}
+    for target, message in ((str(archive), f"sha256 mismatch: the file is {sha256_of(archive)}; nothing unpacked"),
+                            (f"{file_server.url}/server.tar.gz",
+                             f"sha256 mismatch: the download is {sha256_of(archive)}; removed, nothing unpacked")):
+        spec = f"tarball:{target}#sha256={wrong}"
+        proc = run_perfci("run", "rebuild-after-delete", "--server", spec, "--out", str(tmp_path / "o"), env=env)
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr == f"error: --server '{spec}': {message}\n"
+        assert not (tmp_path / "cache" / "tarballs").exists()
+        assert [p for p in (tmp_path / "cache").rglob("*") if p.is_file()] == []  # the bad download is gone
+    assert archive.exists()  # a local file is the user's: never removed
+    proc = run_perfci("run", "rebuild-after-delete", "--server", f"tarball:{archive}", "--out", str(tmp_path / "o"),
+                      env=env)
+    assert proc.returncode == 2 and "tarball: needs the archive's sha256" in proc.stderr
+
+
+def test_a_download_redirected_to_plain_http_is_refused(tmp_path, file_server):
+    archive = _tarball(file_server.root / "server.tar.gz", {"mysql/bin/mysqld": b"#!/bin/sh\n"})
+    spec = f"tarball:{file_server.url}/to-http/server.tar.gz#sha256={sha256_of(archive)}"
+    proc = run_perfci("run", "rebuild-after-delete", "--server", spec, "--out", str(tmp_path / "o"),
+                      env={"PERFCI_CACHE": str(tmp_path / "cache"), "SSL_CERT_FILE": str(file_server.cafile)})
+    assert proc.returncode == 3, proc.stderr
+    assert proc.stderr == (f"error: --server '{spec}': download failed: refused a redirect to "
+                           "http://127.0.0.1:9/server.tar.gz (https only)\n")
+    assert [p for p in (tmp_path / "cache").rglob("*") if p.is_file()] == []

@@ -14,6 +14,7 @@ from ..hostlock import command_line, exclusive_host
 from ..mycnf import parse_override
 from ..plan import plan_run
 from ..progress import Progress
+from ..providers import parse_spec
 from ..result import Result
 from ..session import handle_cancellation
 from . import options
@@ -54,6 +55,8 @@ def ab(scenario: str, a_spec: str, b_spec: str, a_config: tuple[str, ...], b_con
     progress = Progress(quiet=quiet)
     sides = (Side("a", a_spec, [parse_override(c) for c in a_config], str(a_scenario) if a_scenario else None),
              Side("b", b_spec, [parse_override(c) for c in b_config]))
+    for side in sides:
+        parse_spec(side.server_spec)  # a mistyped spec is bad input even on a busy host
     parent = Path(workdir or tempfile.gettempdir())
     dsn_only = all(side.server_spec.startswith("dsn:") for side in sides)
     try:

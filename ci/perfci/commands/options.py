@@ -40,7 +40,7 @@ workdir = click.option(
 report = click.option("--report", "report_file", type=click.Path(path_type=Path),
                       help="Also write the Markdown report here.")
 allow_busy = click.option(
-    "--allow-busy", is_flag=True,
+    "--allow-busy", is_flag=True, envvar="PERFCI_ALLOW_BUSY",
     help="Measure even when another perfci holds the host lock or a server/sysbench is running "
          "(recorded in the result). Default: refuse, naming what runs.")
 quiet = click.option("--quiet", "-q", is_flag=True, help="No progress output; print only results and summaries.")

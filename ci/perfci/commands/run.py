@@ -11,6 +11,7 @@ from ..errors import EXIT_INTERRUPTED
 from ..hostlock import command_line, exclusive_host
 from ..mycnf import parse_config_file, parse_override
 from ..progress import Progress
+from ..providers import parse_spec
 from ..session import handle_cancellation, run_session
 from . import options
 
@@ -72,6 +73,7 @@ def run(scenario: str, profile: str, server_spec: str, configs: tuple[str, ...],
     overrides = [parse_override(c) for c in configs]
     if config_file:
         overrides = parse_config_file(config_file) + overrides
+    parse_spec(server_spec)  # a mistyped spec is bad input even on a busy host
 
     def show(path: Path, summary: str) -> None:
         click.echo(summary)

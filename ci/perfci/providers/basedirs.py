@@ -1,7 +1,9 @@
 """Basedirs for `tarball:` and `build:` specs; both then run like `local:BASEDIR`.
 
-A tarball (a path, or an https URL downloaded once) is unpacked to a cache dir
-keyed by its sha256, so a nightly run does not unpack it again. A `build:` spec
+A tarball (a path, or an https URL downloaded once) must match the sha256 its spec
+names before anything is unpacked; downloads are cached by that digest (never by
+URL: a URL's content can change), redirects to plain http are refused, and the
+unpacked tree is cached by digest too, so a nightly run does not unpack it again. A `build:` spec
 points at the install dir scripts/build-server made for that flavor and ref.
 """
 
@@ -12,6 +14,7 @@ import os
 import shutil
 import subprocess
 import tarfile
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -34,17 +37,30 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+class _HttpsOnlyRedirects(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        if not newurl.lower().startswith("https://"):
+            raise urllib.error.URLError(f"refused a redirect to {newurl} (https only)")
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
 def _download(url: str, spec: ServerSpec) -> Path:
-    target = cache_root() / "downloads" / hashlib.sha256(url.encode()).hexdigest()[:16] / url.rsplit("/", 1)[-1]
-    if target.is_file():
+    target = cache_root() / "downloads" / spec.digest / url.rsplit("/", 1)[-1]
+    if target.is_file() and _sha256(target) == spec.digest:
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(target.name + ".partial")
+    opener = urllib.request.build_opener(_HttpsOnlyRedirects())
     try:
-        with urllib.request.urlopen(url, timeout=60) as response, partial.open("wb") as out:
+        with opener.open(url, timeout=60) as response, partial.open("wb") as out:
             shutil.copyfileobj(response, out)
     except OSError as exc:
-        raise InfraFailure(f"--server {spec.text!r}: download failed: {exc}") from None
+        partial.unlink(missing_ok=True)
+        raise InfraFailure(f"--server {spec.text!r}: download failed: {getattr(exc, 'reason', exc)}") from None
+    got = _sha256(partial)
+    if got != spec.digest:
+        partial.unlink()
+        raise BadInput(f"--server {spec.text!r}: sha256 mismatch: the download is {got}; removed, nothing unpacked")
     partial.replace(target)
     return target
 
@@ -63,7 +79,10 @@ def tarball_basedir(spec: ServerSpec) -> Path:
     archive = _download(spec.path, spec) if spec.path.startswith("https://") else Path(spec.path)
     if not archive.is_file():
         raise BadInput(f"--server {spec.text!r}: no such file")
-    unpacked = cache_root() / "tarballs" / _sha256(archive)[:16]
+    got = _sha256(archive)
+    if got != spec.digest:
+        raise BadInput(f"--server {spec.text!r}: sha256 mismatch: the file is {got}; nothing unpacked")
+    unpacked = cache_root() / "tarballs" / spec.digest[:16]
     if not unpacked.is_dir():
         partial = unpacked.with_name(unpacked.name + ".partial")
         shutil.rmtree(partial, ignore_errors=True)

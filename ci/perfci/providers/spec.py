@@ -3,7 +3,7 @@
     local                                   mariadbd/mysqld found on PATH (and sbin dirs)
     local:/path/to/basedir                  a basedir (bin/mysqld) or the binary itself
     docker:IMAGE:TAG[@sha256:DIGEST]        an image, e.g. docker:percona/percona-server:8.0.36
-    tarball:/path/or/https-url.tar.gz       a binary tarball, unpacked once to a cache
+    tarball:/path/or/https-url.tar.gz#sha256=HEX   a binary tarball (its sha256 required), unpacked once
     build:FLAVOR@GIT_REF                    the install dir scripts/build-server made
     dsn:mysql://USER@HOST:PORT              an existing server (password: $PERFCI_DSN_PASSWORD)
 
@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from ..errors import BadInput
 
-GRAMMAR = ("local, local:/path/to/basedir, docker:IMAGE:TAG[@sha256:DIGEST], tarball:/path/or/url.tar.gz, "
+GRAMMAR = ("local, local:/path/to/basedir, docker:IMAGE:TAG[@sha256:DIGEST], tarball:/path/or/url.tar.gz#sha256=HEX, "
            "build:FLAVOR@GIT_REF, dsn:mysql://USER@HOST:PORT")
 BUILD_FLAVORS = ("mysql", "percona", "mariadb")
 
@@ -36,7 +36,7 @@ class ServerSpec:
     text: str             # the spec as given (recorded in results; never holds a password)
     path: str = ""        # local basedir, tarball path/url
     image: str = ""       # docker: name:tag[@digest]
-    digest: str = ""
+    digest: str = ""      # docker: sha256:..., tarball: the archive's sha256 (hex)
     flavor: str = ""      # build:
     ref: str = ""
     user: str = ""        # dsn:
@@ -59,11 +59,15 @@ def parse_spec(spec: str) -> ServerSpec:
     if scheme == "docker":
         return _docker(spec, rest)
     if scheme == "tarball":
+        rest, _, sha256 = rest.partition("#sha256=")
+        if not re.fullmatch(r"[0-9a-f]{64}", sha256):
+            raise _bad(spec, "tarball: needs the archive's sha256, e.g. tarball:/srv/mysql.tar.gz#sha256=<64 hex digits> "
+                             "(sha256sum prints it): a server binary is code perfci runs")
         if not (rest.endswith((".tar.gz", ".tgz", ".tar.xz", ".tar"))):
             raise _bad(spec, "tarball: must name a .tar.gz, .tgz, .tar.xz or .tar file")
         if "://" in rest and not rest.startswith("https://"):
             raise _bad(spec, "tarball: only https:// URLs (or a local path) are allowed")
-        return ServerSpec("tarball", spec, path=rest)
+        return ServerSpec("tarball", spec, path=rest, digest=sha256)
     if scheme == "build":
         flavor, at, ref = rest.partition("@")
         if flavor not in BUILD_FLAVORS or not at:
