@@ -77,7 +77,7 @@ class FakeInspector:
         self.provider.calls.append("setup")
         ident = self.provider.identity
         return ({"flavor": ident.flavor, "version": str(ident.version), "full_version": ident.full_version,
-                 "version_comment": "fake"}, Connection("127.0.0.1", 1, "perfci", "", "sbtest"))
+                 "version_comment": "fake"}, Connection("127.0.0.1", 1, "perfci", "sbtest"))
 
     def effective_config(self) -> dict[str, str]:
         return dict(self.effective)

@@ -51,8 +51,9 @@ def test_unfinished_output_is_rejected():
 
 
 def test_command_renders_booleans_as_on_off():
-    conn = Connection("127.0.0.1", 3307, "u", "", "sbtest")
+    conn = Connection("127.0.0.1", 3307, "u", "sbtest", "/w/sysbench-auth.cnf")
     args = command("oltp_write_only", "run", conn, {"skip_trx": True, "threads": 4, "db-ps-mode": "disable"})
+    assert args[2] == "--config-file=/w/sysbench-auth.cnf" and not any("password" in a for a in args)
     assert args[:2] == ["sysbench", "oltp_write_only"] and args[-1] == "run"
     assert "--skip_trx=on" in args and "--threads=4" in args and "--db-ps-mode=disable" in args
     assert "--mysql-port=3307" in args

@@ -25,8 +25,8 @@ class Connection:
     host: str
     port: int
     user: str
-    password: str
     database: str
+    auth_file: str = ""   # sysbench --config-file holding mysql-password (never on the command line)
 
 
 def render_option(name: str, value) -> str:
@@ -48,9 +48,10 @@ def command(script: str, action: str, conn: Connection, options: dict) -> list[s
         f"--mysql-host={conn.host}",
         f"--mysql-port={conn.port}",
         f"--mysql-user={conn.user}",
-        f"--mysql-password={conn.password}",
         f"--mysql-db={conn.database}",
     ]
+    if conn.auth_file:
+        args.insert(2, f"--config-file={conn.auth_file}")
     args += [render_option(k, v) for k, v in options.items()]
     args.append(action)
     return args

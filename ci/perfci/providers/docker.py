@@ -22,6 +22,7 @@ from .. import mycnf
 from ..capabilities import parse_help_options
 from ..errors import BadInput, InfraFailure
 from ..flavor import ServerIdentity, identify_version_output
+from .accounts import bench_account
 from .local import READY_TIMEOUT_S, ask_shutdown, copy_tree, free_port, wait_until_answers
 
 # Where each image family reads extra config, and the server binary's name in it.
@@ -162,11 +163,9 @@ class DockerServer:
                                autocommit=True, connect_timeout=5, **kw)
 
     def bench_connection(self, cur, database: str):
-        from ..sysbench import Connection
-        cur.execute("CREATE USER IF NOT EXISTS 'perfci'@'%'")  # connections arrive from the bridge address
-        cur.execute("GRANT ALL ON *.* TO 'perfci'@'%'")
         assert self.port is not None, "bench_connection before start"
-        return Connection("127.0.0.1", self.port, "perfci", "", database)
+        # '%': with a published port, connections arrive from the bridge address
+        return bench_account(cur, self.identity, "%", "127.0.0.1", self.port, database, self.workdir)
 
     def stop(self, slow: bool = False) -> bool:
         if not self._started:

@@ -10,6 +10,7 @@ create. Every change is listed in the result (`server.dsn_actions`).
 from __future__ import annotations
 
 import os
+import secrets
 
 import pymysql
 
@@ -55,6 +56,7 @@ class DsnServer:
         self.actions: list[dict] = []
         self._restore: dict[str, object] = {}
         self._created_db = False
+        self._bench_account: tuple[str, str] | None = None
         try:
             with self.connect() as conn, conn.cursor() as cur:
                 cur.execute("SELECT VERSION(), @@version_comment")
@@ -87,8 +89,26 @@ class DsnServer:
                                database=database, autocommit=True, connect_timeout=5, **kw)
 
     def bench_connection(self, cur, database: str):
+        """A temporary account for sysbench (rights on our database only, a random
+        password in a 0600 file), dropped in stop(); a user who may not create accounts
+        lends its own, its password likewise kept off the command line."""
         from ..sysbench import Connection
-        return Connection(self.host, self.port, self.spec.user, self.password, database)
+        from .accounts import bench_account, write_auth_file
+        cur.execute("SELECT SUBSTRING_INDEX(USER(), '@', -1)")  # where the server sees us come from
+        row = cur.fetchone()
+        client_host = str(row[0]) if row else "%"
+        user = f"perfci_{secrets.token_hex(4)}"
+        try:
+            conn = bench_account(cur, self.identity, client_host, self.host, self.port, database, self.workdir, user)
+        except pymysql.err.MySQLError as exc:
+            self.actions.append({"action": "own_account_for_sysbench", "user": self.spec.user,
+                                 "reason": f"cannot create an account: {exc.args[-1] if exc.args else exc}"})
+            return Connection(self.host, self.port, self.spec.user, database,
+                              str(write_auth_file(self.workdir, self.password)))
+        self._bench_account = (user, client_host)
+        self.actions.append({"action": "created_account", "user": user, "host": client_host,
+                             "grants": f"ALL ON {database}.*"})
+        return conn
 
     # -------------------------------------------------------- lifecycle
 
@@ -135,6 +155,10 @@ class DsnServer:
                     cur.execute(f"DROP DATABASE IF EXISTS {DATABASE}")
                     self._created_db = False
                     self.actions.append({"action": "dropped_database", "database": DATABASE})
+                if self._bench_account:
+                    cur.execute("DROP USER IF EXISTS %s@%s", self._bench_account)
+                    self.actions.append({"action": "dropped_account", "user": self._bench_account[0]})
+                    self._bench_account = None
                 for key, previous in self._restore.items():
                     cur.execute(f"SET GLOBAL {key} = %s", (_sql_value(previous),))
                     self.actions.append({"action": "restored_global", "variable": key, "value": previous})

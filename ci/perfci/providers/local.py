@@ -22,6 +22,7 @@ from .. import mycnf
 from ..capabilities import parse_help_options
 from ..errors import BadInput, InfraFailure
 from ..flavor import ServerIdentity, identify_version_output
+from .accounts import bench_account
 
 BINARY_NAMES = ("mariadbd", "mysqld")
 INSTALL_HINT = ("install a server (Debian/Ubuntu: apt-get install mariadb-server) "
@@ -161,11 +162,8 @@ class LocalServer:
 
     def bench_connection(self, cur, database: str):
         """A benchmark account for sysbench, created over the root connection `cur`."""
-        from ..sysbench import Connection
-        cur.execute("CREATE USER IF NOT EXISTS 'perfci'@'127.0.0.1'")
-        cur.execute("GRANT ALL ON *.* TO 'perfci'@'127.0.0.1'")
         assert self.port is not None, "bench_connection before start"
-        return Connection("127.0.0.1", self.port, "perfci", "", database)
+        return bench_account(cur, self.identity, "127.0.0.1", "127.0.0.1", self.port, database, self.workdir)
 
     # -------------------------------------------------------- lifecycle
 

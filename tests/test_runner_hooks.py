@@ -1,0 +1,119 @@
+"""The self-hosted runner's job hooks, run as the runner runs them: a real event file,
+the real GitHub API protocol (a local fake of GET /repos/o/r/pulls/N), real processes
+and directories to clean up."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+from fake_github import FakeGitHub
+
+STARTED = REPO / "scripts" / "runner-hooks" / "job-started"
+COMPLETED = REPO / "scripts" / "runner-hooks" / "job-completed"
+HEAD = "1" * 40
+NEWER = "2" * 40
+
+
+def pr_event(head_repo: str | None, action: str, label: str | None = None, sha: str = HEAD) -> dict:
+    event: dict = {"action": action, "number": 7, "pull_request": {
+        "number": 7, "head": {"sha": sha, "repo": {"full_name": head_repo} if head_repo else None},
+        "base": {"repo": {"full_name": "perf/ci"}}}}
+    if label:
+        event["label"] = {"name": label}
+    return event
+
+
+def started(tmp_path: Path, event_name: str, event: dict, api_env: dict | None = None) -> subprocess.CompletedProcess:
+    path = tmp_path / "event.json"
+    path.write_text(json.dumps(event))
+    env = {"PATH": os.environ["PATH"], "GITHUB_EVENT_NAME": event_name, "GITHUB_EVENT_PATH": str(path),
+           "GITHUB_REPOSITORY": "perf/ci", "GITHUB_API_URL": "https://127.0.0.1:9/api/v3", **(api_env or {})}
+    return subprocess.run([str(STARTED)], capture_output=True, text=True, env=env, timeout=60)
+
+
+@pytest.fixture
+def github(tmp_path):
+    with FakeGitHub(tmp_path) as fake:
+        fake.pulls[7] = {"number": 7, "head": {"sha": HEAD}}
+        yield fake, {"GITHUB_API_URL": fake.api_url, "SSL_CERT_FILE": str(fake.cafile)}
+
+
+def test_scheduled_and_same_repository_runs_are_accepted(tmp_path):
+    proc = started(tmp_path, "schedule", {"schedule": "17 2 * * *"})
+    assert proc.returncode == 0 and "accepted: schedule event" in proc.stdout
+    proc = started(tmp_path, "pull_request", pr_event("perf/ci", "synchronize"))
+    assert proc.returncode == 0 and "accepted: PR #7 from a branch of perf/ci" in proc.stdout
+
+
+@pytest.mark.parametrize("action, label", [("opened", None), ("synchronize", None), ("labeled", "documentation")])
+def test_a_fork_pr_is_refused_without_the_approval_label_event(tmp_path, action, label):
+    proc = started(tmp_path, "pull_request", pr_event("mallory/ci", action, label))
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("perfci job-started: refused: PR #7 comes from a fork (mallory/ci): it runs here "
+                                  f"only on the 'run-perf' label event of a maintainer, for the commit they labelled "
+                                  f"(this is a '{action}' event)")
+
+
+def test_a_fork_pr_labelled_for_its_current_head_is_accepted(tmp_path, github):
+    fake, env = github
+    proc = started(tmp_path, "pull_request", pr_event("mallory/ci", "labeled", "run-perf"), env)
+    assert proc.returncode == 0, proc.stderr
+    assert "accepted: PR #7 from a fork, head 111111111111 approved by the 'run-perf' label" in proc.stdout
+    assert ("GET", "/api/v3/repos/perf/ci/pulls/7") in fake.requests
+
+
+def test_a_fork_pr_whose_head_moved_after_the_label_is_refused(tmp_path, github):
+    fake, env = github
+    fake.pulls[7]["head"]["sha"] = NEWER  # pushed after the maintainer read and labelled HEAD
+    proc = started(tmp_path, "pull_request", pr_event("mallory/ci", "labeled", "run-perf"), env)
+    assert proc.returncode == 1
+    assert ("refused: PR #7 from a fork: the 'run-perf' label approved 111111111111, but the head is now "
+            "222222222222") in proc.stderr
+
+
+def test_doubt_refuses_a_fork(tmp_path):
+    """The API does not answer (port 9): no approval can be confirmed."""
+    proc = started(tmp_path, "pull_request", pr_event(None, "labeled", "run-perf"))
+    assert proc.returncode == 1 and "cannot confirm its head with the GitHub API" in proc.stderr
+    proc = started(tmp_path, "issue_comment", {"action": "created"})
+    assert proc.returncode == 1 and "'issue_comment' events do not run on benchmark runners" in proc.stderr
+    bad = tmp_path / "missing.json"
+    proc = subprocess.run([str(STARTED)], capture_output=True, text=True, timeout=60,
+                          env={"PATH": os.environ["PATH"], "GITHUB_EVENT_NAME": "schedule", "GITHUB_EVENT_PATH": str(bad)})
+    assert proc.returncode == 1 and "cannot read the event" in proc.stderr
+
+
+def test_job_completed_removes_what_the_job_left(tmp_path):
+    tmp = tmp_path / "tmp"
+    workspace = tmp_path / "work" / "ci"
+    datadir = tmp / "perfci-1a2b3c4d"
+    (datadir / "data").mkdir(parents=True)
+    (tmp / "perfci-host.lock").write_text("{}")  # the host lock: a file, never removed
+    (workspace / ".git" / "hooks").mkdir(parents=True)
+    (workspace / ".git" / "hooks" / "post-checkout").write_text("#!/bin/sh\ncurl evil\n")
+    unrelated = tmp / "keep-me"
+    unrelated.mkdir()
+    # a sysbench of the job (its auth file lies in the job's workdir) and one that is not
+    stray = subprocess.Popen(["bash", "-c", f"exec -a sysbench python3 -c 'import time; time.sleep(120)' "
+                                            f"--config-file={datadir}/sysbench-auth.cnf"])
+    other = subprocess.Popen(["bash", "-c", "exec -a sysbench sleep 120"])
+    try:
+        time.sleep(0.3)
+        proc = subprocess.run([str(COMPLETED)], capture_output=True, text=True, timeout=60,
+                              env={"PATH": os.environ["PATH"], "TMPDIR": str(tmp), "GITHUB_WORKSPACE": str(workspace)})
+        assert proc.returncode == 0, proc.stderr
+        assert stray.wait(timeout=10) == -15 and f"stopped stray processes: {stray.pid}" in proc.stdout
+        assert other.poll() is None  # not the job's
+        assert not datadir.exists() and unrelated.exists() and (tmp / "perfci-host.lock").exists()
+        assert workspace.exists() and list(workspace.iterdir()) == []
+    finally:
+        for p in (stray, other):
+            p.kill()
+            p.wait()
