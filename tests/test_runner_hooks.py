@@ -117,3 +117,22 @@ def test_job_completed_removes_what_the_job_left(tmp_path):
         for p in (stray, other):
             p.kill()
             p.wait()
+
+
+def test_bootstrap_installs_the_hooks_outside_the_checkout_and_names_them_in_the_runner_env(tmp_path):
+    runner = tmp_path / "actions-runner"
+    runner.mkdir()
+    (runner / ".env").write_text("LANG=C.UTF-8\nACTIONS_RUNNER_HOOK_JOB_STARTED=/old/hook\n")
+    hooks = tmp_path / "hooks"
+    proc = subprocess.run([str(REPO / "scripts" / "runner-bootstrap"), str(runner), "--ephemeral"], capture_output=True,
+                          text=True, timeout=60, env={**os.environ, "PERFCI_SKIP_PACKAGES": "1",
+                                                      "PERFCI_HOOKS_DIR": str(hooks)})
+    assert proc.returncode == 0, proc.stderr
+    assert (runner / ".env").read_text().splitlines() == [
+        "LANG=C.UTF-8", f"ACTIONS_RUNNER_HOOK_JOB_STARTED={hooks}/job-started",
+        f"ACTIONS_RUNNER_HOOK_JOB_COMPLETED={hooks}/job-completed"]
+    assert (hooks / "job-started").read_bytes() == STARTED.read_bytes() and os.access(hooks / "job-started", os.X_OK)
+    assert "./config.sh --ephemeral" in proc.stdout
+    proc = subprocess.run([str(REPO / "scripts" / "runner-bootstrap"), str(tmp_path / "nope")], capture_output=True,
+                          text=True, timeout=60, env={**os.environ, "PERFCI_SKIP_PACKAGES": "1"})
+    assert proc.returncode == 2 and "no such directory" in proc.stderr

@@ -16,6 +16,7 @@ import fcntl
 import json
 import os
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -98,10 +99,31 @@ def _write_holder(fd: int, command: str) -> None:
 
 
 @contextmanager
-def exclusive_host(command: str, allow_busy: bool = False, ignore_servers: bool = False) -> Iterator[HostClaim]:
+def exclusive_host(command: str, allow_busy: bool = False, ignore_servers: bool = False,
+                   wait_s: float = 0.0) -> Iterator[HostClaim]:
     """Hold the host lock for the duration of a measuring command.
 
-    `ignore_servers`: a dsn: run measures a server that is meant to be running here."""
+    `ignore_servers`: a dsn: run measures a server that is meant to be running here.
+    `wait_s`: wait that long for the host to become free before refusing (a CI job
+    queued behind another benchmark on the same host)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            with _exclusive_host(command, allow_busy, ignore_servers) as claim:
+                yield claim
+                return
+        except HostBusy:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+
+
+class HostBusy(InfraFailure):
+    """Another benchmark holds or uses the host."""
+
+
+@contextmanager
+def _exclusive_host(command: str, allow_busy: bool, ignore_servers: bool) -> Iterator[HostClaim]:
     global _current
     path = lock_path()
     try:
@@ -117,13 +139,13 @@ def exclusive_host(command: str, allow_busy: bool = False, ignore_servers: bool 
         except BlockingIOError:
             locked = False
             if not allow_busy:
-                raise InfraFailure(f"this host is busy: the perfci host lock {path} is held by {_holder(fd)}; "
+                raise HostBusy(f"this host is busy: the perfci host lock {path} is held by {_holder(fd)}; "
                                    "one benchmark per host (wait for it, or --allow-busy to measure anyway)") from None
         if locked:
             _write_holder(fd, command)
         others = bench_processes(ignore_servers)
         if others and not allow_busy:
-            raise InfraFailure(f"this host is busy: {', '.join(others)} running; they would skew the numbers "
+            raise HostBusy(f"this host is busy: {', '.join(others)} running; they would skew the numbers "
                                "(stop them, or --allow-busy to measure anyway: recorded in the result)")
         claim = HostClaim(exclusive=locked, allow_busy=allow_busy,
                           others=(others + ([] if locked else [f"perfci lock holder: {_holder(fd)}"])) if allow_busy else [])

@@ -39,10 +39,11 @@ from . import options
 @options.report
 @options.runner_class
 @options.allow_busy
+@options.host_wait
 @options.quiet
 def ab(scenario: str, a_spec: str, b_spec: str, a_config: tuple[str, ...], b_config: tuple[str, ...],
        a_scenario: Path | None, profile: str, rounds: int, case_pattern: str | None, out_dir: Path,
-       workdir: Path | None, confidence: float, report_file: Path | None, runner_class: str, allow_busy: bool,
+       workdir: Path | None, confidence: float, report_file: Path | None, runner_class: str, allow_busy: bool, host_wait: float,
        quiet: bool) -> int:
     """Paired A/B runs of SCENARIO: B against A, round by round on this host.
 
@@ -60,7 +61,7 @@ def ab(scenario: str, a_spec: str, b_spec: str, a_config: tuple[str, ...], b_con
     parent = Path(workdir or tempfile.gettempdir())
     dsn_only = all(side.server_spec.startswith("dsn:") for side in sides)
     try:
-        with exclusive_host(command_line(), allow_busy, ignore_servers=dsn_only):
+        with exclusive_host(command_line(), allow_busy, ignore_servers=dsn_only, wait_s=host_wait):
             results = _checked_rounds(scenario, profile, sides, rounds, out_dir, parent, progress, runner_class,
                                       case_pattern)
     except KeyboardInterrupt:

@@ -43,6 +43,9 @@ allow_busy = click.option(
     "--allow-busy", is_flag=True, envvar="PERFCI_ALLOW_BUSY",
     help="Measure even when another perfci holds the host lock or a server/sysbench is running "
          "(recorded in the result). Default: refuse, naming what runs.")
+host_wait = click.option(
+    "--host-wait", type=click.FloatRange(0), default=0, show_default=True, envvar="PERFCI_HOST_WAIT", metavar="SECONDS",
+    help="Wait up to SECONDS for the host to be free (another benchmark running) before refusing.")
 quiet = click.option("--quiet", "-q", is_flag=True, help="No progress output; print only results and summaries.")
 
 

@@ -63,10 +63,11 @@ SERVER_HELP = ("Server to test: local, local:/path/to/basedir, docker:IMAGE:TAG[
                    "$PERFCI_SNAPSHOT_MAX_GB, default 50).")
 @options.runner_class
 @options.allow_busy
+@options.host_wait
 @options.quiet
 def run(scenario: str, profile: str, server_spec: str, configs: tuple[str, ...], config_file: Path | None,
         case_patterns: tuple[str, ...], out_dir: Path, repeat: int, workdir: Path | None, keep_workdir: bool,
-        no_snapshot: bool, snapshot_dir: Path | None, runner_class: str, allow_busy: bool, quiet: bool) -> int:
+        no_snapshot: bool, snapshot_dir: Path | None, runner_class: str, allow_busy: bool, host_wait: float, quiet: bool) -> int:
     """Run SCENARIO (a name from scenarios/ or a path to a .yaml file)."""
     handle_cancellation()
     progress = Progress(quiet=quiet)
@@ -80,7 +81,8 @@ def run(scenario: str, profile: str, server_spec: str, configs: tuple[str, ...],
         click.echo(f"result: {path}")
 
     try:
-        with exclusive_host(command_line(), allow_busy, ignore_servers=server_spec.startswith("dsn:")):
+        with exclusive_host(command_line(), allow_busy, ignore_servers=server_spec.startswith("dsn:"),
+                            wait_s=host_wait):
             _, matrix = run_session(scenario, profile, server_spec, overrides, Path(workdir or tempfile.gettempdir()),
                                     out_dir, progress, list(case_patterns), repeat, snapshot_dir, not no_snapshot,
                                     keep_workdir, runner_class, on_saved=show)
