@@ -14,8 +14,10 @@ import subprocess
 import pytest
 
 from perfci.baseline import baseline_path, update
+from perfci.compare import compare_specs
 from perfci.identity import CaseIdentity
 from perfci.issues import fingerprint
+from perfci.metrics import judged_keys
 from perfci.results import load_result, parse_result
 
 from conftest import REPO
@@ -26,7 +28,7 @@ THROUGHPUT = ("tps", "qps", "qps_read", "qps_write", "qps_other")
 
 
 def arranged_baseline(result: dict, root, factors, throughput_only: bool):
-    """Samples made from a real result with its metrics scaled by each factor."""
+    """Samples made from a real result with its (throughput) metrics scaled by each factor."""
     samples = []
     for i, f in enumerate(factors):
         r = copy.deepcopy(result)
@@ -42,6 +44,35 @@ def arranged_baseline(result: dict, root, factors, throughput_only: bool):
         samples.append((path, load_result(path)))
     update(samples, root=root)
     return baseline_path(root, samples[0][1])
+
+
+def baseline_worse_everywhere(result: dict, root):
+    """Samples made from a real result with every judged metric moved far to its bad
+    side (throughput a tenth, work per transaction ten times and more, with spread):
+    another run of this host, however noisy, can only look better. Scaling the real
+    numbers around 1.0 is not enough: a counter that happened to be 0 in the shared run
+    (nothing flushed yet) stays 0 with no spread, and the act run's few writes would be
+    'infinitely worse'."""
+    loaded = parse_result(result, "smoke result")
+    specs, _ = compare_specs(loaded)
+    direction = {key: spec.direction for key, spec in judged_keys(loaded, specs)}
+    samples = []
+    for i, f in enumerate((0.9, 1.0, 1.1)):
+        r = copy.deepcopy(result)
+        r["id"] = f"{result['id']}-worse-{i}"
+        r["host"]["runner_class"] = RUNNER_CLASS
+        for phase_name, phase in r["phases"].items():
+            for k, v in phase["metrics"].items():
+                key = f"{phase_name}.{k}"
+                if key in direction and isinstance(v, (int, float)):
+                    phase["metrics"][k] = float(v) * 0.1 * f if direction[key] == "higher" else (float(v) + 1) * 10 * f
+        for h in r["headline"]:
+            if h.get("value") is not None:
+                h["value"] = h["value"] * 0.1 * f  # after/before ratios of higher-is-better metrics
+        path = root.parent / f"{r['id']}.json"
+        path.write_text(json.dumps(r))
+        samples.append((path, load_result(path)))
+    update(samples, root=root)
 
 
 def run_act(tmp_path, baselines, issues):
@@ -75,8 +106,7 @@ def test_nightly_under_act_opens_an_issue_file_for_a_regression(smoke_result, tm
 
 def test_nightly_under_act_without_regression_writes_no_issue(smoke_result, tmp_path):
     root = tmp_path / "baselines"
-    # a wide baseline around this host's own numbers: nothing can be called a regression
-    arranged_baseline(smoke_result["result"], root, (0.7, 0.85, 1.0, 1.15, 1.3), throughput_only=False)
+    baseline_worse_everywhere(smoke_result["result"], root)
     proc = run_act(tmp_path, root, tmp_path / "issues")
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert "Summary - ## perfci comparison" in proc.stdout and "🔴 regression" not in proc.stdout
