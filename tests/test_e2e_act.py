@@ -66,9 +66,10 @@ def baseline_worse_everywhere(result: dict, root):
                 key = f"{phase_name}.{k}"
                 if key in direction and isinstance(v, (int, float)):
                     phase["metrics"][k] = float(v) * 0.1 * f if direction[key] == "higher" else (float(v) + 1) * 10 * f
-        for h in r["headline"]:
+        for h, typed in zip(r["headline"], loaded.headline, strict=True):
             if h.get("value") is not None:
-                h["value"] = h["value"] * 0.1 * f  # after/before ratios of higher-is-better metrics
+                better_higher = direction[f"headline.{typed.key}"] == "higher"
+                h["value"] = h["value"] * 0.1 * f if better_higher else (h["value"] + 1) * 10 * f
         path = root.parent / f"{r['id']}.json"
         path.write_text(json.dumps(r))
         samples.append((path, load_result(path)))

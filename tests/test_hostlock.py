@@ -92,13 +92,13 @@ def test_a_running_sysbench_or_server_makes_the_host_busy(lock_file, tmp_path):
 
 def test_host_wait_queues_behind_the_holder_instead_of_refusing(lock_file):
     import os
-    proc = subprocess.Popen([sys.executable, "-c", HOLD.replace("time.sleep(60)", "time.sleep(1.5)")],
+    proc = subprocess.Popen([sys.executable, "-c", HOLD.replace("time.sleep(60)", "time.sleep(0.5)")],
                             stdout=subprocess.PIPE, text=True, cwd=REPO, env={**os.environ, **SOURCE_ENV})
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
         started = time.monotonic()
         with exclusive_host("perfci run queued", allow_busy=False, ignore_servers=True, wait_s=30) as claim:
-            assert claim.exclusive and time.monotonic() - started >= 0.5
+            assert claim.exclusive and time.monotonic() - started >= 0.2
     finally:
         proc.kill()
         proc.wait()

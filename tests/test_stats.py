@@ -59,3 +59,16 @@ def test_paired_interval_matches_scipy_one_sample_t():
     ci = stats.ttest_1samp(np.log(ratios), 0).confidence_interval(0.99)
     assert est.low == pytest.approx(math.exp(ci.low)) and est.high < 1
     assert paired_interval([0.9]).low is None
+
+
+def test_a_change_below_the_absolute_floor_is_unchanged():
+    """0.006 -> 0.010 fsyncs per transaction (background flushing, not work) is +70 %
+    with a tight interval, and still nothing; 0.006 -> 1.0 (fsync at commit) is flagged."""
+    baseline = [0.0057, 0.0058, 0.0056, 0.0057]
+    noisy = judge([0.0099], baseline, "lower", 0.10, floor=0.05)
+    assert noisy.verdict == "unchanged" and "below the metric's absolute floor 0.05" in noisy.reason
+    assert noisy.change_pct is not None and noisy.change_pct > 70
+    assert judge([0.0099], baseline, "lower", 0.10).verdict != "unchanged"  # without the floor
+    assert judge([1.0, 1.01], baseline, "lower", 0.10, floor=0.05).verdict == "regression"
+    from perfci.metrics import default_spec
+    assert default_spec("fsyncs_per_txn").floor == 0.05 and default_spec("tps").floor == 0.0

@@ -81,7 +81,11 @@ def judge_pairs(results: list[list[Result]], confidence: float = DEFAULT_CONFIDE
     for key, spec in judged_keys(results[0][0], specs):
         pairs = [(a[key], b[key]) for a, b in zip(a_flat, b_flat) if key in a and key in b]
         a_vals, b_vals = [p[0] for p in pairs], [p[1] for p in pairs]
-        if not pairs or any(v <= 0 for v in a_vals + b_vals):
+        floor = spec.floor if not key.startswith("headline.") else 0.0
+        if pairs and floor and abs(sum(b_vals) / len(b_vals) - sum(a_vals) / len(a_vals)) < floor:
+            verdict = Verdict("unchanged", None, None, spec.tolerance, spec.direction,
+                              f"change below the metric's absolute floor {floor:g}")
+        elif not pairs or any(v <= 0 for v in a_vals + b_vals):
             verdict = Verdict("unchanged" if a_vals == b_vals else "inconclusive", None, None, spec.tolerance,
                               spec.direction, "zero or negative values: no ratio")
         else:

@@ -99,7 +99,8 @@ def compare_specs(result: Result) -> tuple[list[MetricSpec] | None, str]:
 
 def _spec(c: CompareSpec) -> MetricSpec:
     d = default_spec(c.metric)
-    return MetricSpec(c.metric, c.direction or d.direction, c.tolerance or d.tolerance)
+    return MetricSpec(c.metric, c.direction or d.direction, c.tolerance or d.tolerance,
+                      d.floor if c.floor is None else c.floor)
 
 
 def top_movers(phase: str, current: list[Result], baseline: Baseline,
@@ -143,7 +144,7 @@ def compare_case(results: list[Result], baseline: Baseline | None, baseline_file
         current = [f[key] for f in flats if key in f]
         base_values = baseline.values(key) if baseline else []
         verdict = judge(current, base_values, spec.direction, spec.tolerance, rules.confidence, rules.cv_floor,
-                        rules.prior_cv)
+                        rules.prior_cv, floor=spec.floor if not key.startswith("headline.") else 0.0)
         row = MetricRow(key, spec, base_values, current, verdict)
         if verdict.verdict == "regression" and baseline and not key.startswith("headline."):
             row.movers = top_movers(key.split(".", 1)[0], ran, baseline)

@@ -29,6 +29,7 @@ class MetricVerdict(Model):
     key: str
     direction: Literal["higher", "lower"]
     tolerance: float
+    floor: float = 0.0
     verdict: Literal["regression", "improvement", "unchanged", "inconclusive", "no-baseline"]
     reason: str
     change_pct: float | None
@@ -79,7 +80,7 @@ def record(comparisons: list[CaseComparison], rules: Rules) -> ComparisonFile:
             v, est = row.verdict, row.verdict.estimate
             metrics.append(MetricVerdict(
                 key=row.key, direction="higher" if row.spec.direction == "higher" else "lower",
-                tolerance=row.spec.tolerance, verdict=v.verdict,  # type: ignore[arg-type]
+                tolerance=row.spec.tolerance, floor=row.spec.floor, verdict=v.verdict,  # type: ignore[arg-type]
                 reason=v.reason, change_pct=v.change_pct,
                 ratio=est.ratio if est else None, low=est.low if est else None, high=est.high if est else None,
                 df=est.df if est else None, cv=est.cv if est else None,

@@ -115,7 +115,7 @@ def exclusive_host(command: str, allow_busy: bool = False, ignore_servers: bool 
         except HostBusy:
             if time.monotonic() >= deadline:
                 raise
-            time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+            time.sleep(min(0.25, max(0.0, deadline - time.monotonic())))
 
 
 class HostBusy(InfraFailure):

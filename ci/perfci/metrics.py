@@ -29,17 +29,27 @@ DEFAULT_SPECS = (
 )
 
 
+# Absolute floors: a change smaller than this is `unchanged` whatever its ratio. When
+# commits do not fsync (innodb_flush_log_at_trx_commit=0/2) fsyncs and page writes come
+# from once-a-second background flushing: per transaction they measure the clock, not
+# the work (0.006 vs 0.010 fsyncs per transaction in two clean smoke runs here, a
+# "+72 %" that means nothing; fsync at commit gives ~1). Below one fsync per 20
+# transactions or one page write per transaction, these counters say nothing about work.
+DEFAULT_FLOORS = {"fsyncs_per_txn": 0.05, "pages_written_per_txn": 1.0}
+
+
 @dataclass(frozen=True)
 class MetricSpec:
     metric: str        # base name, e.g. "qps_write"
     direction: str     # "higher" or "lower" is better
     tolerance: float   # relative change allowed before a verdict other than unchanged
+    floor: float = 0.0  # absolute change below which the verdict is unchanged
 
 
 def default_spec(metric: str) -> MetricSpec:
     for pattern, direction, tolerance in DEFAULT_SPECS:
         if fnmatch.fnmatch(metric, pattern):
-            return MetricSpec(metric, direction, tolerance)
+            return MetricSpec(metric, direction, tolerance, DEFAULT_FLOORS.get(metric, 0.0))
     raise AssertionError("the '*' pattern matches everything")
 
 

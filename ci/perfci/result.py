@@ -105,9 +105,13 @@ class ServerConfig(Model):
 
 
 class DsnAction(Model):
-    action: Literal["set_global", "not_applied", "created_database", "dropped_database", "restored_global"]
+    action: Literal["set_global", "not_applied", "created_database", "dropped_database", "restored_global",
+                    "created_account", "dropped_account", "own_account_for_sysbench"]
     variable: str | None = None
     database: str | None = None
+    user: str | None = None       # the account sysbench used (a temporary one, or the dsn's own)
+    host: str | None = None
+    grants: str | None = None
     value: ConfigValue = None
     previous: ConfigValue = None
     kept: ConfigValue = None

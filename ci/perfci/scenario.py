@@ -276,6 +276,7 @@ class CompareSpec(StrictModel):
     metric: str
     direction: Literal["higher", "lower"] | None = None
     tolerance: float | None = Field(None, gt=0, lt=1, description="relative, e.g. 0.05 for 5 %")
+    floor: float | None = Field(None, ge=0, description="absolute change below which nothing is flagged")
 
 
 class Scenario(StrictModel):

@@ -92,12 +92,18 @@ class Verdict:
 
 def judge(current: list[float], baseline: list[float], direction: str, tolerance: float,
           confidence: float = DEFAULT_CONFIDENCE, cv_floor: float = DEFAULT_CV_FLOOR,
-          prior_cv: float = DEFAULT_PRIOR_CV) -> Verdict:
-    """The verdict for one metric. `direction`: "higher" or "lower" is better."""
+          prior_cv: float = DEFAULT_PRIOR_CV, floor: float = 0.0) -> Verdict:
+    """The verdict for one metric. `direction`: "higher" or "lower" is better;
+    `floor`: an absolute change below it is unchanged, whatever its ratio."""
     if not baseline:
         return Verdict("no-baseline", None, None, tolerance, direction, "no baseline samples for this metric")
     if not current:
         return Verdict("inconclusive", None, None, tolerance, direction, "no current value")
+    c_mean, b_mean = (sum(current) / len(current), sum(baseline) / len(baseline)) if floor else (0.0, 0.0)
+    if floor and abs(c_mean - b_mean) < floor:
+        change = (c_mean / b_mean - 1) * 100 if b_mean > 0 else None
+        return Verdict("unchanged", change, None, tolerance, direction,
+                       f"change of {c_mean - b_mean:+.3g} is below the metric's absolute floor {floor:g}")
     values = [*current, *baseline]
     if any(v is None or v <= 0 for v in values):
         if all(v == 0 for v in values):
