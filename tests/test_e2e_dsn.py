@@ -8,7 +8,10 @@ import json
 
 import pytest
 
+from perfci.inspect import SqlInspector
 from perfci.plan import plan_run
+from perfci.providers.dsn import DsnServer
+from perfci.providers.spec import parse_spec
 from perfci.providers.local import LocalServer
 
 from conftest import result_files, run_perfci
@@ -39,7 +42,10 @@ def running_server(real_server_tools, tmp_path_factory):
     server.start(plan.config_options)
     with server.connect() as conn, conn.cursor() as cur:
         cur.execute("CREATE USER 'bench'@'127.0.0.1' IDENTIFIED BY 'b3nch'")
-        cur.execute("GRANT ALL ON *.* TO 'bench'@'127.0.0.1'")
+        cur.execute("GRANT ALL ON *.* TO 'bench'@'127.0.0.1' WITH GRANT OPTION")
+        # An account that may create users but not grant: perfci must lend it to sysbench instead.
+        cur.execute("CREATE USER 'lender'@'127.0.0.1' IDENTIFIED BY 'l3nd'")
+        cur.execute("GRANT ALL ON *.* TO 'lender'@'127.0.0.1'")
     yield server
     server.stop()
     server.cleanup()
@@ -57,7 +63,26 @@ def test_dsn_runs_the_smoke_scenario_and_leaves_nothing_behind(running_server, t
     assert next(h for h in result["headline"] if h["metric"] == "qps_write")["value"] > 0
     assert "b3nch" not in result_files(out)[0].read_text() and "b3nch" not in proc.stdout + proc.stderr
     actions = [a["action"] for a in result["server"]["dsn_actions"]]
-    assert actions[-2:] == ["created_database", "dropped_database"] or "dropped_database" in actions
+    assert {"created_database", "created_account", "dropped_database", "dropped_account"} <= set(actions)
+    assert actions.index("created_account") < actions.index("dropped_account")
+    assert _state(running_server) == before
+
+
+def test_dsn_without_grant_option_lends_its_account_and_creates_none(running_server, tmp_path, monkeypatch):
+    """CREATE USER works but GRANT does not: the half-made account is dropped at once
+    and sysbench connects as the DSN's own user."""
+    before = _state(running_server)
+    monkeypatch.setenv("PERFCI_DSN_PASSWORD", "l3nd")
+    server = DsnServer(parse_spec(f"dsn:mysql://lender@127.0.0.1:{running_server.port}"), tmp_path / "work")
+    server.start({})
+    try:
+        _, bench = SqlInspector(server).setup()
+        assert bench.user == "lender"
+        assert [u for u in _state(running_server)["users"] if u.startswith("perfci_")] == []
+    finally:
+        server.stop()
+    assert [a["action"] for a in server.actions] == ["created_database", "own_account_for_sysbench",
+                                                     "dropped_database"]
     assert _state(running_server) == before
 
 

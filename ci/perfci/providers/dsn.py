@@ -9,6 +9,7 @@ create. Every change is listed in the result (`server.dsn_actions`).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 
@@ -101,6 +102,9 @@ class DsnServer:
         try:
             conn = bench_account(cur, self.identity, client_host, self.host, self.port, database, self.workdir, user)
         except pymysql.err.MySQLError as exc:
+            # CREATE USER may have worked where GRANT did not (no grant option): leave no account behind
+            with contextlib.suppress(pymysql.err.MySQLError):
+                cur.execute("DROP USER IF EXISTS %s@%s", (user, client_host))
             self.actions.append({"action": "own_account_for_sysbench", "user": self.spec.user,
                                  "reason": f"cannot create an account: {exc.args[-1] if exc.args else exc}"})
             return Connection(self.host, self.port, self.spec.user, database,
