@@ -104,7 +104,7 @@ class FakeGitHub:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ca.issue_cert("127.0.0.1").configure_cert(context)
         self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)  # a quick shutdown
 
     def __enter__(self):
         self.thread.start()

@@ -3,6 +3,7 @@ loopback port, runs real sysbench, and writes the result file."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shutil
@@ -148,10 +149,11 @@ def test_sysbench_failure_mid_run_shows_its_output_and_stops_server(real_server_
     assert server_processes(str(tmp_path / "work")) == [] and list((tmp_path / "work").iterdir()) == []
 
 
-def test_ctrl_c_during_a_measured_phase_shuts_down_and_writes_nothing(real_server_tools, tmp_path):
-    scenario = write_tiny(tmp_path, time=60)
-    work = tmp_path / "work"
-    proc = subprocess.Popen([*PERFCI, "run", str(scenario), "--out", str(tmp_path / "out"), "--workdir", str(work)],
+@contextlib.contextmanager
+def measuring(scenario, out, work):
+    """A `perfci run` in the background, yielded once its measured phase has begun
+    (with the list its stderr lines land in); killed on the way out if still alive."""
+    proc = subprocess.Popen([*PERFCI, "run", str(scenario), "--out", str(out), "--workdir", str(work)],
                             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     err_lines: list[str] = []
     reader = threading.Thread(target=lambda: err_lines.extend(proc.stderr), daemon=True)
@@ -160,14 +162,22 @@ def test_ctrl_c_during_a_measured_phase_shuts_down_and_writes_nothing(real_serve
         deadline = time.monotonic() + 120
         while not any("... measure only" in line for line in err_lines) and time.monotonic() < deadline:
             time.sleep(0.2)
-        time.sleep(3)  # well inside the 60 s phase
-        assert server_processes(str(work)), "the server should be running during the measured phase"
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=120)
+        assert proc.poll() is None, "".join(err_lines)
+        yield proc, err_lines
         reader.join(timeout=10)
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_ctrl_c_during_a_measured_phase_shuts_down_and_writes_nothing(real_server_tools, tmp_path):
+    scenario = write_tiny(tmp_path, time=60)
+    work = tmp_path / "work"
+    with measuring(scenario, tmp_path / "out", work) as (proc, err_lines):
+        time.sleep(3)  # well inside the 60 s phase
+        assert server_processes(str(work)), "the server should be running during the measured phase"
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=120)
     err = "".join(err_lines)
     assert proc.returncode == 130, err
     assert "interrupted: the server was shut down and no result was written" in err
@@ -191,24 +201,12 @@ def test_two_runs_on_one_host_the_second_refuses_naming_the_first(real_server_to
     within seconds, naming the first; the first is then interrupted and cleans up."""
     scenario = write_tiny(tmp_path, time=60)
     work = tmp_path / "work"
-    first = subprocess.Popen([*PERFCI, "run", str(scenario), "--out", str(tmp_path / "out1"), "--workdir", str(work)],
-                             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    err_lines: list[str] = []
-    reader = threading.Thread(target=lambda: err_lines.extend(first.stderr), daemon=True)
-    reader.start()
-    try:
-        deadline = time.monotonic() + 120
-        while not any("... measure only" in line for line in err_lines) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert first.poll() is None, "".join(err_lines)
+    with measuring(scenario, tmp_path / "out1", work) as (first, _):
         started = time.monotonic()
         second = run_perfci("run", str(scenario), "--out", str(tmp_path / "out2"), "--workdir", str(tmp_path / "w2"))
         elapsed = time.monotonic() - started
         first.send_signal(signal.SIGINT)
         first.wait(timeout=120)
-    finally:
-        if first.poll() is None:
-            first.kill()
     assert second.returncode == 3, second.stderr
     assert re.match(rf"error: this host is busy: the perfci host lock \S+ is held by pid {first.pid} "
                     rf"\(perfci run {re.escape(str(scenario))} ", second.stderr), second.stderr
