@@ -83,6 +83,7 @@ def run_act(tmp_path, baselines, issues):
     return subprocess.run(
         [exe, "workflow_dispatch", "-W", ".github/workflows/nightly.yml", "-P", "self-hosted=-self-hosted",
          "--no-cache-server", "--input", "profile=smoke", "--input", "scenarios=rebuild-after-delete",
+         "--input", "servers=mariadb-10.11",
          "--env", f"PERFCI_BASELINE_DIR={baselines}", "--env", f"PERFCI_ISSUES_DIR={issues}"],
         cwd=REPO, capture_output=True, text=True, timeout=900, env=env)
 

@@ -30,6 +30,7 @@ COMMANDS = {
     "list": ("scenarios", "list_scenarios"),
     "run": ("run", "run"),
     "schema": ("schema", "schema"),
+    "servers": ("servers", "servers"),
     "validate": ("scenarios", "validate"),
 }
 

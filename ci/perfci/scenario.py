@@ -540,14 +540,19 @@ def validation_message(source: str, exc: ValidationError, model: type[BaseModel]
     return line
 
 
-def parse_scenario(text: str, source: str) -> Scenario:
+def load_yaml(text: str, source: str) -> object:
+    """YAML, or bad input naming the file, line and column."""
     try:
-        data = yaml.safe_load(text)
+        return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}:{mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise BadInput(f"{source}{where}: not valid YAML: {problem}") from None
+
+
+def parse_scenario(text: str, source: str) -> Scenario:
+    data = load_yaml(text, source)
     if not isinstance(data, dict):
         raise BadInput(f"{source}: a scenario file must be a YAML mapping at the top level")
     hit = first_control_char(data)

@@ -14,16 +14,18 @@ from ..hostlock import command_line, exclusive_host
 from ..mycnf import parse_override
 from ..plan import plan_run
 from ..progress import Progress
-from ..providers import parse_spec
 from ..result import Result
+from ..servers import resolve_server
 from ..session import handle_cancellation
 from . import options
 
 
 @click.command()
 @click.argument("scenario")
-@click.option("--a", "a_spec", default="local", show_default=True, metavar="SPEC", help="Server of side A (the reference).")
-@click.option("--b", "b_spec", default="local", show_default=True, metavar="SPEC", help="Server of side B (the candidate).")
+@click.option("--a", "a_spec", default="local", show_default=True, metavar="SPEC",
+              help="Server of side A (the reference): a spec or a servers.yaml id.")
+@click.option("--b", "b_spec", default="local", show_default=True, metavar="SPEC",
+              help="Server of side B (the candidate): a spec or a servers.yaml id.")
 @click.option("--a-config", multiple=True, metavar="NAME=VALUE", help="Server option for side A only (repeatable).")
 @click.option("--b-config", multiple=True, metavar="NAME=VALUE", help="Server option for side B only (repeatable).")
 @click.option("--a-scenario", type=click.Path(path_type=Path), default=None,
@@ -54,10 +56,10 @@ def ab(scenario: str, a_spec: str, b_spec: str, a_config: tuple[str, ...], b_con
     Exit codes: 0 no regression of B, 1 regression of B, 2 bad input, 3 infrastructure or internal error."""
     handle_cancellation()
     progress = Progress(quiet=quiet)
+    # a mistyped spec or server id is bad input even on a busy host
+    a_spec, b_spec = resolve_server(a_spec).spec, resolve_server(b_spec).spec
     sides = (Side("a", a_spec, [parse_override(c) for c in a_config], str(a_scenario) if a_scenario else None),
              Side("b", b_spec, [parse_override(c) for c in b_config]))
-    for side in sides:
-        parse_spec(side.server_spec)  # a mistyped spec is bad input even on a busy host
     parent = Path(workdir or tempfile.gettempdir())
     dsn_only = all(side.server_spec.startswith("dsn:") for side in sides)
     try:

@@ -11,7 +11,7 @@ from ..errors import EXIT_INTERRUPTED
 from ..hostlock import command_line, exclusive_host
 from ..mycnf import parse_config_file, parse_override
 from ..progress import Progress
-from ..providers import parse_spec
+from ..servers import resolve_server
 from ..session import handle_cancellation, run_session
 from . import options
 
@@ -22,6 +22,7 @@ Examples:
   perfci run rebuild-after-delete --config innodb_flush_log_at_trx_commit=1 --config-file extra.cnf
   perfci run change-buffer-matrix --profile nightly --case 'cx_full/*'
   perfci run rebuild-after-delete --server docker:percona/percona-server:8.0.36
+  perfci run rebuild-after-delete --server mysql-8.0.31      (an id from servers.yaml: perfci servers list)
   PERFCI_DSN_PASSWORD=... perfci run rebuild-after-delete --server dsn:mysql://bench@db1:3306
 
 \b
@@ -34,8 +35,9 @@ Nothing is written for a failed run.
 Exit codes: 0 ok, 2 bad input, 3 infrastructure failure (server, sysbench) or internal error.
 """
 
-SERVER_HELP = ("Server to test: local, local:/path/to/basedir, docker:IMAGE:TAG[@sha256:…], "
-               "tarball:/path/or/url.tar.gz, build:FLAVOR@GIT_REF, dsn:mysql://USER@HOST:PORT "
+SERVER_HELP = ("Server to test: an id from servers.yaml (perfci servers list), or a spec: local, "
+               "local:/path/to/basedir, docker:IMAGE:TAG[@sha256:…], tarball:/path/or/url.tar.gz#sha256=HEX, "
+               "maven:GROUP:ARTIFACT:VERSION/PATH#sha256=HEX, build:FLAVOR@GIT_REF, dsn:mysql://USER@HOST:PORT "
                "(password in $PERFCI_DSN_PASSWORD).")
 
 
@@ -74,7 +76,7 @@ def run(scenario: str, profile: str, server_spec: str, configs: tuple[str, ...],
     overrides = [parse_override(c) for c in configs]
     if config_file:
         overrides = parse_config_file(config_file) + overrides
-    parse_spec(server_spec)  # a mistyped spec is bad input even on a busy host
+    server_spec = resolve_server(server_spec).spec  # a mistyped spec or id is bad input even on a busy host
 
     def show(path: Path, summary: str) -> None:
         click.echo(summary)

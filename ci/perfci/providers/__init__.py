@@ -19,10 +19,11 @@ def open_provider(spec_text: str, workdir: Path) -> ServerProvider:
     if spec.scheme == "local":
         from .local import LocalServer
         return LocalServer(Path(spec.path) if spec.path else None, workdir)
-    if spec.scheme in ("tarball", "build"):
+    if spec.scheme in ("tarball", "build", "maven"):
         from .basedirs import build_basedir, tarball_basedir
         from .local import LocalServer
-        basedir = tarball_basedir(spec) if spec.scheme == "tarball" else build_basedir(spec)
+        from .maven import maven_basedir
+        basedir = {"tarball": tarball_basedir, "build": build_basedir, "maven": maven_basedir}[spec.scheme](spec)
         server = LocalServer(basedir, workdir)
         server.kind = spec.scheme
         return server

