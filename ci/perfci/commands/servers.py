@@ -47,15 +47,10 @@ def installed(entry: ServerEntry) -> str:
             return f"installed: {_find_binary(Path(spec.path) if spec.path else None)}"
         except PerfciError:
             return "not installed"
-    if spec.scheme == "maven":
-        from ..providers.basedirs import cache_root, find_server_binary
-        from ..providers.maven import unpack_key
-        binary = find_server_binary(cache_root() / "tarballs" / unpack_key(spec))
+    if spec.scheme in FETCHABLE:
+        from ..providers.basedirs import find_server_binary, unpack_key, unpacked_dir
+        binary = find_server_binary(unpacked_dir(unpack_key(spec)))
         return f"fetched: {binary}" if binary else f"not fetched (perfci servers fetch {entry.id})"
-    if spec.scheme == "tarball":
-        from ..providers.basedirs import cache_root, find_server_binary
-        binary = find_server_binary(cache_root() / "tarballs" / spec.digest[:16])
-        return f"unpacked: {binary}" if binary else f"not unpacked (perfci servers fetch {entry.id})"
     if spec.scheme == "docker":
         if shutil.which("docker") is None:
             return "no docker client"

