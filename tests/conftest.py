@@ -26,7 +26,7 @@ PERFCI = [sys.executable, "-m", "perfci.cli"]
 SOURCE_ENV = {"PYTHONPATH": os.pathsep.join(filter(None, [str(REPO / "ci"), os.environ.get("PYTHONPATH")]))}
 # fixtures that start a server or sysbench: a test using one is end-to-end
 E2E_FIXTURES = {"real_server_tools", "smoke_result", "running_server", "change_buffer", "row_formats",
-                "read_only_scaling", "baseline_dir"}
+                "read_only_scaling", "baseline_dir", "fetched_servers"}
 GUARDED_TOOLS = ("mariadbd", "mysqld", "sysbench", "mariadb-install-db", "mysql_install_db")
 
 # A scenario small enough for failure-path tests (seconds, not minutes).
@@ -155,6 +155,19 @@ def real_server_tools():
     require_tools("sysbench", hint="apt-get install sysbench; .ci/run does")
     if not (shutil.which("mariadbd", path=os.environ.get("PATH", "") + ":/usr/sbin") or shutil.which("mysqld")):
         pytest.skip("needs mariadbd or mysqld (apt-get install mariadb-server; .ci/run does)")
+
+
+@pytest.fixture(scope="session")
+def fetched_servers(real_server_tools, tmp_path_factory):
+    """One perfci cache (Maven repository, unpacked servers, snapshots) for the session,
+    with the pinned jars fetched as on a fresh host: the env that points perfci at it,
+    and what `servers fetch` printed."""
+    assert shutil.which("mvn"), "the Maven client is needed: apt-get install maven (scripts/install-deps does)"
+    cache = tmp_path_factory.mktemp("server-cache")
+    env = {"PERFCI_CACHE": str(cache)}
+    proc = run_perfci("servers", "fetch", "mysql-8.0.31", "mysql-8.0.15", "mariadb-11.4.5", env=env, timeout=1800)
+    assert proc.returncode == 0, proc.stderr
+    return env, proc.stdout
 
 
 @pytest.fixture(scope="session")

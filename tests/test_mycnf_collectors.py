@@ -86,3 +86,19 @@ def test_control_characters_in_scenario_text_are_refused():
     with pytest.raises(BadInput, match=r"^s.yaml: field server.config.innodb_buffer_pool_size: control character \\n not "
                                        r"allowed \(a server option is one my.cnf line\)"):
         parse_scenario(yaml.safe_dump(data), "s.yaml")
+
+
+def test_mysql_8_servers_keep_no_listener_beyond_the_harness_port():
+    """MySQL 8.0 loads the X plugin, listening on *:33060: off for MySQL and Percona 8.x,
+    untouched where there is none (MariaDB, MySQL 5.7)."""
+    from perfci.flavor import ServerIdentity, Version
+    from perfci.mycnf import loopback_only
+
+    def ident(flavor, version):
+        return ServerIdentity(flavor, Version.parse(version), version)
+    assert loopback_only(ident("mysql", "8.0.15")) == {"mysqlx": "OFF"}
+    assert loopback_only(ident("percona", "8.0.36")) == {"mysqlx": "OFF"}
+    assert loopback_only(ident("mysql", "5.7.44")) == {}
+    assert loopback_only(ident("mariadb", "11.4.5")) == {}
+    with pytest.raises(BadInput, match="set by the harness"):
+        parse_override("mysqlx=ON")

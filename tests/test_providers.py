@@ -13,7 +13,7 @@ import pytest
 
 from perfci.errors import BadInput
 from perfci.providers import parse_spec
-from perfci.providers.docker import image_family, run_args
+from perfci.providers.docker import container_user, harness_options, image_family, run_args, stale_containers
 
 from conftest import REPO, result_files, run_perfci
 
@@ -38,6 +38,8 @@ def test_grammar_parses_every_scheme():
     ("docker:mysql", "docker: the image needs a tag (e.g. mysql:8.0.42)"),
     ("docker:mysql:8.0@sha256:abc", "docker: not an image reference"),
     ("docker:", "docker: needs a target"),
+    ("docker:mysql:8.0.42#network=bridge", "docker: unknown option 'network=bridge'; allowed: #network=host, "
+                                           "#network=published"),
     ("tarball:/tmp/server.zip#sha256=" + "0" * 64, "tarball: must name a .tar.gz, .tgz, .tar.xz or .tar file"),
     ("tarball:http://example.com/s.tar.gz#sha256=" + "0" * 64, "tarball: only https:// URLs"),
     ("tarball:https://example.com/s.tar.gz", "tarball: needs the archive's sha256, e.g. tarball:/srv/mysql.tar.gz#sha256="),
@@ -55,19 +57,65 @@ def test_bad_specs_are_one_clear_line(spec, message):
     assert message in text and text.startswith(f"--server {spec!r}: ") and "\n" not in text
 
 
-def test_docker_run_command_publishes_on_loopback_mounts_cnf_and_datadir():
-    args = run_args("percona/percona-server:8.0.36", "perfci-x", 41000, Path("/nvme/w/data"), Path("/nvme/w/my.cnf"),
-                    1001, 1001)
+def test_docker_run_shares_the_host_network_mounts_cnf_and_datadir_and_labels_the_owner():
+    args = run_args("mysql:8.0.42", "perfci-x", 41000, Path("/nvme/w/data"), Path("/nvme/w/my.cnf"),
+                    (1000, 1000), "host", owner_pid=4242)
     assert args[:2] == ["run", "--detach"]
-    assert args[args.index("--publish") + 1] == "127.0.0.1:41000:3306"
+    assert args[args.index("--network") + 1] == "host" and "--publish" not in args
     volumes = [args[i + 1] for i, a in enumerate(args) if a == "--volume"]
-    assert volumes == ["/nvme/w/data:/var/lib/mysql", "/nvme/w/my.cnf:/etc/my.cnf.d/zz-perfci.cnf:ro"]
+    assert volumes == ["/nvme/w/data:/var/lib/mysql", "/nvme/w/my.cnf:/etc/mysql/conf.d/zz-perfci.cnf:ro"]
+    labels = [args[i + 1] for i, a in enumerate(args) if a == "--label"]
+    assert labels == ["perfci=1", "perfci.owner-pid=4242"]
+    assert args[args.index("--user") + 1] == "1000:1000"
+    assert args[-1] == "mysql:8.0.42"
+    # host network: the server itself binds loopback on the free port perfci picked
+    assert harness_options("host", 41000) == {"bind_address": "127.0.0.1", "port": 41000, "skip_name_resolve": None}
+
+
+def test_docker_published_mode_publishes_on_loopback_only():
+    args = run_args("mariadb:11.4", "n", 41001, Path("/d"), Path("/c"), (999, 999), "published")
+    assert args[args.index("--publish") + 1] == "127.0.0.1:41001:3306" and "--network" not in args
+    assert "MARIADB_ALLOW_EMPTY_ROOT_PASSWORD=1" in args and "/c:/etc/mysql/conf.d/zz-perfci.cnf:ro" in args
+    assert harness_options("published", 41001)["port"] == 3306
+    assert [image_family(i) for i in ("mysql:8.4", "mariadb:10.11", "percona/percona-server:8.0",
+                                      "perfci-local/mariadb:11.4.5")] == ["mysql", "mariadb", "percona", "mariadb"]
+
+
+def test_percona_image_layout_include_dir_account_and_no_telemetry():
+    """percona/percona-server:8.0 (percona-docker's Dockerfile and ps-entry.sh): USER mysql
+    (uid 1001), /etc/my.cnf ends in `!includedir /etc/my.cnf.d`, the entrypoint does not
+    step down from root (so mysqld would refuse), MYSQL_ALLOW_EMPTY_PASSWORD initialises
+    a password-less root@'%', and PERCONA_TELEMETRY_DISABLE keeps it from calling home."""
+    args = run_args("percona/percona-server:8.0.36", "perfci-x", 41000, Path("/w/data"), Path("/w/my.cnf"),
+                    container_user((0, 0), (1001, 1001)))
+    assert "/w/my.cnf:/etc/my.cnf.d/zz-perfci.cnf:ro" in args
     assert args[args.index("--user") + 1] == "1001:1001"
-    assert args[-1] == "percona/percona-server:8.0.36"
-    mariadb = run_args("mariadb:11.4", "n", 1, Path("/d"), Path("/c"), 0, 0)
-    assert "MARIADB_ALLOW_EMPTY_ROOT_PASSWORD=1" in mariadb and "/c:/etc/mysql/conf.d/zz-perfci.cnf:ro" in mariadb
-    assert [image_family(i) for i in ("mysql:8.4", "mariadb:10.11", "percona/percona-server:8.0")] == \
-        ["mysql", "mariadb", "percona"]
+    envs = [args[i + 1] for i, a in enumerate(args) if a == "--env"]
+    assert envs == ["MYSQL_ALLOW_EMPTY_PASSWORD=1", "PERCONA_TELEMETRY_DISABLE=1"]
+
+
+def test_the_server_never_runs_as_root_in_a_container():
+    assert container_user((1000, 100), (999, 999)) == (1000, 100)   # the runner's files stay its own
+    assert container_user((0, 0), (999, 999)) == (999, 999)         # root runner: the image's mysql
+    for image_ids in (None, (0, 0)):
+        with pytest.raises(BadInput, match="no non-root 'mysql' account"):
+            container_user((0, 0), image_ids)
+
+
+def test_containers_of_dead_runs_are_stale_live_ones_are_not():
+    listing = "aaa 100\nbbb 200\nccc \nddd notapid\n"
+    assert stale_containers(listing, lambda pid: pid == 100) == ["bbb", "ccc", "ddd"]
+    assert stale_containers("", lambda pid: True) == []
+
+
+@pytest.mark.parametrize("spec, network", [
+    ("docker:mysql:8.0.42", "host"),
+    ("docker:mysql:8.0.42#network=published", "published"),
+    ("docker:perfci-local/mysql:8.0.31#network=host", "host"),
+])
+def test_docker_spec_network_mode(spec, network):
+    parsed = parse_spec(spec)
+    assert (parsed.network, parsed.image) == (network, spec.removeprefix("docker:").split("#")[0])
 
 
 @pytest.mark.skipif(not shutil.which("docker"), reason="needs the docker CLI (this machine has only the client)")

@@ -19,6 +19,7 @@ from .plan import RunPlan, ignored_axis_option, reproduce_command
 from .progress import Progress
 from .providers.base import ServerProvider
 from .result import DatasetState, Harness, Headline, Host, Result, ScenarioRef, Server, Status
+from .servers import id_of_spec
 from .snapshot_use import SnapshotUse
 from .snapshots import data_prefix
 from .steps import HANDLERS, Handler, StepContext, run_steps, utc_now
@@ -119,6 +120,7 @@ def execute(plan: RunPlan, progress: Progress, keep_workdir: bool = False, runne
         host=host,
         server=Server.model_validate({
             **server.describe(), **server_info,
+            "server_id": id_of_spec(plan.server_spec),
             "line": server_line(server_info["flavor"], server_info["version"]),
             "config": {"scenario": requested, "overrides": overrides, "written": plan.config_options},
             "effective_config": effective,

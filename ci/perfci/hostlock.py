@@ -143,6 +143,8 @@ def _exclusive_host(command: str, allow_busy: bool, ignore_servers: bool) -> Ite
                                    "one benchmark per host (wait for it, or --allow-busy to measure anyway)") from None
         if locked:
             _write_holder(fd, command)
+            from .providers.docker import remove_orphan_containers
+            remove_orphan_containers()  # a killed run's container: its server is not "another benchmark"
         others = bench_processes(ignore_servers)
         if others and not allow_busy:
             raise HostBusy(f"this host is busy: {', '.join(others)} running; they would skew the numbers "

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from .capabilities import Requested, normalize
 from .errors import BadInput
+from .flavor import ServerIdentity, Version
 from .text import control_char
 
 # Sections a server reads; others ([client], [mysqldump], ...) are not server options.
@@ -17,8 +18,18 @@ _NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 RESERVED = {
     "datadir", "socket", "port", "bind_address", "pid_file", "log_error", "user",
     "basedir", "tmpdir", "skip_networking", "skip_grant_tables", "innodb_data_home_dir",
-    "innodb_log_group_home_dir",
+    "innodb_log_group_home_dir", "mysqlx",
 }
+
+
+def loopback_only(identity: ServerIdentity) -> dict:
+    """Harness options that keep a server's listeners on the port perfci gave it.
+    MySQL (and Percona) 8.0 load the X plugin by default, which listens on *:33060:
+    off, so nothing listens beyond 127.0.0.1 and two servers side by side (an A/B)
+    cannot collide on that port."""
+    if identity.flavor in ("mysql", "percona") and identity.version >= Version(8, 0, 0):
+        return {"mysqlx": "OFF"}
+    return {}
 
 
 def check_not_reserved(name: str, source: str) -> None:

@@ -120,6 +120,7 @@ class DsnAction(Model):
 
 class Server(Model):
     provider: str
+    server_id: str | None = Field(None, description="the servers.yaml id whose spec this is, if any")
     flavor: Literal["mysql", "percona", "mariadb"]
     version: str = Field(min_length=1, description="major.minor.patch")
     full_version: str = ""
@@ -129,7 +130,9 @@ class Server(Model):
     basedir: str | None = None
     image: str | None = None
     image_digest: str | None = None
-    network: str | None = None
+    image_id: str | None = None
+    container_user: str | None = Field(None, description="uid:gid the server ran as in its container")
+    network: str | None = Field(None, description="docker: host (server binds 127.0.0.1) or published")
     dsn: str | None = None
     dsn_actions: list[DsnAction] = []
     config: ServerConfig = ServerConfig()

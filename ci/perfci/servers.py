@@ -93,3 +93,13 @@ def resolve_server(text: str, servers: ServersFile | None = None) -> Resolved:
         known = ", ".join(e.id for e in servers.servers) or f"none, no {SERVERS_FILE} here or above"
         raise BadInput(f"--server {text!r}: not a server id (known: {known}) and not a spec (allowed: {GRAMMAR})")
     return Resolved(entry.spec, entry.id)
+
+
+def id_of_spec(spec: str) -> str | None:
+    """The servers.yaml id whose spec is exactly `spec` (recorded in results: the same
+    pinned build under its name), or None."""
+    try:
+        servers = load_servers()
+    except BadInput:
+        return None  # a broken servers.yaml is reported where it is used, not in every result
+    return next((e.id for e in servers.servers if e.spec == spec), None)

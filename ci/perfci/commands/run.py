@@ -36,7 +36,8 @@ Exit codes: 0 ok, 2 bad input, 3 infrastructure failure (server, sysbench) or in
 """
 
 SERVER_HELP = ("Server to test: an id from servers.yaml (perfci servers list), or a spec: local, "
-               "local:/path/to/basedir, docker:IMAGE:TAG[@sha256:…], tarball:/path/or/url.tar.gz#sha256=HEX, "
+               "local:/path/to/basedir, docker:IMAGE:TAG[@sha256:…][#network=published] (default: host network, "
+               "127.0.0.1), tarball:/path/or/url.tar.gz#sha256=HEX, "
                "maven:GROUP:ARTIFACT:VERSION/PATH#sha256=HEX, build:FLAVOR@GIT_REF, dsn:mysql://USER@HOST:PORT "
                "(password in $PERFCI_DSN_PASSWORD).")
 

@@ -54,11 +54,17 @@ def installed(entry: ServerEntry) -> str:
     if spec.scheme == "docker":
         if shutil.which("docker") is None:
             return "no docker client"
+        engine = subprocess.run(["docker", "version", "--format", "{{.Server.Version}}"],
+                                capture_output=True, text=True, timeout=30)
+        if engine.returncode != 0:
+            return "no docker engine answers"
         done = subprocess.run(["docker", "image", "inspect", "--format", "{{.Id}}", spec.image],
                               capture_output=True, text=True, timeout=30)
         if done.returncode == 0:
             return "image present"
-        return "no docker engine answers" if "daemon" in done.stderr.lower() else "image not on this host"
+        if spec.image.startswith("perfci-local/"):
+            return "image not built (scripts/build-local-images)"
+        return "image not on this host (pulled on first use)"
     return "built on first use" if spec.scheme == "build" else "a running server"
 
 
@@ -82,4 +88,16 @@ def fetch(ids: tuple[str, ...]) -> int:
         with tempfile.TemporaryDirectory(prefix="perfci-fetch-") as work:
             server = open_provider(entry.spec, Path(work))
         click.echo(f"{entry.id}: {server.identity.label} in {getattr(server, 'basedir', '')}")
+    return 0
+
+
+@servers.command("build-images")
+@click.argument("images", nargs=-1)
+@click.option("--force", is_flag=True, help="Rebuild even if the image's recipe is unchanged.")
+def build_images(images: tuple[str, ...], force: bool) -> int:
+    """Build the offline perfci-local/... Docker images (default: all) from the servers
+    this host runs natively (fetched first if needed); no registry is used."""
+    from ..localimages import build, select
+    for local in select(images):
+        click.echo(build(local, force=force))
     return 0

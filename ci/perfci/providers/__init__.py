@@ -10,7 +10,14 @@ from pathlib import Path
 from .base import ServerProvider
 from .spec import GRAMMAR, ServerSpec, parse_spec
 
-__all__ = ["GRAMMAR", "ServerProvider", "ServerSpec", "open_provider", "parse_spec"]
+__all__ = ["GRAMMAR", "ServerProvider", "ServerSpec", "fetched_basedir", "open_provider", "parse_spec"]
+
+
+def fetched_basedir(spec: ServerSpec) -> Path:
+    """The unpacked basedir of a tarball:, build: or maven: spec (fetched or built once)."""
+    from .basedirs import build_basedir, tarball_basedir
+    from .maven import maven_basedir
+    return {"tarball": tarball_basedir, "build": build_basedir, "maven": maven_basedir}[spec.scheme](spec)
 
 
 def open_provider(spec_text: str, workdir: Path) -> ServerProvider:
@@ -20,15 +27,12 @@ def open_provider(spec_text: str, workdir: Path) -> ServerProvider:
         from .local import LocalServer
         return LocalServer(Path(spec.path) if spec.path else None, workdir)
     if spec.scheme in ("tarball", "build", "maven"):
-        from .basedirs import build_basedir, tarball_basedir
         from .local import LocalServer
-        from .maven import maven_basedir
-        basedir = {"tarball": tarball_basedir, "build": build_basedir, "maven": maven_basedir}[spec.scheme](spec)
-        server = LocalServer(basedir, workdir)
+        server = LocalServer(fetched_basedir(spec), workdir)
         server.kind = spec.scheme
         return server
     if spec.scheme == "docker":
         from .docker import DockerServer
-        return DockerServer(spec.image, workdir)
+        return DockerServer(spec.image, workdir, network=spec.network)
     from .dsn import DsnServer
     return DsnServer(spec, workdir)

@@ -1,11 +1,15 @@
-"""The `docker` provider: an official image (mysql, percona/percona-server, mariadb)
-run with the Docker CLI.
+"""The `docker` provider: an image (official mysql, percona/percona-server, mariadb, or
+a `perfci-local/...` image from scripts/build-local-images) run with the Docker CLI.
 
-The generated my.cnf is mounted into the image's include dir, the datadir is a host
-directory (the disk under test, and snapshots work as for `local`), the port is
-published on 127.0.0.1 only, the container runs as the invoking user, and it is
-always removed. Flavor and version come from the server itself (`mysqld --version`
-in the image before start, SELECT VERSION() after), never from the tag.
+The generated my.cnf is mounted into the image's include dir and the datadir is a host
+directory (the disk under test; snapshots work as for `local`). By default the container
+shares the host's network and the server binds 127.0.0.1 on a free port (no docker-proxy
+or NAT between sysbench and the server); `#network=published` publishes 3306 on
+127.0.0.1 instead. The server never runs as root: the runner's own uid, or, when perfci
+runs as root, the image's `mysql` account (Percona's image does not step down from root
+itself, and mysqld refuses root). Containers carry the label perfci=1 and their owner's
+pid; a run removes its own at the end and any whose owner is gone at the start. Flavor
+and version come from the server itself, never from the tag.
 """
 
 from __future__ import annotations
@@ -25,15 +29,24 @@ from ..flavor import ServerIdentity, identify_version_output
 from .accounts import bench_account
 from .local import READY_TIMEOUT_S, ask_shutdown, copy_tree, free_port, wait_until_answers
 
-# Where each image family reads extra config, and the server binary's name in it.
+# Where each image family reads extra config (Percona: /etc/my.cnf's !includedir).
 INCLUDE_DIRS = {"percona": "/etc/my.cnf.d", "mysql": "/etc/mysql/conf.d", "mariadb": "/etc/mysql/conf.d"}
+# What each family's entrypoint needs to initialise an empty datadir with a password-less
+# root (and, for Percona, to keep its telemetry agent from calling home).
+ENTRYPOINT_ENV = {
+    "mysql": ("MYSQL_ALLOW_EMPTY_PASSWORD=1",),
+    "percona": ("MYSQL_ALLOW_EMPTY_PASSWORD=1", "PERCONA_TELEMETRY_DISABLE=1"),
+    "mariadb": ("MARIADB_ALLOW_EMPTY_ROOT_PASSWORD=1",),
+}
 CONTAINER_DATADIR = "/var/lib/mysql"
 CLI_TIMEOUT_S = 120
+LABEL = "perfci=1"
+OWNER_LABEL = "perfci.owner-pid"
 
 
 def image_family(image: str) -> str:
-    """mysql / percona / mariadb from the image name (only to pick mount points;
-    the flavor recorded in results comes from the server)."""
+    """mysql / percona / mariadb from the image name (only to pick mount points and
+    entrypoint settings; the flavor recorded in results comes from the server)."""
     name = image.split("@")[0].rsplit(":", 1)[0].lower()
     if "percona" in name:
         return "percona"
@@ -45,32 +58,94 @@ def image_family(image: str) -> str:
 def docker_cli() -> str:
     found = shutil.which("docker")
     if not found:
-        raise BadInput("docker: the docker CLI is not installed (apt-get install docker.io, or use --server local)")
+        raise BadInput("docker: the docker CLI is not installed (scripts/install-deps installs an engine; "
+                       "or use --server local)")
     return found
 
 
-def run_args(image: str, name: str, port: int, datadir: Path, cnf: Path, uid: int, gid: int) -> list[str]:
+def container_user(runner: tuple[int, int], image_mysql: tuple[int, int] | None) -> tuple[int, int]:
+    """The uid:gid the server runs as: never root. A non-root runner's own ids (the host
+    datadir stays its own); a root runner's server runs as the image's mysql account."""
+    if runner[0] != 0:
+        return runner
+    if image_mysql is None or image_mysql[0] == 0:
+        raise BadInput("docker: the image has no non-root 'mysql' account to run the server as "
+                       "(mysqld refuses to run as root)")
+    return image_mysql
+
+
+def harness_options(network: str, port: int) -> dict:
+    """my.cnf settings perfci owns inside the container."""
+    if network == "host":  # the host's network namespace: the server itself binds loopback
+        return {"bind_address": "127.0.0.1", "port": port, "skip_name_resolve": None}
+    return {"bind_address": "0.0.0.0", "port": 3306, "skip_name_resolve": None}  # behind the published port
+
+
+def run_args(image: str, name: str, port: int, datadir: Path, cnf: Path, user: tuple[int, int],
+             network: str = "host", owner_pid: int = 0) -> list[str]:
     """`docker run` for a benchmark server (the command line, for tests and logs)."""
     family = image_family(image)
-    env = {"mariadb": "MARIADB_ALLOW_EMPTY_ROOT_PASSWORD=1"}.get(family, "MYSQL_ALLOW_EMPTY_PASSWORD=1")
+    net = ["--network", "host"] if network == "host" else ["--publish", f"127.0.0.1:{port}:3306"]  # loopback only
+    env = [arg for value in ENTRYPOINT_ENV[family] for arg in ("--env", value)]
     return ["run", "--detach", "--name", name,
-            "--label", "perfci=1",
-            "--publish", f"127.0.0.1:{port}:3306",          # loopback only
-            "--user", f"{uid}:{gid}",                          # files in the host datadir stay ours
+            "--label", LABEL, "--label", f"{OWNER_LABEL}={owner_pid}",
+            *net,
+            "--user", f"{user[0]}:{user[1]}",
             "--volume", f"{datadir}:{CONTAINER_DATADIR}",
             "--volume", f"{cnf}:{INCLUDE_DIRS[family]}/zz-perfci.cnf:ro",
-            "--env", env,
+            *env,
             "--ulimit", "nofile=65535:65535",
             "--shm-size", "1g",
             image]
+
+
+def stale_containers(listing: str, alive) -> list[str]:
+    """Ids of perfci containers (`docker ps` lines "ID OWNER-PID") whose owner is gone:
+    left by a killed run. A container of a live perfci process is not ours to remove."""
+    stale = []
+    for line in listing.splitlines():
+        cid, _, owner = line.strip().partition(" ")
+        if cid and not (owner.isdigit() and alive(int(owner))):
+            stale.append(cid)
+    return stale
+
+
+def remove_orphan_containers() -> list[str]:
+    """Remove perfci containers whose owning process is gone (a killed job, a SIGKILLed
+    run); called with the host lock held, before the busy check would count their
+    servers. Quiet and quick where there is no docker CLI or engine."""
+    cli = shutil.which("docker")
+    if cli is None:
+        return []
+    try:
+        listing = subprocess.run([cli, "ps", "--all", "--filter", f"label={LABEL}",
+                                  "--format", f'{{{{.ID}}}} {{{{.Label "{OWNER_LABEL}"}}}}'],
+                                 capture_output=True, text=True, timeout=30)
+        stale = stale_containers(listing.stdout, pid_alive) if listing.returncode == 0 else []
+        if stale:
+            subprocess.run([cli, "rm", "--force", *stale], capture_output=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        return []
+    return stale
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return pid > 0
 
 
 class DockerServer:
     kind = "docker"
     supports_snapshots = True
 
-    def __init__(self, image: str, workdir: Path):
+    def __init__(self, image: str, workdir: Path, network: str = "host"):
         self.image = image
+        self.network = network
         self.docker = docker_cli()
         self.workdir = Path(workdir)
         self.datadir = self.workdir / "data"
@@ -80,6 +155,9 @@ class DockerServer:
         self.pid: int | None = None
         self._started = False
         self._check_engine()
+        remove_orphan_containers()
+        self._ensure_image()
+        self.user = container_user((os.getuid(), os.getgid()), self._image_mysql_ids())
         self.identity = self._identify()
         self._known: set[str] | None = None
 
@@ -100,17 +178,35 @@ class DockerServer:
         if done.returncode != 0 or not done.stdout.strip():
             why = (done.stderr.strip().splitlines() or ["no server version"])[-1]
             raise InfraFailure(f"docker: no Docker engine answers ({why}); the docker provider needs a "
-                               "running engine - use a runner with Docker, or --server local")
+                               "running engine (scripts/install-deps starts one) - or use --server local")
 
-    def _in_image(self, *args: str) -> str:
+    def _ensure_image(self) -> None:
+        if self._docker("image", "inspect", "--format", "{{.Id}}", self.image, check=False).returncode == 0:
+            return
+        if self.image.startswith("perfci-local/"):
+            raise BadInput(f"docker:{self.image}: not on this host; scripts/build-local-images builds it")
+        done = self._docker("pull", "--quiet", self.image, timeout=1800, check=False)
+        if done.returncode != 0:
+            why = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
+            raise InfraFailure(f"docker:{self.image}: not on this host and cannot be pulled ({why})")
+
+    def _in_image(self, *args: str, user: str | None = None) -> str:
         """Run the image's server binary with `args` (no datadir, removed after)."""
-        done = self._docker("run", "--rm", "--entrypoint", "sh", self.image, "-c",
+        as_user = ["--user", user] if user else []
+        done = self._docker("run", "--rm", "--network", "none", *as_user, "--entrypoint", "sh", self.image, "-c",
                             '"$(command -v mariadbd || command -v mysqld)" "$@"', "perfci", *args,
                             timeout=600)
         return done.stdout or done.stderr
 
+    def _image_mysql_ids(self) -> tuple[int, int] | None:
+        done = self._docker("run", "--rm", "--network", "none", "--entrypoint", "sh", self.image, "-c",
+                            "id -u mysql && id -g mysql", check=False)
+        ids = done.stdout.split()
+        return (int(ids[0]), int(ids[1])) if done.returncode == 0 and len(ids) == 2 and all(
+            i.isdigit() for i in ids) else None
+
     def _identify(self) -> ServerIdentity:
-        out = self._in_image("--version")
+        out = self._in_image("--version", user=f"{self.user[0]}:{self.user[1]}")
         try:
             return identify_version_output(out)
         except ValueError as exc:
@@ -118,16 +214,21 @@ class DockerServer:
 
     def known_options(self) -> set[str]:
         if self._known is None:
-            self._known = parse_help_options(self._in_image("--no-defaults", "--verbose", "--help"))
+            self._known = parse_help_options(self._in_image("--no-defaults", "--verbose", "--help",
+                                                            user=f"{self.user[0]}:{self.user[1]}"))
         return self._known
 
     def describe(self) -> dict:
-        inspect = self._docker("image", "inspect", "--format", "{{index .RepoDigests 0}}", self.image, check=False)
-        return {"provider": self.kind, "image": self.image, "image_digest": inspect.stdout.strip() or None}
+        inspect = self._docker("image", "inspect", "--format", "{{.Id}} {{index .RepoDigests 0}}", self.image,
+                               check=False)
+        image_id, _, repo_digest = inspect.stdout.strip().partition(" ")
+        return {"provider": self.kind, "image": self.image, "image_id": image_id or None,
+                "image_digest": repo_digest or None,  # none for a locally built image (never pushed)
+                "network": self.network, "container_user": f"{self.user[0]}:{self.user[1]}"}
 
     @property
     def where(self) -> str:
-        return f"docker {self.image}"
+        return f"docker {self.image} (network {self.network})"
 
     # -------------------------------------------------------- lifecycle
 
@@ -136,12 +237,16 @@ class DockerServer:
         if restore_from is not None:
             copy_tree(restore_from, self.datadir)
         self.datadir.mkdir(exist_ok=True)
-        harness = {"bind_address": "0.0.0.0", "port": 3306, "skip_name_resolve": None}  # inside the container
-        self.cnf_path.write_text(mycnf.render(harness, options))
+        if os.getuid() == 0:  # the server's account must own its datadir (a restored copy too)
+            for path in [self.datadir, *self.datadir.rglob("*")]:
+                os.lchown(path, *self.user)
         self.port = self.port or free_port()
+        harness = {**harness_options(self.network, self.port), **mycnf.loopback_only(self.identity)}
+        self.cnf_path.write_text(mycnf.render(harness, options))
+        self.cnf_path.chmod(0o644)  # read by the server's account
         self._docker("rm", "--force", self.container, check=False)
-        self._docker("run", *run_args(self.image, self.container, self.port, self.datadir, self.cnf_path,
-                                      os.getuid(), os.getgid())[1:])
+        self._docker(*run_args(self.image, self.container, self.port, self.datadir, self.cnf_path,
+                               self.user, self.network, os.getpid()))
         self._started = True
         self._wait_ready(timeout_s)
         pid = self._docker("inspect", "--format", "{{.State.Pid}}", self.container, check=False).stdout.strip()
@@ -164,8 +269,9 @@ class DockerServer:
 
     def bench_connection(self, cur, database: str):
         assert self.port is not None, "bench_connection before start"
-        # '%': with a published port, connections arrive from the bridge address
-        return bench_account(cur, self.identity, "%", "127.0.0.1", self.port, database, self.workdir)
+        # host network: sysbench arrives from 127.0.0.1; published: from the bridge's gateway
+        account_host = "127.0.0.1" if self.network == "host" else "%"
+        return bench_account(cur, self.identity, account_host, "127.0.0.1", self.port, database, self.workdir)
 
     def stop(self, slow: bool = False) -> bool:
         if not self._started:
@@ -178,8 +284,8 @@ class DockerServer:
         return clean and done.returncode == 0 and code == "0"
 
     def cleanup(self, keep_workdir: bool = False) -> None:
-        if self._started:
-            self._docker("rm", "--force", self.container, check=False)
-            self._started = False
+        # by name, started or not: an interrupt may land while `docker run` is creating it
+        self._docker("rm", "--force", self.container, check=False)
+        self._started = False
         if not keep_workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)

