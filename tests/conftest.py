@@ -10,11 +10,14 @@ silence."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -124,6 +127,28 @@ def write_tiny(directory: Path, name: str = "tiny", steps: str = TINY_STEPS, tim
     path = directory / f"{name}.yaml"
     path.write_text(TINY_SCENARIO.format(name=name, steps=steps, time=time))
     return path
+
+
+@contextlib.contextmanager
+def measuring(scenario, out, work, *extra: str, env: dict | None = None):
+    """A `perfci run` in the background, yielded once its measured phase has begun
+    (with the list its stderr lines land in); killed on the way out if still alive."""
+    proc = subprocess.Popen([*PERFCI, "run", str(scenario), "--out", str(out), "--workdir", str(work), *extra],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, **SOURCE_ENV, **(env or {})})
+    err_lines: list[str] = []
+    reader = threading.Thread(target=lambda: err_lines.extend(proc.stderr), daemon=True)
+    reader.start()
+    try:
+        deadline = time.monotonic() + 120
+        while not any("... measure only" in line for line in err_lines) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert proc.poll() is None, "".join(err_lines)
+        yield proc, err_lines
+        reader.join(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
 
 
 def server_processes(marker: str) -> list[str]:

@@ -3,18 +3,16 @@ loopback port, runs real sysbench, and writes the result file."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 import shutil
 import signal
 import subprocess
-import threading
 import time
 
 import pytest
 
-from conftest import PERFCI, REPO, TINY_STEPS, result_files, run_perfci, server_processes, write_tiny
+from conftest import TINY_STEPS, measuring, result_files, run_perfci, server_processes, write_tiny
 
 pytestmark = pytest.mark.e2e
 
@@ -147,27 +145,6 @@ def test_sysbench_failure_mid_run_shows_its_output_and_stops_server(real_server_
     assert "done shut down server" in proc.stderr
     assert not (tmp_path / "out").exists()
     assert server_processes(str(tmp_path / "work")) == [] and list((tmp_path / "work").iterdir()) == []
-
-
-@contextlib.contextmanager
-def measuring(scenario, out, work):
-    """A `perfci run` in the background, yielded once its measured phase has begun
-    (with the list its stderr lines land in); killed on the way out if still alive."""
-    proc = subprocess.Popen([*PERFCI, "run", str(scenario), "--out", str(out), "--workdir", str(work)],
-                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    err_lines: list[str] = []
-    reader = threading.Thread(target=lambda: err_lines.extend(proc.stderr), daemon=True)
-    reader.start()
-    try:
-        deadline = time.monotonic() + 120
-        while not any("... measure only" in line for line in err_lines) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert proc.poll() is None, "".join(err_lines)
-        yield proc, err_lines
-        reader.join(timeout=10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
 
 
 def test_ctrl_c_during_a_measured_phase_shuts_down_and_writes_nothing(real_server_tools, tmp_path):

@@ -13,7 +13,7 @@ import pytest
 
 from perfci.errors import BadInput
 from perfci.providers import parse_spec
-from perfci.providers.docker import container_user, harness_options, image_family, run_args, stale_containers
+from perfci.providers.docker import cli_error, container_user, harness_options, image_family, run_args, stale_containers
 
 from conftest import REPO, result_files, run_perfci
 
@@ -100,6 +100,13 @@ def test_the_server_never_runs_as_root_in_a_container():
     for image_ids in (None, (0, 0)):
         with pytest.raises(BadInput, match="no non-root 'mysql' account"):
             container_user((0, 0), image_ids)
+
+
+def test_a_failed_docker_command_reports_the_daemons_reason_not_the_usage_hint():
+    stderr = ("docker: Error response from daemon: failed to create shim task: error setting rlimits\n\n"
+              "Run 'docker run --help' for more information\n")
+    assert cli_error(stderr) == "Error response from daemon: failed to create shim task: error setting rlimits"
+    assert cli_error("") == "(no output)"
 
 
 def test_containers_of_dead_runs_are_stale_live_ones_are_not():

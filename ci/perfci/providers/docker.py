@@ -63,6 +63,13 @@ def docker_cli() -> str:
     return found
 
 
+def cli_error(stderr: str) -> str:
+    """The line of the CLI's stderr that says what went wrong (not its usage hint)."""
+    lines = [line.strip() for line in stderr.splitlines()
+             if line.strip() and not line.startswith("Run 'docker")]
+    return lines[0].removeprefix("docker: ") if lines else "(no output)"
+
+
 def container_user(runner: tuple[int, int], image_mysql: tuple[int, int] | None) -> tuple[int, int]:
     """The uid:gid the server runs as: never root. A non-root runner's own ids (the host
     datadir stays its own); a root runner's server runs as the image's mysql account."""
@@ -94,7 +101,6 @@ def run_args(image: str, name: str, port: int, datadir: Path, cnf: Path, user: t
             "--volume", f"{datadir}:{CONTAINER_DATADIR}",
             "--volume", f"{cnf}:{INCLUDE_DIRS[family]}/zz-perfci.cnf:ro",
             *env,
-            "--ulimit", "nofile=65535:65535",
             "--shm-size", "1g",
             image]
 
@@ -169,14 +175,13 @@ class DockerServer:
         except subprocess.TimeoutExpired:
             raise InfraFailure(f"docker {args[0]}: no answer within {timeout:.0f}s") from None
         if check and done.returncode != 0:
-            first = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
-            raise InfraFailure(f"docker {args[0]} failed: {first}")
+            raise InfraFailure(f"docker {args[0]} failed: {cli_error(done.stderr)}")
         return done
 
     def _check_engine(self) -> None:
         done = self._docker("version", "--format", "{{.Server.Version}}", timeout=30, check=False)
         if done.returncode != 0 or not done.stdout.strip():
-            why = (done.stderr.strip().splitlines() or ["no server version"])[-1]
+            why = cli_error(done.stderr) if done.stderr.strip() else "no server version"
             raise InfraFailure(f"docker: no Docker engine answers ({why}); the docker provider needs a "
                                "running engine (scripts/install-deps starts one) - or use --server local")
 
@@ -187,7 +192,7 @@ class DockerServer:
             raise BadInput(f"docker:{self.image}: not on this host; scripts/build-local-images builds it")
         done = self._docker("pull", "--quiet", self.image, timeout=1800, check=False)
         if done.returncode != 0:
-            why = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
+            why = cli_error(done.stderr)
             raise InfraFailure(f"docker:{self.image}: not on this host and cannot be pulled ({why})")
 
     def _in_image(self, *args: str, user: str | None = None) -> str:
@@ -219,9 +224,10 @@ class DockerServer:
         return self._known
 
     def describe(self) -> dict:
-        inspect = self._docker("image", "inspect", "--format", "{{.Id}} {{index .RepoDigests 0}}", self.image,
-                               check=False)
+        inspect = self._docker("image", "inspect", "--format", "{{.Id}}{{range .RepoDigests}} {{.}}{{end}}",
+                               self.image, check=False)
         image_id, _, repo_digest = inspect.stdout.strip().partition(" ")
+        repo_digest = repo_digest.split(" ")[0]
         return {"provider": self.kind, "image": self.image, "image_id": image_id or None,
                 "image_digest": repo_digest or None,  # none for a locally built image (never pushed)
                 "network": self.network, "container_user": f"{self.user[0]}:{self.user[1]}"}
