@@ -29,7 +29,14 @@ PERFCI = [sys.executable, "-m", "perfci.cli"]
 SOURCE_ENV = {"PYTHONPATH": os.pathsep.join(filter(None, [str(REPO / "ci"), os.environ.get("PYTHONPATH")]))}
 # fixtures that start a server or sysbench: a test using one is end-to-end
 E2E_FIXTURES = {"real_server_tools", "smoke_result", "running_server", "change_buffer", "row_formats",
-                "read_only_scaling", "baseline_dir", "fetched_servers"}
+                "read_only_scaling", "baseline_dir", "fetched_servers", "smoke_series"}
+SCENARIOS = ("rebuild-after-delete", "change-buffer-matrix", "row-format-compression", "compressed-read-only-scaling")
+# The smoke runs the e2e suite shares: three series side by side (see smoke_series)
+SMOKE_SERIES = (
+    (("mariadb-10.11", SCENARIOS[1:]),),          # its rebuild-after-delete is smoke_result (run alone)
+    (("mysql-8.0.31", SCENARIOS),),
+    (("mariadb-11.4.5", SCENARIOS), ("mysql-8.0.15", SCENARIOS[:1])),
+)
 GUARDED_TOOLS = ("mariadbd", "mysqld", "sysbench", "mariadb-install-db", "mysql_install_db")
 
 # A scenario small enough for failure-path tests (seconds, not minutes).
@@ -193,6 +200,36 @@ def fetched_servers(real_server_tools, tmp_path_factory):
     proc = run_perfci("servers", "fetch", "mysql-8.0.31", "mysql-8.0.15", "mariadb-11.4.5", env=env, timeout=1800)
     assert proc.returncode == 0, proc.stderr
     return env, proc.stdout
+
+
+@pytest.fixture(scope="session")
+def smoke_series(fetched_servers, tmp_path_factory) -> dict[tuple[str, str], dict]:
+    """{(server id, scenario): {"code", "stderr", "out", "results": {case: result}}}: the
+    smoke profile of the scenarios in SMOKE_SERIES, in the session's perfci cache. The
+    three series run side by side (--allow-busy, recorded in each result): every phase is
+    time-boxed, so this takes the longest series' time instead of the sum (~9 instead of
+    ~15 minutes), and the tests that read these runs assert behaviour (merges, sizes,
+    skips), never speed."""
+    env, _ = fetched_servers
+    root = tmp_path_factory.mktemp("smoke-series")
+    runs: dict[tuple[str, str], dict] = {}
+
+    def series(plan) -> None:
+        for server_id, scenarios in plan:
+            for scenario in scenarios:
+                out = root / server_id / scenario
+                proc = run_perfci("run", scenario, "--profile", "smoke", "--server", server_id, "--out", str(out),
+                                  "--allow-busy", "--quiet", env=env, timeout=1500)
+                results = {r["case"]: r for r in (json.loads(p.read_text()) for p in result_files(out))}
+                runs[(server_id, scenario)] = {"code": proc.returncode, "stderr": proc.stderr[-3000:], "out": out,
+                                               "results": results}
+
+    threads = [threading.Thread(target=series, args=(plan,)) for plan in SMOKE_SERIES]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return runs
 
 
 @pytest.fixture(scope="session")

@@ -12,27 +12,25 @@ import pytest
 from conftest import result_files, run_perfci
 
 
-def _run(tmp_path_factory, scenario: str, *extra: str) -> dict:
-    out = tmp_path_factory.mktemp(f"{scenario}-results")
-    proc = run_perfci("run", scenario, "--profile", "smoke", "--out", str(out), "--quiet", *extra, timeout=900)
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
-    results = {r["case"]: r for r in (json.loads(p.read_text()) for p in result_files(out))}
-    return {"out": out, "results": results, "proc": proc}
+def _series(smoke_series, scenario: str) -> dict:
+    run = smoke_series[("mariadb-10.11", scenario)]
+    assert run["code"] == 0, run["stderr"]
+    return run
 
 
 @pytest.fixture(scope="module")
-def change_buffer(real_server_tools, tmp_path_factory):
-    return _run(tmp_path_factory, "change-buffer-matrix")
+def change_buffer(smoke_series):
+    return _series(smoke_series, "change-buffer-matrix")
 
 
 @pytest.fixture(scope="module")
-def row_formats(real_server_tools, tmp_path_factory):
-    return _run(tmp_path_factory, "row-format-compression")
+def row_formats(smoke_series):
+    return _series(smoke_series, "row-format-compression")
 
 
 @pytest.fixture(scope="module")
-def read_only_scaling(real_server_tools, tmp_path_factory):
-    return _run(tmp_path_factory, "compressed-read-only-scaling")
+def read_only_scaling(smoke_series):
+    return _series(smoke_series, "compressed-read-only-scaling")
 
 
 def _merges(result: dict) -> float:

@@ -5,22 +5,17 @@ provides), and rebuild-after-delete on MySQL 8.0.15 (no innodb_redo_log_capacity
 
 from __future__ import annotations
 
-import json
-import threading
-
 import pytest
 
-from conftest import result_files, run_perfci
+from conftest import SMOKE_SERIES, run_perfci
 
 pytestmark = pytest.mark.e2e
 
-SCENARIOS = ("rebuild-after-delete", "change-buffer-matrix", "row-format-compression", "compressed-read-only-scaling")
-# server id -> (flavor, version, scenarios at smoke)
-SERIES = {
-    "mysql-8.0.31": ("mysql", "8.0.31", SCENARIOS),
-    "mariadb-11.4.5": ("mariadb", "11.4.5", SCENARIOS),
-    "mysql-8.0.15": ("mysql", "8.0.15", ("rebuild-after-delete",)),
-}
+# server id -> (flavor, version)
+SERVERS = {"mysql-8.0.31": ("mysql", "8.0.31"), "mariadb-11.4.5": ("mariadb", "11.4.5"),
+           "mysql-8.0.15": ("mysql", "8.0.15")}
+FETCHED_RUNS = [(server_id, scenario) for plan in SMOKE_SERIES for server_id, scenarios in plan
+                if server_id in SERVERS for scenario in scenarios]
 
 
 def test_fetch_verifies_unpacks_and_identifies_each_server(fetched_servers):
@@ -34,40 +29,13 @@ def test_fetch_verifies_unpacks_and_identifies_each_server(fetched_servers):
                                         "mariadb-11.4.5" in line)
 
 
-@pytest.fixture(scope="module")
-def smoke_everywhere(fetched_servers, tmp_path_factory):
-    """{(server id, scenario): (exit code, stderr, results)}. The MySQL 8.0.31 series runs
-    beside the MariaDB 11.4.5 + MySQL 8.0.15 one (--allow-busy, recorded): phases are
-    time-boxed, so this halves the wall time, and no number is judged here."""
-    env, _ = fetched_servers
-    out_root = tmp_path_factory.mktemp("smoke-everywhere")
-    runs: dict[tuple[str, str], tuple[int, str, list[dict]]] = {}
-
-    def series(server_ids: tuple[str, ...]) -> None:
-        for server_id in server_ids:
-            for scenario in SERIES[server_id][2]:
-                out = out_root / server_id / scenario
-                proc = run_perfci("run", scenario, "--profile", "smoke", "--server", server_id, "--out", str(out),
-                                  "--allow-busy", "--quiet", env=env, timeout=1200)
-                results = [json.loads(p.read_text()) for p in result_files(out)]
-                runs[(server_id, scenario)] = (proc.returncode, proc.stderr[-3000:], results)
-
-    threads = [threading.Thread(target=series, args=(ids,))
-               for ids in (("mysql-8.0.31",), ("mariadb-11.4.5", "mysql-8.0.15"))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return runs
-
-
-@pytest.mark.parametrize("server_id, scenario",
-                         [(server_id, scenario) for server_id, (_, _, names) in SERIES.items() for scenario in names])
-def test_every_scenario_runs_at_smoke_on_each_fetched_server(smoke_everywhere, fetched_servers, server_id, scenario):
-    code, stderr, results = smoke_everywhere[(server_id, scenario)]
-    assert code == 0, stderr
+@pytest.mark.parametrize("server_id, scenario", FETCHED_RUNS)
+def test_every_scenario_runs_at_smoke_on_each_fetched_server(smoke_series, fetched_servers, server_id, scenario):
+    run = smoke_series[(server_id, scenario)]
+    assert run["code"] == 0, run["stderr"]
+    results = list(run["results"].values())
     assert results, "a result per case"
-    flavor, version, _ = SERIES[server_id]
+    flavor, version = SERVERS[server_id]
     for result in results:
         server = result["server"]
         assert (server["flavor"], server["version"]) == (flavor, version)
@@ -85,12 +53,12 @@ def test_every_scenario_runs_at_smoke_on_each_fetched_server(smoke_everywhere, f
         assert {r["status"] for r in results} == {"ok"}, [r.get("skip_reason") for r in results]
 
 
-def test_mysql_8_0_31_buffers_changes_and_8_0_15_gets_the_redo_option_mapped(smoke_everywhere):
-    _, _, matrix = smoke_everywhere[("mysql-8.0.31", "change-buffer-matrix")]
+def test_mysql_8_0_31_buffers_changes_and_8_0_15_gets_the_redo_option_mapped(smoke_series):
+    matrix = smoke_series[("mysql-8.0.31", "change-buffer-matrix")]["results"].values()
     merges = {r["case"]: sum(r["phases"]["write"]["metrics"][f"ibuf_merges_{kind}_per_s"]
                              for kind in ("insert", "delete_mark", "delete")) for r in matrix}
     assert len(merges) == 4 and all((v > 10) == k.endswith("=all") for k, v in merges.items()), merges
-    _, _, (old,) = smoke_everywhere[("mysql-8.0.15", "rebuild-after-delete")]
+    (old,) = smoke_series[("mysql-8.0.15", "rebuild-after-delete")]["results"].values()
     written = old["server"]["config"]["written"]
     assert "innodb_redo_log_capacity" not in written and written["innodb_log_file_size"] == 256 * 2**20
     mapped, = [n for n in old["notes"] if n["option"] == "innodb_redo_log_capacity"]
