@@ -86,3 +86,20 @@ def test_override_of_a_mapped_option_is_recorded():
                         Requested("innodb_log_file_size", "4M", "override")], identify("10.11.19-MariaDB", ""), None)
     assert plan.options == {"innodb_log_file_size": "4M"}
     assert [n["action"] for n in plan.notes] == ["mapped", "overridden"]
+
+
+@pytest.mark.parametrize("option, value, kept_on", [
+    ("userstat", "ON", {"percona", "mariadb"}),
+    ("thread_pool_size", 4, {"percona", "mariadb"}),
+    ("innodb_compressed_columns_zip_level", 6, {"percona"}),
+])
+def test_percona_only_options_are_kept_on_percona_and_skipped_with_the_reason_elsewhere(option, value, kept_on):
+    servers = {"percona": ("8.0.36-28", "Percona Server (GPL), Release 28"), "mysql": ("8.0.31", "MySQL"),
+               "mariadb": ("11.4.5-MariaDB", "")}
+    for flavor, server in servers.items():
+        plan = _plan(option, value, server)
+        if flavor in kept_on:
+            assert plan.options == {option: value} and plan.notes == []
+        else:
+            note, = plan.notes
+            assert plan.options == {} and note["action"] == "skipped" and "only" in note["reason"]
