@@ -265,9 +265,13 @@ def docker(*args: str, stdin: Path | None = None, timeout: float = 120) -> subpr
             raise InfraFailure(f"docker {args[0]}: no answer within {timeout:.0f}s") from None
 
 
-def existing_recipe(image: str) -> str | None:
-    done = docker("image", "inspect", "--format", '{{index .Config.Labels "perfci.recipe"}}', image)
-    return done.stdout.decode().strip() or None if done.returncode == 0 else None
+def existing(image: str) -> tuple[str, str] | None:
+    """(image id, recipe label) of the image with this tag, if the host has one."""
+    done = docker("image", "inspect", "--format", '{{.Id}} {{index .Config.Labels "perfci.recipe"}}', image)
+    if done.returncode != 0:
+        return None
+    image_id, _, recipe = done.stdout.decode().strip().partition(" ")
+    return image_id, recipe
 
 
 def build(local: LocalImage, force: bool = False) -> str:
@@ -287,7 +291,8 @@ def build(local: LocalImage, force: bool = False) -> str:
         raise BadInput(f"{local.image}: {local.server_id} is {identity.full_version} here, not {local.version}")
     stat = binary.stat()
     recipe = recipe_hash(local, spec, f"{identity.full_version} {stat.st_size} {stat.st_mtime_ns}")
-    if not force and existing_recipe(local.image) == recipe:
+    before = existing(local.image)
+    if not force and before is not None and before[1] == recipe:
         return f"{local.image}: up to date ({identity.full_version}, recipe {recipe})"
     with tempfile.TemporaryDirectory(prefix="perfci-image-") as tmp:
         fs = RootFs(Path(tmp) / "rootfs")
@@ -309,6 +314,8 @@ def build(local: LocalImage, force: bool = False) -> str:
         done = docker("import", *changes, "-", local.image, stdin=archive, timeout=IMPORT_TIMEOUT_S)
         if done.returncode != 0:
             raise InfraFailure(f"docker import {local.image} failed: {done.stderr.decode().strip()[-300:]}")
+    if before is not None and before[0] != done.stdout.decode().strip():
+        docker("image", "rm", before[0])  # the replaced image, untagged now (kept if a container uses it)
     return f"{local.image}: built from {local.server_id} ({identity.full_version}, recipe {recipe})"
 
 
