@@ -14,7 +14,6 @@ image is labelled with its recipe hash, so an unchanged image is not rebuilt.
 from __future__ import annotations
 
 import hashlib
-import inspect
 import json
 import os
 import re
@@ -111,9 +110,10 @@ def image_config(recipe: str, source: str) -> list[str]:
 def recipe_hash(local: LocalImage, spec: str, server_bytes_id: str) -> str:
     """What the image is made of: the server (spec and binary), this builder, busybox."""
     h = hashlib.sha256()
-    for part in (local.image, spec, server_bytes_id, inspect.getsource(inspect.getmodule(recipe_hash))):  # type: ignore[arg-type]
+    for part in (local.image, spec, server_bytes_id):
         h.update(part.encode())
         h.update(b"\0")
+    h.update(Path(__file__).read_bytes())  # this builder, entrypoint included
     h.update(BUSYBOX.read_bytes() if BUSYBOX.exists() else b"")
     return h.hexdigest()[:16]
 
