@@ -52,7 +52,7 @@ def test_unknown_key_names_field_and_allowed_keys():
 
 def test_unknown_key_inside_a_step():
     msg = error_of(tiny_text(steps=TINY_STEPS + "    thread: 4\n"))
-    assert "field steps[2].measure.thread: unknown key; allowed: kind, phase, workload, threads, time, options" in msg
+    assert "field steps[2].measure.thread: unknown key; allowed: kind, phase, workload, threads, time, transactions, options" in msg
 
 
 def test_wrong_type():

@@ -23,6 +23,7 @@ from .servers import id_of_spec
 from .snapshot_use import SnapshotUse
 from .snapshots import data_prefix
 from .steps import HANDLERS, Handler, StepContext, run_steps, utc_now
+from .validity import assess
 
 InspectorFactory = Callable[[ServerProvider], RunningServer]
 
@@ -106,7 +107,7 @@ def execute(plan: RunPlan, progress: Progress, keep_workdir: bool = False, runne
     ran = ctx is not None and skip_reason is None
     requested = {req.name: req.value for req in plan.requested if req.origin == "scenario"}
     overrides = {req.name: req.value for req in plan.requested if req.origin == "override"}
-    return Result(
+    result = Result(
         id=result_id(plan),
         status=Status.ok if ran else Status.skipped,
         skip_reason=skip_reason,
@@ -134,3 +135,7 @@ def execute(plan: RunPlan, progress: Progress, keep_workdir: bool = False, runne
         notes=plan.config_notes,
         reproduce=reproduce_command(plan),
     )
+    validity = assess(result)
+    for reason in validity.reasons:
+        progress.info(f"  invalid: {reason}")
+    return result.model_copy(update={"validity": validity})

@@ -267,6 +267,12 @@ class Phase(Model):
     threads: int
     time_s: int
     command: str
+    bound: Literal["time", "transactions"] = Field(
+        "time", description="what ended the phase by design: a time box, or a fixed number of transactions")
+    transactions_target: int | None = Field(None, description="fixed work: the transactions asked for")
+    rand_seed: int | None = Field(None, description="fixed work: sysbench --rand-seed")
+    host_cpu: dict[str, float] | None = Field(
+        None, description="average cores used during the phase: host, server, client, perfci, others")
     quiesce: Quiesce = Quiesce()
     sysbench_version: str | None = None
     metrics: Metrics
@@ -333,6 +339,13 @@ class AbRole(Model):
 # ---------------------------------------------------------------- the result
 
 
+class Validity(Model):
+    """The run validity gate (validity.py): an invalid run enters no baseline and no verdict."""
+
+    valid: bool = True
+    reasons: list[str] = []
+
+
 class Result(Model):
     schema_: Literal["perfci.result/2"] = Field("perfci.result/2", alias="schema")
     id: str = Field(min_length=1)
@@ -354,6 +367,7 @@ class Result(Model):
     notes: list[ConfigNote] = []
     reproduce: str = ""
     ab: AbRole | None = None
+    validity: Validity = Validity()
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 

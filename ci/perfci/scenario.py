@@ -87,8 +87,25 @@ class Workload(StrictModel):
     threads: int = Field(1, ge=1, le=4096)
     thread_sweep: list[Threads] = Field([1], min_length=1,
                                         description="thread counts of a measure step with `threads: sweep`")
-    time: int = Field(60, ge=1, description="seconds per measured phase")
+    time: int = Field(60, ge=1, description="seconds per measured phase; with `transactions`, the cap (a guard)")
     report_interval: int = Field(1, ge=1, description="seconds between interval lines")
+    transactions: int | None = Field(
+        None, ge=1, description="fixed work: every measured phase runs exactly this many transactions "
+                                "(sysbench --events) with a seeded random stream, so every run performs the same "
+                                "statements on the same rows; a phase that hits the `time` cap first is invalid")
+    rand_seed: int = Field(1, ge=1, description="sysbench --rand-seed of fixed-work phases (recorded)")
+    burst_transactions: int | None = Field(
+        None, ge=1, description="interleaved A/B: transactions per burst (default: a tenth of `transactions`)")
+
+    @property
+    def fixed_work(self) -> bool:
+        return self.transactions is not None
+
+    def bursts(self) -> tuple[int, int]:
+        """(transactions per burst, bursts) of an interleaved fixed-work phase."""
+        assert self.transactions is not None
+        size = self.burst_transactions or max(1, self.transactions // 10)
+        return size, max(1, round(self.transactions / size))
 
 
 class Quiesce(StrictModel):
@@ -150,6 +167,7 @@ class MeasureStep(StrictModel):
     # `sweep`: one phase per count of workload.thread_sweep, named <phase>-t<N>
     threads: Threads | Literal["sweep"] | None = None
     time: int | None = Field(None, ge=1)
+    transactions: int | None = Field(None, ge=1, description="fixed work for this phase (see workload.transactions)")
     options: dict[str, SysbenchValue] = {}
 
     @property
@@ -173,6 +191,9 @@ class WorkloadOverride(StrictModel):
     thread_sweep: list[Threads] | None = Field(None, min_length=1)
     time: int | None = Field(None, ge=1)
     report_interval: int | None = Field(None, ge=1)
+    transactions: int | None = Field(None, ge=1)
+    rand_seed: int | None = Field(None, ge=1)
+    burst_transactions: int | None = Field(None, ge=1)
 
 
 class DatasetPatch(StrictModel):

@@ -17,13 +17,13 @@ from pathlib import Path
 
 import pymysql
 
-from . import collectors, loader, sysbench
+from . import collectors, hostcpu, loader, sysbench
 from .errors import BadInput, InfraFailure
 from .inspect import DATABASE, RunningServer, counters_delta
 from .progress import Progress
 from .providers.base import ServerProvider
 from .result import Metrics, Phase, Step
-from .scenario import ApplyLayoutStep, DeleteRandomStep, MeasureStep, PrepareStep, ResolvedScenario, SqlStep
+from .scenario import ApplyLayoutStep, DeleteRandomStep, MeasureStep, PrepareStep, ResolvedScenario, SqlStep, SysbenchValue
 
 ScenarioStep = PrepareStep | ApplyLayoutStep | DeleteRandomStep | SqlStep | MeasureStep
 StepFields = dict[str, object]
@@ -170,13 +170,40 @@ def delete_random(ctx: StepContext, step: ScenarioStep) -> StepFields:
     return {"rows_deleted": deleted, "rows_remaining": remaining}
 
 
+@dataclass(frozen=True)
+class PhaseBound:
+    """How a measured phase ends: a time box, or fixed work (N seeded transactions,
+    `seconds` then being the cap that guards against a stuck server)."""
+
+    seconds: int
+    transactions: int | None = None
+    rand_seed: int | None = None
+
+    def sysbench_options(self) -> dict[str, SysbenchValue]:
+        if self.transactions is None:
+            return {"time": self.seconds}
+        return {"events": self.transactions, "time": self.seconds, "rand-seed": self.rand_seed or 1}
+
+    def record(self) -> StepFields:
+        if self.transactions is None:
+            return {"bound": "time"}
+        return {"bound": "transactions", "transactions_target": self.transactions, "rand_seed": self.rand_seed}
+
+
+def phase_bound(resolved: ResolvedScenario, step: MeasureStep) -> PhaseBound:
+    wl = resolved.workload
+    transactions = step.transactions or wl.transactions
+    return PhaseBound(step.time or wl.time, transactions, wl.rand_seed if transactions else None)
+
+
 def measure(ctx: StepContext, step: ScenarioStep) -> StepFields:
     assert isinstance(step, MeasureStep)
     wl = ctx.resolved.workload
     threads = step.threads if isinstance(step.threads, int) else wl.threads
-    seconds = step.time or wl.time
+    bound = phase_bound(ctx.resolved, step)
+    seconds = bound.seconds
     options = {"tables": ctx.resolved.dataset.tables, "table-size": ctx.resolved.dataset.rows,
-               "threads": threads, "time": seconds, "report-interval": wl.report_interval, **step.options}
+               "threads": threads, **bound.sysbench_options(), "report-interval": wl.report_interval, **step.options}
     args = sysbench.command(step.workload, "run", ctx.bench, options)
     q = ctx.resolved.quiesce
     quiet = None
@@ -193,24 +220,31 @@ def measure(ctx: StepContext, step: ScenarioStep) -> StepFields:
         if iv:
             ctx.progress.update(f"[{iv['t']:.0f}/{seconds}s] tps {iv['tps']:.1f} qps {iv['qps']:.1f}")
 
+    cpu_before = hostcpu.sample(ctx.server.pid)
     out = sysbench.run(args, on_line=on_line, log_path=ctx.logs_dir / f"measure-{step.phase}.log")
+    cpu_used = hostcpu.cores_used(cpu_before, hostcpu.sample(ctx.server.pid))
     snap_after = ctx.inspector.counters_snapshot()
     gauges_after = ctx.inspector.gauges()
     sizes_after = ctx.inspector.sizes()
-    try:
-        report = sysbench.parse_report(out)
-    except ValueError as exc:
-        raise InfraFailure(f"sysbench {step.workload} gave no usable report: {exc}",
-                           detail="\n".join(out.splitlines()[-15:])) from None
+    report = parsed_report(step.workload, out)
     counters = counters_delta(snap_before, snap_after)
     raw = collectors.delta(snap_before, snap_after)
     metrics = Metrics.model_validate({**report["metrics"], **collectors.derived(raw, report["metrics"])})
     ctx.phases[step.phase] = Phase.model_validate({
         "workload": step.workload, "threads": threads, "time_s": seconds, "command": sysbench.shown(args),
+        **bound.record(), "host_cpu": cpu_used,
         "quiesce": quiet or {}, "sysbench_version": report["sysbench_version"], "metrics": metrics,
         "counters": counters, "gauges_after": gauges_after, "intervals": report["intervals"],
         "sizes_before": sizes_before, "sizes_after": sizes_after})
     return {"phase": step.phase}
+
+
+def parsed_report(workload: str, out: str) -> dict:
+    try:
+        return sysbench.parse_report(out)
+    except ValueError as exc:
+        raise InfraFailure(f"sysbench {workload} gave no usable report: {exc}",
+                           detail="\n".join(out.splitlines()[-15:])) from None
 
 
 HANDLERS: dict[str, Handler] = {

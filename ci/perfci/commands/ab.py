@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import tempfile
 from pathlib import Path
 
@@ -11,6 +12,8 @@ from ..ab import Side, ab_markdown, judge_pairs, run_ab
 from ..errors import EXIT_INTERRUPTED, EXIT_REGRESSION
 from ..files import write_atomic
 from ..hostlock import command_line, exclusive_host
+from ..interleave import plan_sides, run_interleaved
+from ..interleave_report import interleaved_markdown, judge_run
 from ..mycnf import parse_override
 from ..plan import plan_run
 from ..progress import Progress
@@ -31,8 +34,20 @@ from . import options
 @click.option("--a-scenario", type=click.Path(path_type=Path), default=None,
               help="Scenario file for side A only (e.g. the PR base's version of a changed scenario).")
 @click.option("--profile", "-p", default="smoke", show_default=True)
+@click.option("--mode", type=click.Choice(["interleaved", "rounds"]), default="interleaved", show_default=True,
+              help="interleaved: both servers alive, fixed-work bursts alternating, the idle side frozen; "
+                   "rounds: whole runs on fresh servers (for what cannot be split: load time, DDL).")
 @click.option("--rounds", type=click.IntRange(2, 100), default=3, show_default=True,
-              help="Paired rounds; each runs A and B once, order alternating.")
+              help="--mode rounds: paired rounds; each runs A and B once, order alternating.")
+@click.option("--bursts", type=click.IntRange(3, 100000), default=None,
+              help="--mode interleaved: burst pairs per phase (default: the profile's transactions / burst size).")
+@click.option("--warmup", type=click.IntRange(0, 1000), default=2, show_default=True,
+              help="--mode interleaved: burst pairs dropped at the start of each phase.")
+@click.option("--min-effect", type=click.FloatRange(0, 1), default=0.01, show_default=True,
+              help="--mode interleaved: smallest relative change flagged.")
+@click.option("--a-sql", multiple=True, metavar="STATEMENT",
+              help="SQL run on side A after its dataset is ready (repeatable; e.g. a trigger, an index).")
+@click.option("--b-sql", multiple=True, metavar="STATEMENT", help="SQL run on side B after its dataset is ready.")
 @click.option("--case", "case_pattern", default=None, metavar="PATTERN",
               help="Matrix scenarios: the case to compare (glob; default: the profile's first case).")
 @options.out_dir
@@ -44,7 +59,8 @@ from . import options
 @options.host_wait
 @options.quiet
 def ab(scenario: str, a_spec: str, b_spec: str, a_config: tuple[str, ...], b_config: tuple[str, ...],
-       a_scenario: Path | None, profile: str, rounds: int, case_pattern: str | None, out_dir: Path,
+       a_scenario: Path | None, profile: str, mode: str, rounds: int, bursts: int | None, warmup: int,
+       min_effect: float, a_sql: tuple[str, ...], b_sql: tuple[str, ...], case_pattern: str | None, out_dir: Path,
        workdir: Path | None, confidence: float, report_file: Path | None, runner_class: str, allow_busy: bool, host_wait: float,
        quiet: bool) -> int:
     """Paired A/B runs of SCENARIO: B against A, round by round on this host.
@@ -62,6 +78,12 @@ def ab(scenario: str, a_spec: str, b_spec: str, a_config: tuple[str, ...], b_con
              Side("b", b_spec, [parse_override(c) for c in b_config]))
     parent = Path(workdir or tempfile.gettempdir())
     dsn_only = all(side.server_spec.startswith("dsn:") for side in sides)
+    if mode == "interleaved":
+        return _interleaved(scenario, profile, sides, parent, case_pattern, bursts, warmup, min_effect,
+                            (list(a_sql), list(b_sql)), out_dir, report_file, runner_class, allow_busy, host_wait,
+                            dsn_only, progress)
+    if a_sql or b_sql:
+        raise click.UsageError("--a-sql/--b-sql need --mode interleaved")
     try:
         with exclusive_host(command_line(), allow_busy, ignore_servers=dsn_only, wait_s=host_wait):
             results = _checked_rounds(scenario, profile, sides, rounds, out_dir, parent, progress, runner_class,
@@ -87,3 +109,27 @@ def _checked_rounds(scenario: str, profile: str, sides: tuple[Side, Side], round
         progress.info(f"A/B on case {case} (choose another with --case)")
     return run_ab(scenario, profile, sides, rounds, out_dir, parent, progress, runner_class,
                   case=case if case != "default" else None)
+
+
+def _interleaved(scenario: str, profile: str, sides: tuple[Side, Side], parent: Path, case_pattern: str | None,
+                 bursts: int | None, warmup: int, min_effect: float, setup_sql: tuple[list[str], list[str]],
+                 out_dir: Path, report_file: Path | None, runner_class: str, allow_busy: bool, host_wait: float,
+                 dsn_only: bool, progress: Progress) -> int:
+    plans = plan_sides(scenario, profile, sides, parent, case_pattern, bursts)  # every check before a server starts
+    if plans[0].resolved.case != "default":
+        progress.info(f"A/B on case {plans[0].resolved.case} (choose another with --case)")
+    try:
+        with exclusive_host(command_line(), allow_busy, ignore_servers=dsn_only, wait_s=host_wait):
+            run = run_interleaved(plans, sides, progress, runner_class, bursts, warmup, setup_sql)
+    except KeyboardInterrupt:
+        click.echo("interrupted: both servers were shut down; nothing was judged", err=True)
+        return EXIT_INTERRUPTED
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_atomic(out_dir / f"{run.id}.bursts.json", json.dumps(run.dump(), indent=1) + "\n")
+    rows = judge_run(run, plans[1].resolved.compare, min_effect)
+    text = interleaved_markdown(run, rows, min_effect)
+    write_atomic(out_dir / f"{run.id}.md", text)
+    if report_file:
+        write_atomic(report_file, text)
+    click.echo(text)
+    return EXIT_REGRESSION if any(r.verdict == "regression" for r in rows) else 0
