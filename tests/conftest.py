@@ -130,9 +130,13 @@ def run_perfci(*args: str, env: dict | None = None, timeout: float = 600, cwd: P
                           env={**os.environ, **SOURCE_ENV, **(env or {})})
 
 
-def write_tiny(directory: Path, name: str = "tiny", steps: str = TINY_STEPS, time: int = 2) -> Path:
+def write_tiny(directory: Path, name: str = "tiny", steps: str = TINY_STEPS, time: int = 2,
+               transactions: int | None = None, burst: int | None = None) -> Path:
+    """The tiny scenario; `transactions` (and `burst`) make its phase fixed work."""
     path = directory / f"{name}.yaml"
-    path.write_text(TINY_SCENARIO.format(name=name, steps=steps, time=time))
+    workload = (f", transactions: {transactions}" if transactions else "") + (f", burst_transactions: {burst}" if burst else "")
+    text = TINY_SCENARIO.format(name=name, steps=steps, time=time)
+    path.write_text(text.replace("report_interval: 1}", "report_interval: 1" + workload + "}"))
     return path
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -75,31 +76,52 @@ def ab_row(stdout: str, key: str) -> tuple[float, float, float, str]:
     return float(row[1]), float(row[2]), float(row[3]), row[4]
 
 
-def test_ab_excludes_one_for_a_real_slowdown(real_server_tools, tmp_path):
-    """fsync at every commit (B) vs once a second (A). The cause is measured per
-    transaction (~1 fsync vs ~0.003: a ratio of hundreds, far outside any noise)
-    and is what must be flagged; the throughput it costs (~25 % here) always points
-    the same way, but 5-second phases on a busy 2-core VM are too noisy for its
-    interval to exclude 1 every time (that was this test's flake; #11 is about
-    that power), so only its direction is asserted."""
-    scenario = write_tiny(tmp_path, time=5)
-    proc = run_perfci("ab", str(scenario), "--rounds", "5", "--b-config", "innodb_flush_log_at_trx_commit=1",
-                      "--out", str(tmp_path / "out"), "-q")
+def test_interleaved_ab_flags_fsync_at_commit(real_server_tools, tmp_path):
+    """fsync at every commit (B) vs once a second (A), both servers alive, bursts of
+    the same seeded transactions alternating, the idle side frozen. The cause is
+    measured per transaction (~1 fsync vs ~0.001: far outside any noise) and must be
+    flagged; the throughput it costs (~25 % here) must point the same way."""
+    scenario = write_tiny(tmp_path, time=60, transactions=8000, burst=400)
+    out = tmp_path / "out"
+    proc = run_perfci("ab", str(scenario), "--b-config", "innodb_flush_log_at_trx_commit=1", "--out", str(out), "-q")
     assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "the idle side frozen (cgroup v1 freezer)" in proc.stdout
     ratio, low, high, verdict = ab_row(proc.stdout, "only.fsyncs_per_txn")
     assert low > 20 and verdict == "🔴 regression", (ratio, low, high)
     ratio, low, high, verdict = ab_row(proc.stdout, "only.tps")
-    assert ratio < 0.95 and verdict in ("🔴 regression", "⚪ inconclusive"), (ratio, low, high, verdict)
-    results = [json.loads(p.read_text()) for p in result_files(tmp_path / "out")]
-    assert sorted((r["ab"]["side"], r["ab"]["round"]) for r in results) == sorted(
-        (s, i) for s in "ab" for i in range(1, 6))
-    b_config = {r["server"]["effective_config"]["innodb_flush_log_at_trx_commit"] for r in results if r["ab"]["side"] == "b"}
-    assert b_config == {"1"}
+    assert ratio < 0.95 and verdict in ("🔴 regression", "unchanged", "〰 unstable"), (ratio, low, high, verdict)
+    [bursts_file] = out.glob("*.bursts.json")
+    run = json.loads(bursts_file.read_text())
+    assert run["schema"] == "perfci.ab-bursts/1" and run["bursts_per_phase"] == {"only": 20}
+    sides = {(b["index"], b["side"]): b for b in run["bursts"]}
+    assert len(sides) == 40 and all(sides[(k, "a")]["rand_seed"] == sides[(k, "b")]["rand_seed"] == 1 + k
+                                    for k in range(20))
+    # ABBA: A first in even pairs, B first in odd ones
+    assert [sides[(k, "a")]["position"] for k in range(4)] == [0, 1, 0, 1]
+    assert {b["transactions"] for b in run["bursts"]} == {400}
+    assert not list(Path("/sys/fs/cgroup/freezer").glob("perfci-*")), "a freezer group was left behind"
 
 
-def test_ab_includes_one_for_identical_configs(real_server_tools, tmp_path):
+def test_interleaved_ab_of_identical_servers_flags_nothing(real_server_tools, tmp_path):
+    scenario = write_tiny(tmp_path, time=60, transactions=6000, burst=400)
+    proc = run_perfci("ab", str(scenario), "--min-effect", "0.05", "--out", str(tmp_path / "out"), "-q")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "🔴 regression" not in proc.stdout
+
+
+def test_time_boxed_phase_cannot_be_interleaved(real_server_tools, tmp_path):
     scenario = write_tiny(tmp_path, time=5)
-    proc = run_perfci("ab", str(scenario), "--rounds", "4", "--out", str(tmp_path / "out"), "-q")
+    proc = run_perfci("ab", str(scenario), "--out", str(tmp_path / "out"))
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "phase only is time-boxed" in proc.stderr and "--mode rounds" in proc.stderr
+
+
+def test_rounds_ab_includes_one_for_identical_configs(real_server_tools, tmp_path):
+    scenario = write_tiny(tmp_path, time=5)
+    proc = run_perfci("ab", str(scenario), "--mode", "rounds", "--rounds", "4", "--out", str(tmp_path / "out"), "-q")
     assert proc.returncode in (0, 1), proc.stderr
     _, low, high, verdict = ab_row(proc.stdout, "only.tps")
     assert low <= 1.0 <= high and verdict != "🔴 regression"
+    results = [json.loads(p.read_text()) for p in result_files(tmp_path / "out")]
+    assert sorted((r["ab"]["side"], r["ab"]["round"]) for r in results) == sorted(
+        (s, i) for s in "ab" for i in range(1, 5))

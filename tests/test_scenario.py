@@ -41,7 +41,10 @@ def test_rebuild_after_delete_follows_the_bug():
                                                "db-ps-mode": "disable", "rate": 0}
     assert scenario.steps[4].statements == ["ALTER TABLE {table} ENGINE=InnoDB"]
     smoke = resolve(scenario, "smoke")
-    assert smoke.dataset.rows == 200_000 and smoke.workload.time == 30 and smoke.expected_minutes <= 3
+    assert smoke.dataset.rows == 200_000 and smoke.expected_minutes <= 3
+    # smoke is fixed work (seeded, 3000 transactions, a 300 s cap), in bursts of 250 for an interleaved A/B
+    assert (smoke.workload.transactions, smoke.workload.time, smoke.workload.bursts()) == (3000, 300, (250, 12))
+    assert resolve(scenario, "nightly").workload.transactions is None  # nightly stays time-boxed (10 min)
     assert resolve(scenario, "seed").dataset.rows == 10_000_000
 
 

@@ -134,6 +134,8 @@ def refusals(result: Result, baseline: Baseline | None) -> list[str]:
     why = []
     if not result.ran:
         why.append(f"run status is {result.status.value!r}, not 'ok'")
+    if not result.validity.valid:
+        why.append(f"invalid run ({'; '.join(result.validity.reasons)})")
     missing = [p for p in result.scenario.measured_phases() if p not in result.phases]
     if missing or not result.phases:
         why.append(f"partial run: phases without metrics: {', '.join(missing) or 'all'}")

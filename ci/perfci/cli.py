@@ -24,6 +24,7 @@ DEBUG_ENV = "PERFCI_DEBUG"
 COMMANDS = {
     "ab": ("ab", "ab"),
     "baseline": ("baseline", "baseline"),
+    "calibrate": ("calibrate", "calibrate"),
     "compare": ("compare", "compare"),
     "history": ("history", "history"),
     "issues": ("issues", "issues"),

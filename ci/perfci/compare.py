@@ -7,6 +7,7 @@ import math
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
@@ -14,9 +15,13 @@ from .baseline import Baseline, baseline_path, load_baseline
 from .errors import BadInput
 from .identity import DEFAULT_FOLLOW, CaseIdentity, Follow
 from .metrics import MetricSpec, counters_per_txn, default_spec, flatten, judged_keys
+from .paths import baselines_dir
 from .result import Result
 from .scenario import CompareSpec, load_scenario
 from .stats import DEFAULT_CONFIDENCE, DEFAULT_CV_FLOOR, DEFAULT_PRIOR_CV, DEFAULT_PRIOR_DF, Verdict, judge
+
+if TYPE_CHECKING:
+    from .noise import NoiseModel
 
 
 @dataclass(frozen=True)
@@ -28,6 +33,7 @@ class Rules:
     prior_cv: float = DEFAULT_PRIOR_CV
     prior_df: int = DEFAULT_PRIOR_DF
     follow: Follow = DEFAULT_FOLLOW
+    noise_dir: Path | None = None   # noise models (perfci calibrate); None: the project's baselines/noise
 
 
 @dataclass
@@ -62,6 +68,12 @@ class CaseComparison:
         if not any(r.ran for r in self.results):
             return self.results[0].skip_reason or "skipped"
         return None
+
+    @property
+    def invalid(self) -> bool:
+        """Every result that ran was invalid: nothing was judged (validity.py)."""
+        ran = [r for r in self.results if r.ran]
+        return bool(ran) and not any(r.validity.valid for r in ran)
 
     @property
     def regressions(self) -> list[MetricRow]:
@@ -124,10 +136,11 @@ def top_movers(phase: str, current: list[Result], baseline: Baseline,
 
 def compare_case(results: list[Result], baseline: Baseline | None, baseline_file: Path | None,
                  rules: Rules = Rules()) -> CaseComparison:
-    warnings: list[str] = []
-    ran = [r for r in results if r.ran]
-    if not ran:  # a case this server cannot run: nothing to judge, the reason is reported
-        return CaseComparison(results, baseline, baseline_file, [], [], rules=rules)
+    warnings: list[str] = [f"invalid run {r.id} is not judged: {'; '.join(r.validity.reasons)}"
+                           for r in results if r.ran and not r.validity.valid]
+    ran = [r for r in results if r.ran and r.validity.valid]
+    if not ran:  # a case this server cannot run, or only invalid runs: nothing to judge, the reason is reported
+        return CaseComparison(results, baseline, baseline_file, [], warnings, rules=rules)
     first = ran[0]
     specs, specs_from = compare_specs(first)
     flats = [flatten(r) for r in ran]
@@ -139,17 +152,52 @@ def compare_case(results: list[Result], baseline: Baseline | None, baseline_file
             warnings.append(f"host differs from the baseline's ({baseline.host.model_dump()})")
         if len(baseline.samples) < 3:
             warnings.append(f"the baseline has only {len(baseline.samples)} sample(s): only large changes can be judged")
+    from . import noise  # noise -> interleave -> ab -> compare: imported when used
+    model = noise_model_for(first, rules)
+    keys = judged_keys(first, specs)
+    if model is not None:
+        specs_from += f" · tolerances from the noise model of {model.created_at[:10]} ({len(model.runs)} A/A runs)"
+        keys += deterministic_counters(model, ran, {k for k, _ in keys})
     rows = []
-    for key, spec in judged_keys(first, specs):
-        current = [f[key] for f in flats if key in f]
-        base_values = baseline.values(key) if baseline else []
-        verdict = judge(current, base_values, spec.direction, spec.tolerance, rules.confidence, rules.cv_floor,
-                        rules.prior_cv, floor=spec.floor if not key.startswith("headline.") else 0.0)
+    for key, spec in keys:
+        current = [f[key] for f in flats if key in f] or [c[key] for c in (counters_per_txn(r) for r in ran) if key in c]
+        base_values = (baseline.values(key) or [s.counters[key] for s in baseline.samples if key in s.counters]) \
+            if baseline else []
+        learned = model.metrics.get(key) if model else None
+        if learned is not None and learned.run_cv is not None:  # the runner's own noise replaces the prior
+            spec = MetricSpec(spec.metric, spec.direction, noise.tolerance(learned) or spec.tolerance, spec.floor)
+            verdict = judge(current, base_values, spec.direction, spec.tolerance, rules.confidence, 0.0005,
+                            learned.run_cv, spec.floor if not key.startswith("headline.") else 0.0,
+                            prior_df=max(learned.runs - 1, 1))
+        else:
+            verdict = judge(current, base_values, spec.direction, spec.tolerance, rules.confidence, rules.cv_floor,
+                            rules.prior_cv, floor=spec.floor if not key.startswith("headline.") else 0.0)
         row = MetricRow(key, spec, base_values, current, verdict)
         if verdict.verdict == "regression" and baseline and not key.startswith("headline."):
             row.movers = top_movers(key.split(".", 1)[0], ran, baseline)
         rows.append(row)
     return CaseComparison(ran, baseline, baseline_file, rows, warnings, specs_from, rules)
+
+
+DETERMINISTIC_CV = 0.005
+
+
+def noise_model_for(result: Result, rules: Rules) -> NoiseModel | None:
+    from . import noise
+    root = rules.noise_dir or baselines_dir() / "noise"
+    model = noise.find(root, result.runner_class, result.server.line or "", result.scenario.name,
+                       result.scenario.profile, result.case)
+    return model if model is not None and model.scenario_hash == result.scenario.hash else None
+
+
+def deterministic_counters(model: NoiseModel, ran: list[Result], taken: set[str]) -> list[tuple[str, MetricSpec]]:
+    """Every counter per transaction that the noise model found deterministic under
+    fixed work (run CV <= 0.5 %) is judged too: more work per transaction is worse."""
+    from . import noise
+    present = set().union(*(counters_per_txn(r) for r in ran))
+    return [(key, MetricSpec(key.rsplit(".", 1)[-1], "lower", noise.tolerance(m) or noise.MIN_TOLERANCE))
+            for key, m in sorted(model.metrics.items())
+            if key not in taken and key in present and m.run_cv is not None and m.run_cv <= DETERMINISTIC_CV]
 
 
 def compare(results: list[Result], baseline_file: Path | None = None, baseline_root: Path | None = None,

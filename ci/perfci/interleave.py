@@ -256,6 +256,11 @@ def plan_sides(scenario: str, profile: str, sides: tuple[Side, Side], parent: Pa
             raise BadInput(f"side {side.name.upper()} cannot run this case: {plan.skip_reason}")
         check_splittable(plan, bursts)
         plans.append(use_snapshots(plan, SnapshotCache()))
+    a, b = (p.resolved for p in plans)
+    if (a.steps, a.workload, a.dataset) != (b.steps, b.workload, b.dataset):
+        raise BadInput(f"the sides' scenarios differ in steps, workload or dataset ({plans[0].scenario_file} vs "
+                       f"{plans[1].scenario_file}): interleaved bursts need the same work on both; "
+                       "use `perfci ab --mode rounds`")
     check_memory(plans, memory_available())
     return plans
 

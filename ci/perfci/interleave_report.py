@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import statistics
 
-from .interleave import InterleavedRun
+from .interleave import Burst, InterleavedRun
 from .metrics import DEFAULT_COMPARED, MetricSpec, default_spec
 from .paired import ALPHA, FDR, PairedVerdict, PairTable, judge_table
 from .scenario import CompareSpec
@@ -13,15 +13,33 @@ VERDICT_TEXT = {"regression": "🔴 regression", "improvement": "🟢 improvemen
                 "unstable": "〰 unstable", "moved": "moved"}
 
 
+BUSY_BURST_CORES = 0.5  # other processes' CPU during a burst beyond which its pair is dropped
+
+
+def busy(burst: Burst) -> bool:
+    return (burst.host_cpu or {}).get("others", 0.0) > BUSY_BURST_CORES
+
+
+def busy_pairs(run: InterleavedRun) -> dict[str, int]:
+    """Per phase: measured pairs dropped because the host was busy during one of their bursts."""
+    return {phase: len({b.index for b in run.bursts if b.phase == phase and not b.warmup and busy(b)})
+            for phase in run.bursts_per_phase}
+
+
 def pair_table(run: InterleavedRun) -> dict[str, tuple[list[float], list[float]]]:
     """key '<phase>.<metric>' -> (A values, B values) over the measured pairs, in order.
-    A metric absent from a burst (a counter that did not move) counts as 0 there."""
+    A metric absent from a burst (a counter that did not move) counts as 0 there. A
+    pair with a burst during which other processes used the CPU (beyond
+    BUSY_BURST_CORES) is dropped: the validity gate at burst scale, by the host's
+    load, never by the burst's own numbers."""
     table: dict[str, tuple[list[float], list[float]]] = {}
     for phase in run.bursts_per_phase:
         measured = [b for b in run.bursts if b.phase == phase and not b.warmup]
+        dropped = {b.index for b in measured if busy(b)}
         by_pair: dict[int, dict[str, dict[str, float]]] = {}
         for b in measured:
-            by_pair.setdefault(b.index, {})[b.side] = b.metrics
+            if b.index not in dropped:
+                by_pair.setdefault(b.index, {})[b.side] = b.metrics
         pairs = [p for _, p in sorted(by_pair.items()) if "a" in p and "b" in p]
         keys = sorted({k for p in pairs for side in p.values() for k in side})
         for key in keys:
@@ -76,6 +94,10 @@ def interleaved_markdown(run: InterleavedRun, rows: list[PairedVerdict], min_eff
         f"a {min_effect:.1%} change; other counters under Benjamini-Hochberg (FDR {FDR:.0%}), explanations only"
         + (f"; minimum effects from the noise model {noise_source}" if noise_source else ""),
     ]
+    dropped = {p: n for p, n in busy_pairs(run).items() if n}
+    if dropped:
+        lines.append("- pairs dropped, host busy during a burst (others > "
+                     f"{BUSY_BURST_CORES} cores): " + ", ".join(f"{p}: {n}" for p, n in dropped.items()))
     for side in run.sides:
         if side.setup_sql:
             lines.append(f"- setup SQL on {side.name.upper()}: " + "; ".join(f"`{s}`" for s in side.setup_sql))

@@ -76,11 +76,22 @@ class PairedVerdict:
 
 
 def differences(a: Sequence[float], b: Sequence[float]) -> tuple[np.ndarray, str]:
+    """Per pair: log(B/A) where every value is positive; else the difference relative
+    to the mean of both sides, (B - A) / ((mean A + mean B) / 2), which stays finite
+    for a counter that is ~0 on one side (fsyncs at commit: 0.001 vs 1 per txn)."""
     av, bv = np.asarray(a, float), np.asarray(b, float)
     if (av > 0).all() and (bv > 0).all():
         return np.log(bv / av), "log"
-    scale = float(np.mean(np.abs(av))) or float(np.mean(np.abs(bv))) or 1.0
+    scale = (abs(float(av.mean())) + abs(float(bv.mean()))) / 2 or 1.0
     return (bv - av) / scale, "relative"
+
+
+def as_ratio(x: float, scale: str) -> float:
+    """A mean difference back to B/A: exp for logs; for relative differences c,
+    mean B / mean A = (1 + c/2) / (1 - c/2) (capped where A's mean is ~0)."""
+    if scale == "log":
+        return math.exp(x)
+    return (1 + x / 2) / (1 - x / 2) if x < 1.999 else 1e4
 
 
 def lag1(d: np.ndarray) -> float:
@@ -115,7 +126,9 @@ def estimate(a: Sequence[float], b: Sequence[float]) -> PairedEstimate | None:
     means = block_means(d, block)
     k = len(means)
     center = float(means.mean())
-    ratio_of = (lambda x: math.exp(x)) if scale == "log" else (lambda x: 1 + x)
+    def ratio_of(x: float) -> float:
+        return as_ratio(x, scale)
+
     if k < 2:
         return None
     sd = float(means.std(ddof=1))

@@ -78,6 +78,10 @@ def summary_markdown(result: Result) -> str:
         + (f" · perfci {harness.perfci}" if harness.perfci else ""),
         f"- config overrides: {', '.join(f'{k}={v}' for k, v in srv.config.overrides.items()) or 'none'}",
         "- samples: 1 run; spread is the CV of the per-interval tps within each phase",
+        *[f"- fixed work: phase {n}: {p.transactions_target} transactions, --rand-seed={p.rand_seed}"
+          for n, p in phases.items() if p.bound == "transactions"],
+        *([] if result.validity.valid else
+          ["", "**Invalid run** (enters no baseline and no verdict): " + "; ".join(result.validity.reasons)]),
         "",
     ]
     header = ["metric", *names]

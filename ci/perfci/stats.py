@@ -94,7 +94,7 @@ class Verdict:
 
 def judge(current: list[float], baseline: list[float], direction: str, tolerance: float,
           confidence: float = DEFAULT_CONFIDENCE, cv_floor: float = DEFAULT_CV_FLOOR,
-          prior_cv: float = DEFAULT_PRIOR_CV, floor: float = 0.0) -> Verdict:
+          prior_cv: float = DEFAULT_PRIOR_CV, floor: float = 0.0, prior_df: int = DEFAULT_PRIOR_DF) -> Verdict:
     """The verdict for one metric. `direction`: "higher" or "lower" is better;
     `floor`: an absolute change below it is unchanged, whatever its ratio."""
     if not baseline:
@@ -112,7 +112,8 @@ def judge(current: list[float], baseline: list[float], direction: str, tolerance
             return Verdict("unchanged", 0.0, None, tolerance, direction, "zero on both sides")
         return Verdict("inconclusive", None, None, tolerance, direction,
                        "zero or negative values: no ratio (counter absent on one side?)")
-    return judge_estimate(ratio_interval(current, baseline, confidence, cv_floor, prior_cv), direction, tolerance)
+    return judge_estimate(ratio_interval(current, baseline, confidence, cv_floor, prior_cv, prior_df), direction,
+                          tolerance)
 
 
 def paired_interval(ratios: list[float], confidence: float = DEFAULT_CONFIDENCE) -> RatioEstimate:

@@ -115,11 +115,11 @@ def _interleaved(scenario: str, profile: str, sides: tuple[Side, Side], parent: 
                  bursts: int | None, warmup: int, min_effect: float, setup_sql: tuple[list[str], list[str]],
                  out_dir: Path, report_file: Path | None, runner_class: str, allow_busy: bool, host_wait: float,
                  dsn_only: bool, progress: Progress) -> int:
-    plans = plan_sides(scenario, profile, sides, parent, case_pattern, bursts)  # every check before a server starts
-    if plans[0].resolved.case != "default":
-        progress.info(f"A/B on case {plans[0].resolved.case} (choose another with --case)")
     try:
         with exclusive_host(command_line(), allow_busy, ignore_servers=dsn_only, wait_s=host_wait):
+            plans = plan_sides(scenario, profile, sides, parent, case_pattern, bursts)  # all checks before a start
+            if plans[0].resolved.case != "default":
+                progress.info(f"A/B on case {plans[0].resolved.case} (choose another with --case)")
             run = run_interleaved(plans, sides, progress, runner_class, bursts, warmup, setup_sql)
     except KeyboardInterrupt:
         click.echo("interrupted: both servers were shut down; nothing was judged", err=True)

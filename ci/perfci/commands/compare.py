@@ -9,7 +9,7 @@ import click
 from ..compare import Rules
 from ..compare import compare as compare_results
 from ..comparison import record
-from ..errors import EXIT_REGRESSION
+from ..errors import EXIT_INFRA, EXIT_REGRESSION
 from ..files import write_atomic, write_json_atomic
 from ..identity import Follow
 from ..report import comparison_markdown
@@ -26,18 +26,23 @@ from . import options
 @options.report
 @click.option("--json", "json_file", type=click.Path(path_type=Path),
               help="Also write every verdict, its numbers and the rules used as JSON (perfci.comparison/1).")
+@click.option("--noise-dir", type=click.Path(path_type=Path), default=None,
+              help="Noise models from `perfci calibrate` (default: baselines/noise of the project): where one "
+                   "matches a case, its tolerances and spreads replace the defaults, and every counter it found "
+                   "deterministic is judged too.")
 @click.option("--plots", "plots_dir", type=click.Path(path_type=Path),
               help="Write PNG plots (per-interval throughput current vs baseline) to this directory.")
 def compare(results: tuple[Path, ...], baseline_file: Path | None, baseline_dir: Path | None, confidence: float,
             cv_floor: float, prior_cv: float, follow: Follow, report_file: Path | None, json_file: Path | None,
-            plots_dir: Path | None) -> int:
+            noise_dir: Path | None, plots_dir: Path | None) -> int:
     """Judge RESULT files (or directories of them) against stored baselines.
 
     \b
     Per metric: regression, improvement, unchanged, inconclusive or no-baseline,
     with the change, a confidence interval for current/baseline and the tolerance.
-    Exit codes: 0 no regression, 1 regression found, 2 bad input, 3 infrastructure or internal error."""
-    rules = Rules(confidence=confidence, cv_floor=cv_floor, prior_cv=prior_cv, follow=follow)
+    Exit codes: 0 no regression, 1 regression found, 2 bad input, 3 infrastructure or internal error
+    (also: the only results of a case were invalid runs, see the validity gate)."""
+    rules = Rules(confidence=confidence, cv_floor=cv_floor, prior_cv=prior_cv, follow=follow, noise_dir=noise_dir)
     loaded = [load_result(p) for p in expand(list(results))]
     comparisons = compare_results(loaded, baseline_file, baseline_dir, rules)
     plots = None
@@ -50,4 +55,9 @@ def compare(results: tuple[Path, ...], baseline_file: Path | None, baseline_dir:
     if json_file:
         write_json_atomic(json_file, record(comparisons, rules).model_dump(mode="json", by_alias=True))
     click.echo(text)
-    return EXIT_REGRESSION if any(c.regressions for c in comparisons) else 0
+    if any(c.regressions for c in comparisons):
+        return EXIT_REGRESSION
+    if any(c.invalid for c in comparisons):
+        click.echo("invalid runs only: nothing could be judged (see the warnings above)", err=True)
+        return EXIT_INFRA
+    return 0

@@ -1,0 +1,108 @@
+"""`perfci calibrate`: interleaved A/A runs that learn this runner's noise, and what
+that noise lets a verdict see."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+import click
+
+from .. import noise
+from ..ab import Side
+from ..errors import EXIT_INTERRUPTED
+from ..files import write_atomic
+from ..hostlock import command_line, exclusive_host
+from ..interleave import InterleavedRun, plan_sides, run_interleaved
+from ..interleave_report import judged_specs, pair_table
+from ..paths import baselines_dir
+from ..progress import Progress
+from ..servers import resolve_server
+from ..session import handle_cancellation
+from ..steps import utc_now
+from . import options
+
+
+@click.command()
+@click.argument("scenario")
+@click.option("--server", "server_spec", default="local", show_default=True, metavar="SPEC",
+              help="The server to calibrate (a spec or a servers.yaml id); both A/A sides run it.")
+@click.option("--profile", "-p", default="smoke", show_default=True)
+@click.option("--rounds", type=click.IntRange(2, 50), default=3, show_default=True,
+              help="Interleaved A/A runs (each starts both servers from the dataset afresh).")
+@click.option("--bursts", type=click.IntRange(3, 100000), default=None,
+              help="Burst pairs per phase (default: the profile's).")
+@click.option("--case", "case_pattern", default=None, metavar="PATTERN")
+@click.option("--noise-dir", type=click.Path(path_type=Path), default=None,
+              help="Where noise models are kept (default: baselines/noise of the project).")
+@click.option("--minutes", type=click.FloatRange(1, 600), default=30, show_default=True,
+              help="The A/B length the minimum detectable effects are given for.")
+@click.option("--from", "from_files", multiple=True, type=click.Path(exists=True, path_type=Path),
+              help="Learn from these A/A burst files (*.bursts.json) instead of running.")
+@options.out_dir
+@options.workdir
+@options.runner_class
+@options.host_wait
+@options.quiet
+def calibrate(scenario: str, server_spec: str, profile: str, rounds: int, bursts: int | None,
+              case_pattern: str | None, noise_dir: Path | None, minutes: float, from_files: tuple[Path, ...],
+              out_dir: Path, workdir: Path | None, runner_class: str, host_wait: float, quiet: bool) -> int:
+    """Learn the noise of SCENARIO on this runner from interleaved A/A runs and print
+    the smallest effect a verdict can see at 90 % power, per metric.
+
+    \b
+    Example:
+      perfci calibrate rebuild-after-delete --rounds 3 --bursts 30
+    A calibration measures: it refuses a busy host (no --allow-busy).
+    Exit codes: 0 model written, 2 bad input, 3 infrastructure or internal error (also: host busy)."""
+    handle_cancellation()
+    progress = Progress(quiet=quiet)
+    if from_files:
+        runs = [InterleavedRun.model_validate(json.loads(p.read_text())) for p in from_files]
+    else:
+        spec = resolve_server(server_spec).spec
+        sides = (Side("a", spec, []), Side("b", spec, []))
+        parent = Path(workdir or tempfile.gettempdir())
+        runs = []
+        try:
+            with exclusive_host(command_line(), allow_busy=False, wait_s=host_wait):
+                for r in range(rounds):
+                    progress.info(f"== A/A {r + 1} of {rounds}")
+                    plans = plan_sides(scenario, profile, sides, parent, case_pattern, bursts)
+                    run = run_interleaved(plans, sides, progress, runner_class, bursts)
+                    out_dir.mkdir(parents=True, exist_ok=True)
+                    write_atomic(out_dir / f"{run.id}.bursts.json", json.dumps(run.dump(), indent=1) + "\n")
+                    runs.append(run)
+        except KeyboardInterrupt:
+            click.echo("interrupted: both servers were shut down; no noise model written", err=True)
+            return EXIT_INTERRUPTED
+    model = noise.learn(runs, utc_now())
+    path = noise.save(model, noise_dir or baselines_dir() / "noise")
+    click.echo(report(model, runs[0], minutes, path))
+    return 0
+
+
+def report(model: noise.NoiseModel, run: InterleavedRun, minutes: float, path: Path) -> str:
+    specs = judged_specs(pair_table(run), [])
+    phases = len(model.burst_transactions) or 1
+    lines = [f"## perfci calibrate: {model.scenario} · {model.profile} · {model.server_line} · runner {model.runner_class}",
+             "", f"- {len(model.runs)} interleaved A/A runs on `{model.host}` · model written to `{path}`",
+             f"- minimum detectable effect at 90 % power: nightly = one run against a {noise.NIGHTLY_BASELINE_RUNS}-run "
+             f"baseline; A/B = {minutes:g} minutes of interleaved bursts (Holm over {len(specs)} judged metrics)",
+             "", "| metric | pair sd | lag-1 | run CV | nightly MDE | A/B MDE | compare tolerance |",
+             "|---|---|---|---|---|---|---|"]
+
+    def pct(x: float | None) -> str:
+        return f"{x:.2%}" if x is not None else "–"
+
+    keys = [k for k in model.metrics if k in specs] + sorted(
+        k for k in model.metrics if k not in specs and (model.metrics[k].run_cv or 1) <= 0.005)
+    for key in keys:
+        m = model.metrics[key]
+        lines.append(f"| `{key}`{' (judged)' if key in specs else ''} | {pct(m.pair_sd)} | {m.lag1:+.2f} | "
+                     f"{pct(m.run_cv)} | {pct(noise.nightly_mde(m))} | {pct(noise.ab_mde(m, minutes, len(specs), phases))} | "
+                     f"{pct(noise.tolerance(m))} |")
+    lines += ["", f"Counters with a run CV <= 0.5 % are listed after the judged metrics (deterministic under fixed work); "
+                  f"{len(model.metrics)} metrics in the model.", ""]
+    return "\n".join(lines)
