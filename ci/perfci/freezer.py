@@ -44,10 +44,14 @@ def _wait_for(path: Path, want: str, what: str) -> None:
     raise InfraFailure(f"{what}: {path} did not reach {want!r} within {SETTLE_TIMEOUT_S:g} s")
 
 
-class CgroupV1Freezer:
-    method = "cgroup v1 freezer"
+class CgroupFreezer:
+    """A cgroup of our own holding the server; frozen and thawed through its control
+    file, settled when its state file says so."""
 
-    def __init__(self, pid: int, root: Path = V1_ROOT):
+    method = "cgroup freezer"
+    control = state = frozen = thawed = frozen_state = thawed_state = ""
+
+    def __init__(self, pid: int, root: Path):
         self.pid = pid
         self.root = root
         self.group = root / f"perfci-{uuid.uuid4().hex[:8]}"
@@ -55,12 +59,12 @@ class CgroupV1Freezer:
         (self.group / "cgroup.procs").write_text(str(pid))  # moves every thread of the process
 
     def freeze(self) -> None:
-        (self.group / "freezer.state").write_text("FROZEN")
-        _wait_for(self.group / "freezer.state", "FROZEN", "freeze")
+        (self.group / self.control).write_text(self.frozen)
+        _wait_for(self.group / self.state, self.frozen_state, "freeze")
 
     def thaw(self) -> None:
-        (self.group / "freezer.state").write_text("THAWED")
-        _wait_for(self.group / "freezer.state", "THAWED", "thaw")
+        (self.group / self.control).write_text(self.thawed)
+        _wait_for(self.group / self.state, self.thawed_state, "thaw")
 
     def release(self) -> None:
         """Thaw, move the process back to the root group and remove ours."""
@@ -73,32 +77,24 @@ class CgroupV1Freezer:
             pass  # the process is gone; an empty group is removed by the next release or reboot
 
 
-class CgroupV2Freezer:
+class CgroupV1Freezer(CgroupFreezer):
+    method = "cgroup v1 freezer"
+    control = state = "freezer.state"
+    frozen = frozen_state = "FROZEN"
+    thawed = thawed_state = "THAWED"
+
+    def __init__(self, pid: int, root: Path = V1_ROOT):
+        super().__init__(pid, root)
+
+
+class CgroupV2Freezer(CgroupFreezer):
     method = "cgroup v2 freezer"
+    control, state = "cgroup.freeze", "cgroup.events"
+    frozen, frozen_state = "1", "frozen 1"
+    thawed, thawed_state = "0", "frozen 0"
 
     def __init__(self, pid: int, root: Path = V2_ROOT):
-        self.pid = pid
-        self.root = root
-        self.group = root / f"perfci-{uuid.uuid4().hex[:8]}"
-        self.group.mkdir()
-        (self.group / "cgroup.procs").write_text(str(pid))
-
-    def freeze(self) -> None:
-        (self.group / "cgroup.freeze").write_text("1")
-        _wait_for(self.group / "cgroup.events", "frozen 1", "freeze")
-
-    def thaw(self) -> None:
-        (self.group / "cgroup.freeze").write_text("0")
-        _wait_for(self.group / "cgroup.events", "frozen 0", "thaw")
-
-    def release(self) -> None:
-        try:
-            self.thaw()
-            for pid in (self.group / "cgroup.procs").read_text().split():
-                (self.root / "cgroup.procs").write_text(pid)
-            self.group.rmdir()
-        except OSError:
-            pass
+        super().__init__(pid, root)
 
 
 class SignalFreezer:

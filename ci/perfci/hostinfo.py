@@ -21,10 +21,11 @@ def _cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
-def _memory_bytes() -> int | None:
+def meminfo_bytes(field: str = "MemTotal") -> int | None:
+    """A /proc/meminfo field in bytes (MemTotal, MemAvailable, ...), None where unknown."""
     try:
         for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1]) * 1024
     except OSError:
         pass
@@ -53,7 +54,7 @@ def fingerprint(datadir: Path | None = None) -> dict[str, object]:
         "hostname": socket.gethostname(),
         "cpu_model": _cpu_model(),
         "cpus": os.cpu_count(),
-        "memory_bytes": _memory_bytes(),
+        "memory_bytes": meminfo_bytes(),
         "kernel": f"{uname.system} {uname.release}",
         "machine": uname.machine,
         "python": platform.python_version(),

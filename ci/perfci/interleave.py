@@ -112,16 +112,6 @@ def check_splittable(plan: RunPlan, bursts: int | None) -> None:
         raise BadInput(f"--bursts {bursts}: needs more than the {DEFAULT_WARMUP_PAIRS} warm-up pairs")
 
 
-def memory_available() -> int | None:
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
-
-
 def check_memory(plans: list[RunPlan], available: int | None) -> None:
     """Both servers run at once: their buffer pools (and overhead) must fit in memory."""
     if available is None:
@@ -261,7 +251,7 @@ def plan_sides(scenario: str, profile: str, sides: tuple[Side, Side], parent: Pa
         raise BadInput(f"the sides' scenarios differ in steps, workload or dataset ({plans[0].scenario_file} vs "
                        f"{plans[1].scenario_file}): interleaved bursts need the same work on both; "
                        "use `perfci ab --mode rounds`")
-    check_memory(plans, memory_available())
+    check_memory(plans, hostinfo.meminfo_bytes("MemAvailable"))
     return plans
 
 
