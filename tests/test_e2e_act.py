@@ -34,6 +34,7 @@ def arranged_baseline(result: dict, root, factors, throughput_only: bool):
         r = copy.deepcopy(result)
         r["id"] = f"{result['id']}-arranged-{i}"
         r["host"]["runner_class"] = RUNNER_CLASS
+        r["validity"] = {"valid": True, "reasons": []}  # arranged numbers: the source run's load is not theirs
         for phase in r["phases"].values():
             for k, v in phase["metrics"].items():
                 # rates and ratios scale; counts (events, queries) stay whole numbers
@@ -61,6 +62,7 @@ def baseline_worse_everywhere(result: dict, root):
         r = copy.deepcopy(result)
         r["id"] = f"{result['id']}-worse-{i}"
         r["host"]["runner_class"] = RUNNER_CLASS
+        r["validity"] = {"valid": True, "reasons": []}  # arranged numbers: the source run's load is not theirs
         for phase_name, phase in r["phases"].items():
             for k, v in phase["metrics"].items():
                 key = f"{phase_name}.{k}"
