@@ -81,7 +81,7 @@ def test_the_cgroup_v1_freezer_stops_and_resumes_a_process_and_leaves_no_group(s
     assert (freezer.group / "freezer.state").read_text().strip() == "FROZEN"
     assert state(sleeper.pid) == "D"  # frozen tasks sleep uninterruptibly in the freezer
     freezer.thaw()
-    assert state(sleeper.pid) == "S"
+    assert state(sleeper.pid) in ("S", "R")  # running again (R for a moment after the thaw)
     freezer.release()
     assert not freezer.group.exists() and str(sleeper.pid) in Path("/sys/fs/cgroup/freezer/cgroup.procs").read_text()
 
@@ -89,10 +89,10 @@ def test_the_cgroup_v1_freezer_stops_and_resumes_a_process_and_leaves_no_group(s
 def test_without_a_cgroup_freezer_signals_stop_the_process(sleeper, tmp_path):
     freezer = freezer_for(sleeper.pid, v1_root=tmp_path / "none", v2_root=tmp_path / "none")
     assert isinstance(freezer, SignalFreezer)
-    freezer.freeze()
+    freezer.freeze()  # returns once the stop took effect
     assert state(sleeper.pid) == "T"
-    freezer.release()
-    assert state(sleeper.pid) == "S"
+    freezer.release()  # returns once it runs again
+    assert state(sleeper.pid) in ("S", "R")
 
 
 def test_minimum_detectable_effects_follow_the_noise():

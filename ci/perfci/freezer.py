@@ -105,9 +105,24 @@ class SignalFreezer:
 
     def freeze(self) -> None:
         os.kill(self.pid, signal.SIGSTOP)
+        self._settle(stopped=True)  # a signal is delivered asynchronously: measure only once it took
 
     def thaw(self) -> None:
         os.kill(self.pid, signal.SIGCONT)
+        self._settle(stopped=False)
+
+    def _settle(self, stopped: bool) -> None:
+        deadline = time.monotonic() + SETTLE_TIMEOUT_S
+        while time.monotonic() < deadline:
+            try:
+                state = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                return  # the process is gone
+            if (state in "Tt") == stopped:
+                return
+            time.sleep(0.001)
+        raise InfraFailure(f"{'SIGSTOP' if stopped else 'SIGCONT'} to pid {self.pid}: no effect within "
+                           f"{SETTLE_TIMEOUT_S:g} s")
 
     def release(self) -> None:
         try:
