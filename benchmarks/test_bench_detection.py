@@ -38,6 +38,7 @@ EFFECTS = [float(e) for e in os.environ.get("PERFCI_BENCH_EFFECTS", "0,0.05").sp
 TRIES = int(os.environ.get("PERFCI_BENCH_TRIES", "1"))
 BURSTS = int(os.environ.get("PERFCI_BENCH_BURSTS", "30"))
 TRIALS = Path(os.environ.get("PERFCI_BENCH_TRIALS", str(ROOT / "benchmarks" / ".benchmarks" / "detection.jsonl")))
+OUT = os.environ.get("PERFCI_BENCH_OUT")  # keep the A/Bs' burst files here (pytest prunes its tmp dirs)
 BEFORE_TPS = 200.0            # rebuild-after-delete smoke, `before` phase, this runner (A/A runs)
 ROWS_UPDATED_PER_TXN = 5.1    # Handler_update per transaction over the `before` bursts (3.3 -> 5.3, deterministic)
 pytestmark = pytest.mark.server
@@ -81,8 +82,9 @@ def per_iteration_s() -> float:
 @pytest.mark.parametrize("effect", EFFECTS)
 def test_known_effect_is_detected(benchmark, per_iteration_s, effect, attempt, tmp_path):
     n = iterations_for(effect, per_iteration_s)
+    out = Path(OUT) / f"effect{effect:g}-try{attempt}-{time.strftime('%H%M%S')}" if OUT else tmp_path
     args = [sys.executable, "-m", "perfci.cli", "ab", "rebuild-after-delete", "--bursts", str(BURSTS),
-            "--a-sql", trigger(0), "--b-sql", trigger(n), "--out", str(tmp_path), "-q"]
+            "--a-sql", trigger(0), "--b-sql", trigger(n), "--out", str(out), "-q"]
 
     def run() -> subprocess.CompletedProcess:
         return subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=3600,
@@ -95,8 +97,9 @@ def test_known_effect_is_detected(benchmark, per_iteration_s, effect, attempt, t
     rows = {m[0]: m for m in re.findall(r"^\| `([^`]+)` [↑↓] \| \S+ \| \S+ \| (\S+) \| \[(\S+), (\S+)\] \| (\S+) \|"
                                         r" [^|]+ \| ([^|]+) \|$", proc.stdout, re.MULTILINE)}
     flagged = sorted(k for k, m in rows.items() if "regression" in m[5])
+    bursts_file = next((str(p) for p in out.glob("*.bursts.json")), None)
     trial = {"effect": effect, "iterations": n, "per_iteration_us": round(per_iteration_s * 1e6, 4),
-             "bursts": BURSTS, "exit": proc.returncode, "wall_s": round(wall, 1), "flagged": flagged,
+             "bursts": BURSTS, "bursts_file": bursts_file, "exit": proc.returncode, "wall_s": round(wall, 1), "flagged": flagged,
              **{f"{key}": {"ratio": float(rows[key][1]), "low": float(rows[key][2]), "high": float(rows[key][3]),
                            "p": rows[key][4], "verdict": rows[key][5].strip()}
                 for key in ("before.tps", "after.tps") if key in rows}}

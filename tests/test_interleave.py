@@ -99,5 +99,5 @@ def test_minimum_detectable_effects_follow_the_noise():
     quiet = MetricNoise(pair_sd=0.04, block_sd=0.03, lag1=0.0, run_cv=0.003, pairs=80, runs=6, pair_seconds=2.5)
     loud = quiet.model_copy(update={"block_sd": 0.06, "run_cv": 0.10})
     assert nightly_mde(quiet) < 0.02 < nightly_mde(loud)  # type: ignore[operator]
-    assert ab_mde(quiet, 30, 16, 2) < ab_mde(loud, 30, 16, 2) < ab_mde(loud, 10, 16, 2)  # type: ignore[operator]
+    assert ab_mde(quiet, 60, 16) < ab_mde(loud, 60, 16) < ab_mde(loud, 20, 16)  # type: ignore[operator]
     assert tolerance(quiet) == 0.01 and tolerance(loud) == pytest.approx(0.30)

@@ -39,6 +39,7 @@ class Sample(BaseModel):
     metrics: dict[str, float]
     counters: dict[str, float] = {}
     intervals: dict[str, list[float]] = {}
+    reproduce: str = ""  # how the sample was run: the confirmation A/B's "last good" server and config
 
 
 class BaselineCase(BaseModel):
@@ -126,6 +127,7 @@ def sample_from(result: Result, forced: list[str]) -> Sample:
         metrics=flatten(result),
         counters=counters_per_txn(result),
         intervals={p: [iv.tps for iv in d.intervals] for p, d in result.phases.items()},
+        reproduce=result.reproduce,
     )
 
 

@@ -26,6 +26,7 @@ COMMANDS = {
     "baseline": ("baseline", "baseline"),
     "calibrate": ("calibrate", "calibrate"),
     "compare": ("compare", "compare"),
+    "confirm": ("confirm", "confirm"),
     "history": ("history", "history"),
     "issues": ("issues", "issues"),
     "list": ("scenarios", "list_scenarios"),

@@ -17,6 +17,7 @@ import subprocess
 from pathlib import Path
 
 from .compare import CaseComparison, MetricRow
+from .confirm import Confirmation, markdown_section
 from .errors import BadInput, InfraFailure
 from .files import write_atomic
 from .identity import CaseIdentity
@@ -44,7 +45,8 @@ def title_for(case: CaseIdentity, row: MetricRow) -> str:
                        f"{case.profile}/{case.case} on {case.server} ({case.runner_class})")
 
 
-def body_for(comp: CaseComparison, row: MetricRow, fp: str, run_url: str) -> str:
+def body_for(comp: CaseComparison, row: MetricRow, fp: str, run_url: str,
+             confirmation: Confirmation | None = None) -> str:
     first = comp.results[0]
     est = row.verdict.estimate
     ci = f"[{est.low:.3f}, {est.high:.3f}]" if est and est.low is not None else "–"
@@ -71,6 +73,8 @@ def body_for(comp: CaseComparison, row: MetricRow, fp: str, run_url: str) -> str
     if others:
         lines += ["", "Also regressed in this case: " + ", ".join(f"{code_span(r.key)} ({r.verdict.change_pct:+.1f} %)"
                                                                   for r in others)]
+    if confirmation is not None:
+        lines += markdown_section(confirmation)
     lines += ["", "Reproduce:", "", code_fence(first.reproduce, "sh"), ""]
     return "\n".join(lines)
 
@@ -155,29 +159,48 @@ def clean_streak(comments: list[dict], author: str | None) -> int:
     return streak
 
 
+def _unconfirmed(comp: CaseComparison, confirmation: Confirmation | None, actions: list[str]) -> bool:
+    """A regression the confirmation A/B did not see opens no issue (and counts as no clean run)."""
+    if confirmation is None or confirmation.status != "not-confirmed":
+        return False
+    actions += [f"not opened: {row.key} was not confirmed by the A/B ({confirmation.a} vs {confirmation.b})"
+                for row in comp.regressions]
+    return True
+
+
 def sync(comparisons: list[CaseComparison], run_url: str = "", repo: str | None = None,
-         dry_run_dir: Path | None = None, close_after: int = DEFAULT_CLOSE_AFTER) -> list[str]:
-    """Open, update or close issues; returns one line per action taken."""
+         dry_run_dir: Path | None = None, close_after: int = DEFAULT_CLOSE_AFTER,
+         confirmations: dict[str, Confirmation] | None = None) -> list[str]:
+    """Open, update or close issues; returns one line per action taken. `confirmations`
+    (by result id, from `perfci confirm`): a regression whose A/B did not confirm it
+    opens nothing; the others carry their A/B in the issue."""
     actions: list[str] = []
+    confirmations = confirmations or {}
     if dry_run_dir is not None:
         for comp in comparisons:
+            confirmation = confirmations.get(comp.results[0].id) if comp.results else None
+            if _unconfirmed(comp, confirmation, actions):
+                continue
             for row in comp.regressions:
                 fp = fingerprint(comp.identity, row.key)
                 path = Path(dry_run_dir) / f"{fp}.md"
                 labels = ", ".join(labels_for(comp.identity))
                 write_atomic(path, f"# {title_for(comp.identity, row)}\n\nlabels: {labels}\n\n"
-                                   + body_for(comp, row, fp, run_url))
+                                   + body_for(comp, row, fp, run_url, confirmation))
                 actions.append(f"wrote {path}")
         return actions
     gh = GitHub(repo or os.environ.get("GITHUB_REPOSITORY", ""))
     open_issues = gh.open_issues()
     for comp in comparisons:
         case = comp.identity
+        confirmation = confirmations.get(comp.results[0].id) if comp.results else None
+        if _unconfirmed(comp, confirmation, actions):
+            continue
         for row in comp.rows:
             fp = fingerprint(case, row.key)
             issue = open_issues.get(fp)
             if row.verdict.verdict == "regression":
-                body = body_for(comp, row, fp, run_url)
+                body = body_for(comp, row, fp, run_url, confirmation)
                 if issue:
                     gh.comment(issue["number"], body.replace(f"<!-- perfci-fingerprint: {fp} -->\n", "")
                                .replace(REGRESSION_MARK, REGRESSION_MARK + "\nStill regressed.", 1))

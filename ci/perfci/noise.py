@@ -14,9 +14,11 @@ Minimum detectable effects at 90 % power (two-sided tests, normal approximation
 with t quantiles):
 - nightly: one run against a 10-run baseline with compare's 99.5 % interval:
   (t(0.9975) + t(0.90)) x run_cv x sqrt(1 + 1/10);
-- A/B of M minutes: the pairs M minutes buy (measured pair durations), blocks of
-  two, Holm over the judged metrics at paired.ALPHA (worst case: alpha / m):
-  (t(1 - alpha/2m) + t(0.90)) x block_sd / sqrt(blocks).
+- A/B of M minutes: the pairs per phase M minutes of measuring buy (measured pair
+  durations), blocks of two, Holm over the judged metrics at paired.ALPHA (worst
+  case: alpha / m): (t(1 - alpha/2m) + t(0.90)) x block_sd / sqrt(blocks).
+The normal approximation is checked against `resample.simulate`, which feeds the
+real verdict code with the measured bursts themselves.
 """
 
 from __future__ import annotations
@@ -143,12 +145,17 @@ def nightly_mde(noise: MetricNoise, baseline_runs: int = NIGHTLY_BASELINE_RUNS) 
     return (_t(0.5 + NIGHTLY_CONFIDENCE / 2, df) + _t(POWER, df)) * noise.run_cv * math.sqrt(1 + 1 / baseline_runs)
 
 
-def ab_mde(noise: MetricNoise, minutes: float, judged: int, phases: int) -> float | None:
-    """Smallest change an A/B of `minutes` (shared by `phases` phases) flags at 90 % power."""
-    if noise.pair_seconds <= 0:
-        return None
-    pairs = minutes * 60 / phases / noise.pair_seconds
-    blocks = int(pairs // ABBA_BLOCK)
+def pairs_in(model: NoiseModel, minutes: float) -> int:
+    """Burst pairs per phase that `minutes` of measuring buy: an A/B runs the same
+    number of pairs in every phase, one after the other."""
+    per_phase = {key.split(".", 1)[0]: m.pair_seconds for key, m in model.metrics.items()}
+    cycle = sum(per_phase.values())
+    return int(minutes * 60 / cycle) if cycle > 0 else 0
+
+
+def ab_mde(noise: MetricNoise, pairs: int, judged: int) -> float | None:
+    """Smallest change an A/B of `pairs` burst pairs per phase flags at 90 % power."""
+    blocks = pairs // ABBA_BLOCK
     if blocks < 3:
         return None
     alpha = ALPHA / max(judged, 1)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from .. import noise
+from .. import noise, resample
 from ..ab import Side
 from ..errors import EXIT_INTERRUPTED
 from ..files import write_atomic
@@ -37,7 +37,11 @@ from . import options
 @click.option("--noise-dir", type=click.Path(path_type=Path), default=None,
               help="Where noise models are kept (default: baselines/noise of the project).")
 @click.option("--minutes", type=click.FloatRange(1, 600), default=30, show_default=True,
-              help="The A/B length the minimum detectable effects are given for.")
+              help="The A/B length (minutes of measured bursts) the minimum detectable effects are given for.")
+@click.option("--pairs", type=click.IntRange(6, 100000), default=None,
+              help="Give the A/B figures for this many burst pairs per phase instead of --minutes.")
+@click.option("--simulate", "trials", type=click.IntRange(0, 100000), default=1000, show_default=True,
+              help="Simulated A/Bs per effect (0: none): the measured bursts resampled through the real verdict code.")
 @click.option("--from", "from_files", multiple=True, type=click.Path(exists=True, path_type=Path),
               help="Learn from these A/A burst files (*.bursts.json) instead of running.")
 @options.out_dir
@@ -46,8 +50,9 @@ from . import options
 @options.host_wait
 @options.quiet
 def calibrate(scenario: str, server_spec: str, profile: str, rounds: int, bursts: int | None,
-              case_pattern: str | None, noise_dir: Path | None, minutes: float, from_files: tuple[Path, ...],
-              out_dir: Path, workdir: Path | None, runner_class: str, host_wait: float, quiet: bool) -> int:
+              case_pattern: str | None, noise_dir: Path | None, minutes: float, pairs: int | None, trials: int,
+              from_files: tuple[Path, ...], out_dir: Path, workdir: Path | None, runner_class: str, host_wait: float,
+              quiet: bool) -> int:
     """Learn the noise of SCENARIO on this runner from interleaved A/A runs and print
     the smallest effect a verdict can see at 90 % power, per metric.
 
@@ -79,17 +84,23 @@ def calibrate(scenario: str, server_spec: str, profile: str, rounds: int, bursts
             return EXIT_INTERRUPTED
     model = noise.learn(runs, utc_now())
     path = noise.save(model, noise_dir or baselines_dir() / "noise")
-    click.echo(report(model, runs[0], minutes, path))
+    pairs = pairs or noise.pairs_in(model, minutes)
+    click.echo(report(model, runs[0], pairs, path))
+    if trials:
+        click.echo(simulated(runs, pairs, trials))
     return 0
 
 
-def report(model: noise.NoiseModel, run: InterleavedRun, minutes: float, path: Path) -> str:
+SIMULATED_EFFECTS = (0.0, 0.02, 0.05, 0.10)
+
+
+def report(model: noise.NoiseModel, run: InterleavedRun, pairs: int, path: Path) -> str:
     specs = judged_specs(pair_table(run), [])
-    phases = len(model.burst_transactions) or 1
     lines = [f"## perfci calibrate: {model.scenario} · {model.profile} · {model.server_line} · runner {model.runner_class}",
              "", f"- {len(model.runs)} interleaved A/A runs on `{model.host}` · model written to `{path}`",
              f"- minimum detectable effect at 90 % power: nightly = one run against a {noise.NIGHTLY_BASELINE_RUNS}-run "
-             f"baseline; A/B = {minutes:g} minutes of interleaved bursts (Holm over {len(specs)} judged metrics)",
+             f"baseline; A/B = {pairs} burst pairs per phase, about {_minutes(model, pairs):.0f} minutes of bursts "
+             f"(Holm over {len(specs)} judged metrics)",
              "", "| metric | pair sd | lag-1 | run CV | nightly MDE | A/B MDE | compare tolerance |",
              "|---|---|---|---|---|---|---|"]
 
@@ -101,8 +112,30 @@ def report(model: noise.NoiseModel, run: InterleavedRun, minutes: float, path: P
     for key in keys:
         m = model.metrics[key]
         lines.append(f"| `{key}`{' (judged)' if key in specs else ''} | {pct(m.pair_sd)} | {m.lag1:+.2f} | "
-                     f"{pct(m.run_cv)} | {pct(noise.nightly_mde(m))} | {pct(noise.ab_mde(m, minutes, len(specs), phases))} | "
+                     f"{pct(m.run_cv)} | {pct(noise.nightly_mde(m))} | {pct(noise.ab_mde(m, pairs, len(specs)))} | "
                      f"{pct(noise.tolerance(m))} |")
     lines += ["", f"Counters with a run CV <= 0.5 % are listed after the judged metrics (deterministic under fixed work); "
                   f"{len(model.metrics)} metrics in the model.", ""]
+    return "\n".join(lines)
+
+
+def _minutes(model: noise.NoiseModel, pairs: int) -> float:
+    cycle = sum({k.split(".", 1)[0]: m.pair_seconds for k, m in model.metrics.items()}.values())
+    return pairs * cycle / 60
+
+
+def simulated(runs: list[InterleavedRun], pairs: int, trials: int) -> str:
+    """The same A/B length through the real verdict code, fed with the measured bursts."""
+    rates = [resample.simulate(runs, effect, pairs, trials) for effect in SIMULATED_EFFECTS]
+    phases = list(rates[0].detected)
+    lines = [f"### Simulated A/Bs: {trials} per row, {rates[0].pairs} pairs per phase, blocks resampled "
+             f"from the {len(runs)} A/A runs", "",
+             "| slowdown on B | any judged regression | any judged flag | "
+             + " | ".join(f"`{p}.tps` flagged" for p in phases) + " |",
+             "|---|---|---|" + "---|" * len(phases)]
+    for r in rates:
+        lines.append(f"| {r.effect:.0%} | {r.any_regression:.1%} | {r.any_flag:.1%} | "
+                     + " | ".join(f"{r.detected[p]:.1%}" for p in phases) + " |")
+    lines += ["", "A slowdown is put on B's throughput and latency only (a CPU cost, no extra work); "
+                  "at 0 % the first columns are the family-wise false-alarm rate of one A/B.", ""]
     return "\n".join(lines)

@@ -26,10 +26,7 @@ from . import options
 @options.report
 @click.option("--json", "json_file", type=click.Path(path_type=Path),
               help="Also write every verdict, its numbers and the rules used as JSON (perfci.comparison/1).")
-@click.option("--noise-dir", type=click.Path(path_type=Path), default=None,
-              help="Noise models from `perfci calibrate` (default: baselines/noise of the project): where one "
-                   "matches a case, its tolerances and spreads replace the defaults, and every counter it found "
-                   "deterministic is judged too.")
+@options.noise_dir
 @click.option("--plots", "plots_dir", type=click.Path(path_type=Path),
               help="Write PNG plots (per-interval throughput current vs baseline) to this directory.")
 def compare(results: tuple[Path, ...], baseline_file: Path | None, baseline_dir: Path | None, confidence: float,

@@ -9,6 +9,7 @@ import click
 from .. import issues as issues_mod
 from ..compare import Rules
 from ..compare import compare as compare_results
+from ..confirm import load_all
 from ..identity import Follow
 from ..results import expand, load_result
 from . import options
@@ -28,11 +29,17 @@ def issues() -> None:
               help="Close an issue after this many consecutive clean runs.")
 @click.option("--dry-run", "dry_run_dir", type=click.Path(path_type=Path),
               help="Write each issue's Markdown to DIR/<fingerprint>.md instead of calling GitHub.")
+@click.option("--confirmations", "confirm_dir", type=click.Path(path_type=Path), default=None,
+              help="Results of `perfci confirm`: a regression its A/B did not confirm opens no issue; "
+                   "the others carry the A/B.")
+@options.noise_dir
 @options.follow
 def issues_sync(results: tuple[Path, ...], baseline_dir: Path | None, repo: str | None, run_url: str,
-                close_after: int, dry_run_dir: Path | None, follow: Follow) -> None:
+                close_after: int, dry_run_dir: Path | None, confirm_dir: Path | None, noise_dir: Path | None,
+                follow: Follow) -> None:
     """Open, update or close one issue per regressed metric of RESULTS."""
     loaded = [load_result(p) for p in expand(list(results))]
-    comparisons = compare_results(loaded, baseline_root=baseline_dir, rules=Rules(follow=follow))
-    for line in issues_mod.sync(comparisons, run_url, repo, dry_run_dir, close_after):
+    comparisons = compare_results(loaded, baseline_root=baseline_dir, rules=Rules(follow=follow, noise_dir=noise_dir))
+    confirmations = load_all(confirm_dir) if confirm_dir else None
+    for line in issues_mod.sync(comparisons, run_url, repo, dry_run_dir, close_after, confirmations):
         click.echo(line)

@@ -46,6 +46,10 @@ allow_busy = click.option(
 host_wait = click.option(
     "--host-wait", type=click.FloatRange(0), default=0, show_default=True, envvar="PERFCI_HOST_WAIT", metavar="SECONDS",
     help="Wait up to SECONDS for the host to be free (another benchmark running) before refusing.")
+noise_dir = click.option(
+    "--noise-dir", type=click.Path(path_type=Path), default=None,
+    help="Noise models from `perfci calibrate` (default: baselines/noise of the project): where one matches a "
+         "case, its tolerances and spreads replace the defaults, and every counter it found deterministic is judged too.")
 quiet = click.option("--quiet", "-q", is_flag=True, help="No progress output; print only results and summaries.")
 
 

@@ -1,0 +1,73 @@
+"""`perfci confirm`: the second stage of a nightly alert (see confirm.py)."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import click
+
+from .. import confirm as confirm_mod
+from ..compare import Rules
+from ..compare import compare as compare_results
+from ..errors import EXIT_INTERRUPTED, EXIT_REGRESSION
+from ..hostlock import command_line, exclusive_host
+from ..paired import DEFAULT_MIN_EFFECT
+from ..progress import Progress
+from ..results import expand, load_result
+from ..session import handle_cancellation
+from . import options
+
+
+@click.command()
+@click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
+@options.baseline_dir
+@options.noise_dir
+@click.option("--profile", "-p", default=confirm_mod.DEFAULT_PROFILE, show_default=True,
+              help="The fixed-work profile the A/B runs (its phases are split into bursts).")
+@click.option("--bursts", type=click.IntRange(3, 100000), default=confirm_mod.DEFAULT_BURSTS, show_default=True,
+              help="Burst pairs per phase: bounds the A/B's minutes.")
+@click.option("--min-effect", type=click.FloatRange(0, 1), default=DEFAULT_MIN_EFFECT, show_default=True)
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("confirm"), show_default=True,
+              help="Where <result id>.confirmation.json and the A/B's bursts are written.")
+@options.workdir
+@options.runner_class
+@options.host_wait
+@options.follow
+@options.quiet
+def confirm(results: tuple[Path, ...], baseline_dir: Path | None, noise_dir: Path | None, profile: str, bursts: int,
+            min_effect: float, out_dir: Path, workdir: Path | None, runner_class: str, host_wait: float,
+            follow, quiet: bool) -> int:
+    """Re-check RESULTS' regressions against their baselines with an interleaved A/B
+    of this run's server against the last good one (the baseline's newest sample),
+    on this runner, before an issue is opened (`perfci issues sync --confirmations`).
+
+    \b
+    Example (nightly, after `perfci compare` exited 1):
+      perfci confirm results --baseline-dir baselines --out confirm
+    Exit codes: 0 every regression was not confirmed, 1 a regression stands (confirmed, or the A/B
+    could not run: the reason is recorded), 2 bad input, 3 infrastructure or internal error."""
+    handle_cancellation()
+    progress = Progress(quiet=quiet)
+    loaded = [load_result(p) for p in expand(list(results))]
+    comparisons = [c for c in compare_results(loaded, baseline_root=baseline_dir,
+                                              rules=Rules(follow=follow, noise_dir=noise_dir)) if c.regressions]
+    if not comparisons:
+        click.echo("no regression to confirm")
+        return 0
+    parent = Path(workdir or tempfile.gettempdir())
+    found = []
+    try:
+        with exclusive_host(command_line(), allow_busy=False, wait_s=host_wait):
+            for comp in comparisons:
+                c = confirm_mod.confirm_case(comp, profile, bursts, parent, out_dir, progress, runner_class, min_effect)
+                confirm_mod.save(c, out_dir)
+                found.append(c)
+    except KeyboardInterrupt:
+        click.echo("interrupted: both servers were shut down; the confirmations written so far are kept", err=True)
+        return EXIT_INTERRUPTED
+    for c in found:
+        click.echo(f"{c.case}: {c.status} — {c.reason}")
+        if c.report:
+            click.echo(c.report)
+    return EXIT_REGRESSION if any(c.status != "not-confirmed" for c in found) else 0
