@@ -106,6 +106,8 @@ def test_nightly_under_act_opens_an_issue_file_for_a_regression(smoke_result, tm
     assert f"{expected}.md" in files
     text = (tmp_path / "issues" / f"{expected}.md").read_text()
     assert f"<!-- perfci-fingerprint: {expected} -->" in text and "# Perf regression: after.tps" in text
+    # the second stage ran and said why it could not A/B: the baseline's samples are this very server and config
+    assert "### Confirmation A/B" in text and "- not run: this run's server and config are those of" in text
 
 
 def test_nightly_under_act_without_regression_writes_no_issue(smoke_result, tmp_path):

@@ -1,0 +1,38 @@
+"""The run validity gate on phases whose numbers are known."""
+
+from __future__ import annotations
+
+from perfci.validity import assess, phase_problems
+
+from factories import edited, make_result
+
+
+def phase_with(intervals: list[float], **changes):
+    data = edited(make_result(intervals=len(intervals)))
+    phase = data["phases"]["before"]
+    for iv, tps in zip(phase["intervals"], intervals):
+        iv["tps"] = tps
+    phase.update(changes)
+    from perfci.results import parse_result
+    return parse_result(data, "test").phases["before"]
+
+
+def test_a_collapse_at_the_end_of_a_long_phase_makes_the_run_invalid():
+    collapsing = [200.0] * 30 + [200 - 5 * i for i in range(30)]  # 60 s, the second half falls to a quarter
+    [problem] = phase_problems("before", phase_with(collapsing))
+    assert problem.startswith("phase before: not steady: tps changed -")
+    assert phase_problems("before", phase_with([200.0 + (i % 3) for i in range(60)])) == []
+
+
+def test_a_short_phase_is_not_judged_by_its_trend():
+    # a 15 s fixed-work phase with a flush stall in its last seconds (seen: -55 %)
+    assert phase_problems("before", phase_with([200.0] * 11 + [150, 100, 60, 40])) == []
+
+
+def test_cap_busy_host_and_errors_are_each_a_reason():
+    phase = phase_with([200.0] * 10, bound="transactions", transactions_target=10**9,
+                       host_cpu={"others": 0.6, "server": 1.0})
+    reasons = phase_problems("before", phase)
+    assert any("cap ended it" in r for r in reasons) and any("host busy: other processes used 0.60" in r for r in reasons)
+    result = make_result()
+    assert assess(result).valid and assess(result).reasons == []
