@@ -36,7 +36,7 @@ from .result import Model
 from .servers import resolve_server
 
 DEFAULT_PROFILE = "smoke"
-DEFAULT_BURSTS = 60  # pairs per phase: what a 5 % slowdown needs at this runner's burst noise (README)
+DEFAULT_BURSTS = 120  # pairs per phase: 5 % at >= 90 % power with this runner's burst noise (README), ~12 min of bursts
 SUFFIX = ".confirmation.json"
 
 
