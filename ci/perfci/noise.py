@@ -145,11 +145,15 @@ def nightly_mde(noise: MetricNoise, baseline_runs: int = NIGHTLY_BASELINE_RUNS) 
     return (_t(0.5 + NIGHTLY_CONFIDENCE / 2, df) + _t(POWER, df)) * noise.run_cv * math.sqrt(1 + 1 / baseline_runs)
 
 
+def cycle_seconds(model: NoiseModel) -> float:
+    """Seconds of bursts one pair in every phase takes: an A/B runs the same number of
+    pairs in every phase, one phase after the other."""
+    return sum({key.split(".", 1)[0]: m.pair_seconds for key, m in model.metrics.items()}.values())
+
+
 def pairs_in(model: NoiseModel, minutes: float) -> int:
-    """Burst pairs per phase that `minutes` of measuring buy: an A/B runs the same
-    number of pairs in every phase, one after the other."""
-    per_phase = {key.split(".", 1)[0]: m.pair_seconds for key, m in model.metrics.items()}
-    cycle = sum(per_phase.values())
+    """Burst pairs per phase that `minutes` of measuring buy."""
+    cycle = cycle_seconds(model)
     return int(minutes * 60 / cycle) if cycle > 0 else 0
 
 

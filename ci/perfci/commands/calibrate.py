@@ -99,7 +99,8 @@ def report(model: noise.NoiseModel, run: InterleavedRun, pairs: int, path: Path)
     lines = [f"## perfci calibrate: {model.scenario} · {model.profile} · {model.server_line} · runner {model.runner_class}",
              "", f"- {len(model.runs)} interleaved A/A runs on `{model.host}` · model written to `{path}`",
              f"- minimum detectable effect at 90 % power: nightly = one run against a {noise.NIGHTLY_BASELINE_RUNS}-run "
-             f"baseline; A/B = {pairs} burst pairs per phase, about {_minutes(model, pairs):.0f} minutes of bursts "
+             f"baseline; A/B = {pairs} burst pairs per phase, "
+             f"about {pairs * noise.cycle_seconds(model) / 60:.0f} minutes of bursts "
              f"(Holm over {len(specs)} judged metrics)",
              "", "| metric | pair sd | lag-1 | run CV | nightly MDE | A/B MDE | compare tolerance |",
              "|---|---|---|---|---|---|---|"]
@@ -117,11 +118,6 @@ def report(model: noise.NoiseModel, run: InterleavedRun, pairs: int, path: Path)
     lines += ["", f"Counters with a run CV <= 0.5 % are listed after the judged metrics (deterministic under fixed work); "
                   f"{len(model.metrics)} metrics in the model.", ""]
     return "\n".join(lines)
-
-
-def _minutes(model: noise.NoiseModel, pairs: int) -> float:
-    cycle = sum({k.split(".", 1)[0]: m.pair_seconds for k, m in model.metrics.items()}.values())
-    return pairs * cycle / 60
 
 
 def simulated(runs: list[InterleavedRun], pairs: int, trials: int) -> str:
