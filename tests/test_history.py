@@ -25,7 +25,7 @@ def test_append_is_idempotent_and_keyed_like_baselines(tmp_path):
     entries = read_history(path)
     assert [e.result_id for e in entries] == [r.id for r in results]
     assert entries[0].metrics["before.tps"] == 1000 and entries[0].server_version == "10.11.19-MariaDB"
-    assert json.loads(path.read_text().splitlines()[0])["schema"] == "perfci.history/1"
+    assert json.loads(path.read_text().splitlines()[0])["schema"] == "perfci.history/2"
 
 
 def test_lines_written_before_records_had_a_schema_still_load(tmp_path):

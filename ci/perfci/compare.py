@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from .baseline import Baseline, baseline_path, load_baseline
 from .errors import BadInput
+from .history import DEFAULT_HISTORY_WINDOW, baseline_from_history, provenance
 from .identity import DEFAULT_FOLLOW, CaseIdentity, Follow
 from .metrics import MetricSpec, counters_per_txn, default_spec, flatten, judged_keys
 from .paths import baselines_dir
@@ -57,6 +58,7 @@ class CaseComparison:
     warnings: list[str]
     specs_from: str = "defaults"   # where the metric specs came from
     rules: Rules = field(default_factory=Rules)
+    provenance: list[str] = field(default_factory=list)  # a history baseline: reset, exclusions, nights left out
 
     @property
     def identity(self) -> CaseIdentity:
@@ -201,8 +203,11 @@ def deterministic_counters(model: NoiseModel, ran: list[Result], taken: set[str]
 
 
 def compare(results: list[Result], baseline_file: Path | None = None, baseline_root: Path | None = None,
-            rules: Rules = Rules()) -> list[CaseComparison]:
-    """Group results by case and compare each group with its baseline."""
+            rules: Rules = Rules(), history_root: Path | None = None,
+            window: int = DEFAULT_HISTORY_WINDOW) -> list[CaseComparison]:
+    """Group results by case and compare each group with its baseline: a pinned file
+    (--baseline, or one under the baselines root) wins; else, with `history_root`, the
+    last `window` usable samples of the case's history (history.baseline_from_history)."""
     groups: dict[CaseIdentity, list[Result]] = {}
     for r in results:
         groups.setdefault(case_key(r, rules.follow), []).append(r)
@@ -212,6 +217,12 @@ def compare(results: list[Result], baseline_file: Path | None = None, baseline_r
     out = []
     for members in groups.values():
         path = Path(baseline_file) if baseline_file else baseline_path(baseline_root, members[0], rules.follow)
-        baseline = load_baseline(path) if (baseline_file or path.exists()) else None
-        out.append(compare_case(members, baseline, path, rules))
+        if baseline_file or path.exists() or history_root is None:
+            baseline = load_baseline(path) if (baseline_file or path.exists()) else None
+            out.append(compare_case(members, baseline, path, rules))
+            continue
+        baseline, hist = baseline_from_history(history_root, members[0], window, rules.follow)
+        comp = compare_case(members, baseline, hist.path, rules)
+        comp.provenance = provenance(hist, baseline)
+        out.append(comp)
     return out

@@ -55,6 +55,11 @@ class CaseIdentity:
         """root/<runner class>/<server>/<scenario>/<profile>/<case><suffix>"""
         return Path(root).joinpath(*self.parts()) / f"{slug(self.case)}{suffix}"
 
+    @property
+    def slug_path(self) -> str:
+        """runner class/server/scenario/profile/case as slugs: how history annotations and issues name a case."""
+        return "/".join([*self.parts(), slug(self.case)])
+
     def key(self, metric: str = "") -> str:
         """The text an issue fingerprint hashes."""
         return "|".join([self.runner_class, self.server, self.scenario, self.profile, self.case, metric])

@@ -20,14 +20,21 @@ from .compare import CaseComparison, MetricRow
 from .confirm import Confirmation, markdown_section
 from .errors import BadInput, InfraFailure
 from .files import write_atomic
+from .history import case_history
 from .identity import CaseIdentity
 from .text import code_fence, code_span, issue_title, markdown
 
 LABEL = "perf-regression"
 FINGERPRINT_RE = re.compile(r"<!-- perfci-fingerprint: ([0-9a-f]{16}) -->")
+CASE_RE = re.compile(r"<!-- perfci-case: ([\w./-]+) -->")
+SINCE_RE = re.compile(r"<!-- perfci-since: ([\w.:+-]+) -->")
+MARKER_RE = re.compile(r"<!-- perfci-[\w-]+(: [^>]*)? -->")
 REGRESSION_MARK = "<!-- perfci-regression -->"
 CLEAN_MARK = "<!-- perfci-clean -->"
 DEFAULT_CLOSE_AFTER = 3
+ACCEPT_LABEL = "perf-expected"
+TRIAGE_HELP = (f"Expected? Add the label `{ACCEPT_LABEL}` or comment `/perfci accept` (a collaborator): the next nightly "
+               "resets this case's baseline at the first regressed night and closes the issue.")
 
 
 def fingerprint(case: CaseIdentity, metric_key: str) -> str:
@@ -45,13 +52,20 @@ def title_for(case: CaseIdentity, row: MetricRow) -> str:
                        f"{case.profile}/{case.case} on {case.server} ({case.runner_class})")
 
 
+def markers(fp: str, case: CaseIdentity, since: str) -> list[str]:
+    """Hidden lines that identify an issue: its fingerprint, the case (as history names
+    it) and the first night of the regression (where an accepted one resets the baseline)."""
+    return [f"<!-- perfci-fingerprint: {fp} -->", f"<!-- perfci-case: {case.slug_path} -->",
+            f"<!-- perfci-since: {since} -->"]
+
+
 def body_for(comp: CaseComparison, row: MetricRow, fp: str, run_url: str,
-             confirmation: Confirmation | None = None) -> str:
+             confirmation: Confirmation | None = None, since: str = "") -> str:
     first = comp.results[0]
     est = row.verdict.estimate
     ci = f"[{est.low:.3f}, {est.high:.3f}]" if est and est.low is not None else "–"
     lines = [
-        f"<!-- perfci-fingerprint: {fp} -->",
+        *markers(fp, comp.identity, since or first.id),
         REGRESSION_MARK,
         f"**{row.key}** regressed by {row.verdict.change_pct or 0:+.1f} % (ratio CI {ci}, tolerance "
         f"±{row.spec.tolerance:.0%}, {'higher' if row.spec.direction == 'higher' else 'lower'} is better).",
@@ -75,7 +89,7 @@ def body_for(comp: CaseComparison, row: MetricRow, fp: str, run_url: str,
                                                                   for r in others)]
     if confirmation is not None:
         lines += markdown_section(confirmation)
-    lines += ["", "Reproduce:", "", code_fence(first.reproduce, "sh"), ""]
+    lines += ["", "Reproduce:", "", code_fence(first.reproduce, "sh"), "", TRIAGE_HELP, ""]
     return "\n".join(lines)
 
 
@@ -104,19 +118,29 @@ class GitHub:
                                "the run's results are untouched (use --dry-run DIR to write the issues as files)")
         return json.loads(proc.stdout) if proc.stdout.strip() else None
 
+    def _paged(self, path: str) -> list[dict]:
+        """Every item of a listing, oldest first (an issue open for months has more than a page)."""
+        out: list[dict] = []
+        page = 1
+        while True:
+            batch = self.api("GET", f"{path}{'&' if '?' in path else '?'}per_page=100&page={page}")
+            out += batch
+            if len(batch) < 100:
+                return out
+            page += 1
+
+    def issues(self, state: str = "open") -> list[dict]:
+        """perf-regression issues (not pull requests) in `state`: open, closed or all."""
+        return [i for i in self._paged(f"repos/{self.repo}/issues?state={state}&labels={LABEL}") if "pull_request" not in i]
+
     def open_issues(self) -> dict[str, dict]:
         """Open perf-regression issues by fingerprint."""
         found: dict[str, dict] = {}
-        page = 1
-        while True:
-            batch = self.api("GET", f"repos/{self.repo}/issues?state=open&labels={LABEL}&per_page=100&page={page}")
-            for issue in batch:
-                m = FINGERPRINT_RE.search(issue.get("body") or "")
-                if m and "pull_request" not in issue:
-                    found[m.group(1)] = issue
-            if len(batch) < 100:
-                return found
-            page += 1
+        for issue in self.issues("open"):
+            m = FINGERPRINT_RE.search(issue.get("body") or "")
+            if m:
+                found[m.group(1)] = issue
+        return found
 
     def create(self, title: str, body: str, labels: list[str]) -> dict:
         return self.api("POST", f"repos/{self.repo}/issues", {"title": title, "body": body, "labels": labels})
@@ -125,15 +149,7 @@ class GitHub:
         self.api("POST", f"repos/{self.repo}/issues/{number}/comments", {"body": body})
 
     def comments(self, number: int) -> list[dict]:
-        """All comments, oldest first (an issue open for months has more than a page)."""
-        out: list[dict] = []
-        page = 1
-        while True:
-            batch = self.api("GET", f"repos/{self.repo}/issues/{number}/comments?per_page=100&page={page}")
-            out += batch
-            if len(batch) < 100:
-                return out
-            page += 1
+        return self._paged(f"repos/{self.repo}/issues/{number}/comments")
 
     def close(self, number: int) -> None:
         self.api("PATCH", f"repos/{self.repo}/issues/{number}", {"state": "closed", "state_reason": "completed"})
@@ -168,29 +184,30 @@ def _unconfirmed(comp: CaseComparison, confirmation: Confirmation | None, action
     return True
 
 
+def regressed_since(comp: CaseComparison, row: MetricRow, history_root: Path | None) -> list[str]:
+    """The nights (result ids, oldest first) this regression has lasted: tonight and the
+    history's consecutive nights before it that regressed on the same metric."""
+    tonight = comp.results[0]
+    if history_root is None:
+        return [tonight.id]
+    hist = case_history(history_root, comp.identity)
+    return [*hist.regressed_streak(row.key, tonight.scenario.hash, skip=tonight.id), tonight.id]
+
+
 def sync(comparisons: list[CaseComparison], run_url: str = "", repo: str | None = None,
          dry_run_dir: Path | None = None, close_after: int = DEFAULT_CLOSE_AFTER,
-         confirmations: dict[str, Confirmation] | None = None) -> list[str]:
+         confirmations: dict[str, Confirmation] | None = None, history_root: Path | None = None,
+         min_nights: int = 1, gh: GitHub | None = None) -> list[str]:
     """Open, update or close issues; returns one line per action taken. `confirmations`
     (by result id, from `perfci confirm`): a regression whose A/B did not confirm it
-    opens nothing; the others carry their A/B in the issue."""
+    opens nothing; the others carry their A/B in the issue. With `history_root`, a new
+    issue needs the regression on `min_nights` consecutive nights (a one-night spike
+    opens none), unless an A/B confirmed it tonight (a second, independent measurement)."""
     actions: list[str] = []
     confirmations = confirmations or {}
-    if dry_run_dir is not None:
-        for comp in comparisons:
-            confirmation = confirmations.get(comp.results[0].id) if comp.results else None
-            if _unconfirmed(comp, confirmation, actions):
-                continue
-            for row in comp.regressions:
-                fp = fingerprint(comp.identity, row.key)
-                path = Path(dry_run_dir) / f"{fp}.md"
-                labels = ", ".join(labels_for(comp.identity))
-                write_atomic(path, f"# {title_for(comp.identity, row)}\n\nlabels: {labels}\n\n"
-                                   + body_for(comp, row, fp, run_url, confirmation))
-                actions.append(f"wrote {path}")
-        return actions
-    gh = GitHub(repo or os.environ.get("GITHUB_REPOSITORY", ""))
-    open_issues = gh.open_issues()
+    if dry_run_dir is None:
+        gh = gh or GitHub(repo or os.environ.get("GITHUB_REPOSITORY", ""))
+    open_issues = gh.open_issues() if gh else {}
     for comp in comparisons:
         case = comp.identity
         confirmation = confirmations.get(comp.results[0].id) if comp.results else None
@@ -200,23 +217,42 @@ def sync(comparisons: list[CaseComparison], run_url: str = "", repo: str | None 
             fp = fingerprint(case, row.key)
             issue = open_issues.get(fp)
             if row.verdict.verdict == "regression":
-                body = body_for(comp, row, fp, run_url, confirmation)
-                if issue:
-                    gh.comment(issue["number"], body.replace(f"<!-- perfci-fingerprint: {fp} -->\n", "")
-                               .replace(REGRESSION_MARK, REGRESSION_MARK + "\nStill regressed.", 1))
+                nights = regressed_since(comp, row, history_root)
+                confirmed = confirmation is not None and confirmation.status == "confirmed"
+                if issue is None and len(nights) < min_nights and not confirmed:
+                    actions.append(f"pending: {row.key} regressed on {len(nights)} of the {min_nights} consecutive "
+                                   "nights an issue needs")
+                    continue
+                body = body_for(comp, row, fp, run_url, confirmation, since=nights[0])
+                if gh is None:
+                    path = Path(dry_run_dir or ".") / f"{fp}.md"
+                    write_atomic(path, f"# {title_for(case, row)}\n\nlabels: {', '.join(labels_for(case))}\n\n{body}")
+                    actions.append(f"wrote {path}")
+                elif issue:
+                    gh.comment(issue["number"], still_regressed(body, fp))
                     actions.append(f"commented on #{issue['number']} ({row.key})")
                 else:
                     created = gh.create(title_for(case, row), body, labels_for(case))
+                    open_issues[fp] = created
                     actions.append(f"opened #{created.get('number')} ({row.key})")
-            elif issue and row.verdict.verdict in ("unchanged", "improvement"):
-                streak = clean_streak(gh.comments(issue["number"]), _login(issue)) + 1
-                if streak >= close_after:
-                    gh.comment(issue["number"], f"{CLEAN_MARK}\n{close_after} consecutive clean runs "
-                                                f"({row.key} {row.verdict.verdict}); closing. {run_url}".rstrip())
-                    gh.close(issue["number"])
-                    actions.append(f"closed #{issue['number']} ({row.key})")
-                else:
-                    gh.comment(issue["number"], f"{CLEAN_MARK}\nClean run {streak} of {close_after}: "
-                                                f"{row.key} {row.verdict.verdict}. {run_url}".rstrip())
-                    actions.append(f"clean run {streak}/{close_after} on #{issue['number']} ({row.key})")
+            elif gh and issue and row.verdict.verdict in ("unchanged", "improvement"):
+                actions.append(clean_night(gh, issue, row, close_after, run_url))
     return actions
+
+
+def still_regressed(body: str, fp: str) -> str:
+    """A comment from an issue body: the markers that identify the issue are left out."""
+    lines = [line for line in body.splitlines() if not MARKER_RE.fullmatch(line) or line == REGRESSION_MARK]
+    return "\n".join(lines).replace(REGRESSION_MARK, REGRESSION_MARK + "\nStill regressed.", 1)
+
+
+def clean_night(gh: GitHub, issue: dict, row: MetricRow, close_after: int, run_url: str) -> str:
+    streak = clean_streak(gh.comments(issue["number"]), _login(issue)) + 1
+    if streak >= close_after:
+        gh.comment(issue["number"], f"{CLEAN_MARK}\n{close_after} consecutive clean runs "
+                                    f"({row.key} {row.verdict.verdict}); closing. {run_url}".rstrip())
+        gh.close(issue["number"])
+        return f"closed #{issue['number']} ({row.key})"
+    gh.comment(issue["number"], f"{CLEAN_MARK}\nClean run {streak} of {close_after}: "
+                                f"{row.key} {row.verdict.verdict}. {run_url}".rstrip())
+    return f"clean run {streak}/{close_after} on #{issue['number']} ({row.key})"

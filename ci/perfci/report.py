@@ -156,8 +156,11 @@ def comparison_markdown(comparisons: list[CaseComparison], confidence: float,
             b = comp.baseline
             lines.append(f"- baseline `{comp.baseline_file}`: {len(b.samples)} sample(s) "
                          f"from {b.samples[0].date[:10] if b.samples else '–'} to {b.samples[-1].date[:10] if b.samples else '–'}")
+        elif str(comp.baseline_file).endswith(".jsonl"):
+            lines.append(f"- no usable sample in the history `{comp.baseline_file}` yet: each valid nightly run adds one")
         else:
             lines.append(f"- no baseline at `{comp.baseline_file}`: record one with `perfci baseline update`")
+        lines += [f"- history: {note}" for note in comp.provenance]
         rules = comp.rules
         lines.append(f"- interval: {confidence:.1%} for the ratio current/baseline (moderated pooled t on log values, "
                      f"CV floor {rules.cv_floor:.0%}, prior CV {rules.prior_cv:.0%} x {rules.prior_df}); "

@@ -27,11 +27,13 @@ from . import options
 @click.option("--json", "json_file", type=click.Path(path_type=Path),
               help="Also write every verdict, its numbers and the rules used as JSON (perfci.comparison/1).")
 @options.noise_dir
+@options.history
+@options.window
 @click.option("--plots", "plots_dir", type=click.Path(path_type=Path),
               help="Write PNG plots (per-interval throughput current vs baseline) to this directory.")
 def compare(results: tuple[Path, ...], baseline_file: Path | None, baseline_dir: Path | None, confidence: float,
             cv_floor: float, prior_cv: float, follow: Follow, report_file: Path | None, json_file: Path | None,
-            noise_dir: Path | None, plots_dir: Path | None) -> int:
+            noise_dir: Path | None, history_dir: Path | None, window: int, plots_dir: Path | None) -> int:
     """Judge RESULT files (or directories of them) against stored baselines.
 
     \b
@@ -41,7 +43,7 @@ def compare(results: tuple[Path, ...], baseline_file: Path | None, baseline_dir:
     (also: the only results of a case were invalid runs, see the validity gate)."""
     rules = Rules(confidence=confidence, cv_floor=cv_floor, prior_cv=prior_cv, follow=follow, noise_dir=noise_dir)
     loaded = [load_result(p) for p in expand(list(results))]
-    comparisons = compare_results(loaded, baseline_file, baseline_dir, rules)
+    comparisons = compare_results(loaded, baseline_file, baseline_dir, rules, history_dir, window)
     plots = None
     if plots_dir:
         from ..plots import interval_plot

@@ -28,6 +28,19 @@ def history_append(results: tuple[Path, ...], history_dir: Path, follow: Follow)
         click.echo(f"{path}: +{added}")
 
 
+@history.command("exclude")
+@click.argument("result_id")
+@click.option("--reason", required=True, help="Why (shown in every report that leaves it out).")
+@click.option("--dir", "history_dir", type=click.Path(path_type=Path, file_okay=False), default=Path("history"),
+              show_default=True)
+def history_exclude(result_id: str, reason: str, history_dir: Path) -> None:
+    """Exclude RESULT_ID's sample from baselines and change points (kept, marked, listed in reports)."""
+    if not reason.strip():
+        raise click.BadParameter("give a reason", param_hint="--reason")
+    for path in history_mod.exclude(history_dir, result_id, reason.strip()):
+        click.echo(f"{path}: excluded {result_id}")
+
+
 @history.command("changes")
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--metric", "metrics", multiple=True, help="Only these metric keys (e.g. after.qps_write).")
@@ -35,7 +48,7 @@ def history_append(results: tuple[Path, ...], history_dir: Path, follow: Follow)
 @click.option("--plots", "plots_dir", type=click.Path(path_type=Path), help="Write a PNG per metric with a change.")
 def history_changes(files: tuple[Path, ...], metrics: tuple[str, ...], pvalue: float, plots_dir: Path | None) -> None:
     """Change points (E-Divisive means) in history FILES (.jsonl) or directories of them."""
-    paths = [q for p in files for q in (sorted(Path(p).rglob("*.jsonl")) if Path(p).is_dir() else [Path(p)])]
+    paths = [q for p in files for q in (history_mod.case_files(Path(p)) if Path(p).is_dir() else [Path(p)])]
     for path in paths:
         entries = history_mod.read_history(path)
         found = history_mod.detect(entries, list(metrics) or None, pvalue)

@@ -34,12 +34,17 @@ def issues() -> None:
                    "the others carry the A/B.")
 @options.noise_dir
 @options.follow
+@options.history
+@options.window
+@options.min_nights
 def issues_sync(results: tuple[Path, ...], baseline_dir: Path | None, repo: str | None, run_url: str,
                 close_after: int, dry_run_dir: Path | None, confirm_dir: Path | None, noise_dir: Path | None,
-                follow: Follow) -> None:
+                follow: Follow, history_dir: Path | None, window: int, min_nights: int) -> None:
     """Open, update or close one issue per regressed metric of RESULTS."""
     loaded = [load_result(p) for p in expand(list(results))]
-    comparisons = compare_results(loaded, baseline_root=baseline_dir, rules=Rules(follow=follow, noise_dir=noise_dir))
+    comparisons = compare_results(loaded, baseline_root=baseline_dir, rules=Rules(follow=follow, noise_dir=noise_dir),
+                                  history_root=history_dir, window=window)
     confirmations = load_all(confirm_dir) if confirm_dir else None
-    for line in issues_mod.sync(comparisons, run_url, repo, dry_run_dir, close_after, confirmations):
+    for line in issues_mod.sync(comparisons, run_url, repo, dry_run_dir, close_after, confirmations,
+                                history_dir, min_nights if history_dir else 1):
         click.echo(line)

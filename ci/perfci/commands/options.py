@@ -50,6 +50,17 @@ noise_dir = click.option(
     "--noise-dir", type=click.Path(path_type=Path), default=None,
     help="Noise models from `perfci calibrate` (default: baselines/noise of the project): where one matches a "
          "case, its tolerances and spreads replace the defaults, and every counter it found deterministic is judged too.")
+history = click.option(
+    "--history", "history_dir", type=click.Path(path_type=Path, file_okay=False), default=None, envvar="PERFCI_HISTORY",
+    help="History directory (the results branch's history/): a case without a pinned baseline file is judged "
+         "against its last --window usable samples there (valid, not excluded, after the last reset). Env: PERFCI_HISTORY.")
+window = click.option(
+    "--window", type=click.IntRange(2, 1000), default=10, show_default=True,
+    help="How many of the newest usable history samples make a baseline (with --history).")
+min_nights = click.option(
+    "--min-nights", type=click.IntRange(1, 30), default=2, show_default=True, envvar="PERFCI_MIN_NIGHTS",
+    help="With --history: open an issue only when a metric regressed on this many consecutive nights (a one-night "
+         "spike opens none), or an A/B confirmed it. Env: PERFCI_MIN_NIGHTS.")
 quiet = click.option("--quiet", "-q", is_flag=True, help="No progress output; print only results and summaries.")
 
 
