@@ -74,7 +74,7 @@ class FakeGitHub:
                     label = q.get("labels", [""])[0]
                     state = q.get("state", ["open"])[0]
                     page = int(q.get("page", ["1"])[0])
-                    hits = [i for i in fake.issues.values() if i["state"] == state and
+                    hits = [i for i in fake.issues.values() if state in (i["state"], "all") and
                             (not label or label in [lab["name"] for lab in i["labels"]])]
                     return self._send(200, hits[(page - 1) * 100: page * 100])
                 if number is None and self.command == "POST":
@@ -91,7 +91,8 @@ class FakeGitHub:
                     per_page, page = int(q.get("per_page", ["30"])[0]), int(q.get("page", ["1"])[0])
                     return self._send(200, fake.comments[number][(page - 1) * per_page: page * per_page])
                 if m.group(4) and self.command == "POST":
-                    fake.comments[number].append({"body": body["body"], "user": {"login": fake.login}})
+                    fake.comments[number].append({"body": body["body"], "user": {"login": fake.login},
+                                                  "author_association": "NONE"})
                     return self._send(201, fake.comments[number][-1])
                 if self.command == "PATCH":
                     fake.issues[number].update({k: v for k, v in body.items() if k == "state"})
@@ -114,9 +115,14 @@ class FakeGitHub:
         self.server.shutdown()
         self.server.server_close()
 
-    def comment_as(self, number: int, login: str, body: str) -> None:
-        """A comment by someone else (what the API would show for a person's comment)."""
-        self.comments[number].append({"body": body, "user": {"login": login}})
+    def comment_as(self, number: int, login: str, body: str, association: str = "NONE") -> None:
+        """A comment by someone else (what the API would show for a person's comment);
+        `association`: OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, NONE ..."""
+        self.comments[number].append({"body": body, "user": {"login": login}, "author_association": association})
+
+    def add_label(self, number: int, name: str) -> None:
+        """What a person adding a label in the web UI does."""
+        self.issues[number]["labels"].append({"name": name})
 
     @property
     def api_url(self) -> str:

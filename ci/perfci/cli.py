@@ -30,6 +30,7 @@ COMMANDS = {
     "history": ("history", "history"),
     "issues": ("issues", "issues"),
     "list": ("scenarios", "list_scenarios"),
+    "nightly": ("nightly", "nightly"),
     "run": ("run", "run"),
     "schema": ("schema", "schema"),
     "servers": ("servers", "servers"),

@@ -46,6 +46,17 @@ class MetricRow:
     verdict: Verdict
     movers: list[tuple[str, float, float]] = field(default_factory=list)
 
+    @property
+    def worse(self) -> bool:
+        """A regression, or a change beyond tolerance on the bad side that one run could not
+        call (inconclusive): a night like that must not join the baseline it is judged against."""
+        v = self.verdict
+        if v.verdict == "regression":
+            return True
+        if v.verdict != "inconclusive" or v.change_pct is None:
+            return False
+        return (v.change_pct if v.direction == "higher" else -v.change_pct) < -v.tolerance * 100
+
 
 @dataclass
 class CaseComparison:
@@ -120,14 +131,18 @@ def _spec(c: CompareSpec) -> MetricSpec:
 def top_movers(phase: str, current: list[Result], baseline: Baseline,
                limit: int = 5) -> list[tuple[str, float, float]]:
     """Counters of `phase` whose per-transaction value changed most (by |log ratio|)."""
+    return moved_counters(phase, [counters_per_txn(r) for r in current], [s.counters for s in baseline.samples], limit)
+
+
+def moved_counters(phase: str, current: list[dict[str, float]], base: list[dict[str, float]],
+                   limit: int = 5) -> list[tuple[str, float, float]]:
+    """(counter, base mean, current mean) of `phase`'s per-transaction counters, most moved first."""
     prefix = f"{phase}."
-    cur = [counters_per_txn(r) for r in current]
-    keys = {k for c in cur for k in c if k.startswith(prefix)} | {
-        k for s in baseline.samples for k in s.counters if k.startswith(prefix)}
+    keys = {k for c in [*current, *base] for k in c if k.startswith(prefix)}
     moved = []
     for key in keys:
-        c = statistics.mean(x.get(key, 0.0) for x in cur)
-        b = statistics.mean(s.counters.get(key, 0.0) for s in baseline.samples) if baseline.samples else 0.0
+        c = statistics.mean(x.get(key, 0.0) for x in current) if current else 0.0
+        b = statistics.mean(x.get(key, 0.0) for x in base) if base else 0.0
         if min(c, b) < 0 or max(c, b) < 1e-3:
             continue  # a level that fell, or too rare per transaction to explain anything
         score = math.inf if min(c, b) == 0 else abs(math.log(c / b))

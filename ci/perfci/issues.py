@@ -235,6 +235,13 @@ def sync(comparisons: list[CaseComparison], run_url: str = "", repo: str | None 
                     created = gh.create(title_for(case, row), body, labels_for(case))
                     open_issues[fp] = created
                     actions.append(f"opened #{created.get('number')} ({row.key})")
+            elif gh and issue and row.worse:  # beyond tolerance, inconclusive alone: not clean, still there
+                tonight = comp.results[0]
+                gh.comment(issue["number"], f"{REGRESSION_MARK}\nStill worse: {row.key} {row.verdict.change_pct:+.1f} % "
+                                            f"against the baseline in {code_span(tonight.id)} (server "
+                                            f"{markdown(tonight.server.full_version or tonight.server.version)}; "
+                                            f"{row.verdict.reason}). {run_url}".rstrip())
+                actions.append(f"still worse: commented on #{issue['number']} ({row.key})")
             elif gh and issue and row.verdict.verdict in ("unchanged", "improvement"):
                 actions.append(clean_night(gh, issue, row, close_after, run_url))
     return actions
