@@ -2,7 +2,7 @@
 issues against the history, history append, change points), the history on a
 `results` branch of a local bare git repository (cloned, appended and pushed each
 night as the workflow's report and push jobs do) and the real `gh` talking to the
-fake GitHub API. See month.py for the series."""
+fake GitHub API. See simulated_month.py for the series."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from perfci.issues import ACCEPT_LABEL, GitHub, fingerprint
 from perfci.nightly import NightOptions, run_night
 
 from fake_github import FakeGitHub
-from month import RECOVERY, SPIKE_NIGHT, STEP_NIGHT, UPGRADE_NIGHT, checkout, month, push, results_branch
+from simulated_month import RECOVERY, SPIKE_NIGHT, STEP_NIGHT, UPGRADE_NIGHT, checkout, month, push, results_branch
 
 pytestmark = pytest.mark.e2e  # ~30 nights of gh calls and git pushes: too slow for the unit suite
 ACCEPT_NIGHT = 22
