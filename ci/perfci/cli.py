@@ -26,6 +26,7 @@ COMMANDS = {
     "baseline": ("baseline", "baseline"),
     "calibrate": ("calibrate", "calibrate"),
     "compare": ("compare", "compare"),
+    "dashboard": ("dashboard", "dashboard"),
     "confirm": ("confirm", "confirm"),
     "history": ("history", "history"),
     "issues": ("issues", "issues"),

@@ -1,0 +1,22 @@
+"""`perfci dashboard HISTORY_DIR --out site/`: the static site of the nightly history."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .. import dashboard as dashboard_mod
+from . import options
+
+
+@click.command()
+@click.argument("history_dir", type=click.Path(path_type=Path, file_okay=False, exists=True))
+@click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False), default=Path("site"), show_default=True)
+@click.option("--repo-url", default="", help="https://github.com/OWNER/NAME: case pages link to its regression issues.")
+@options.window
+def dashboard(history_dir: Path, out_dir: Path, repo_url: str, window: int) -> None:
+    """Write a static site (index + one page per case, metrics over the nights with change
+    points and resets marked) from HISTORY_DIR; open OUT/index.html, or publish OUT."""
+    pages = dashboard_mod.build(history_dir, out_dir, repo_url, window)
+    click.echo(f"{pages[0]}: {len(pages) - 1} case page(s)")

@@ -1,0 +1,64 @@
+"""The dashboard in a real browser: a simulated month (simulated_month.py) through
+the nightly loop (issues written as files), `perfci dashboard` through the CLI, and
+headless Chromium loading the pages from disk: no console message of any kind (script
+errors, failed loads), the script ran and found every chart, and a screenshot of the
+case with the step, kept under test-artifacts/, shows the change-point mark."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+from PIL import Image
+
+from perfci.history import exclude
+from perfci.nightly import NightOptions, run_night
+
+from conftest import REPO, run_perfci
+from simulated_month import SPIKE_NIGHT, month
+
+pytestmark = pytest.mark.e2e
+CHANGE_RGB = (0xD6, 0x27, 0x28)   # style.css: svg .change
+ARTIFACTS = REPO / "test-artifacts"
+
+
+def chromium(*args: str) -> subprocess.CompletedProcess:
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert exe, "chromium is needed: apt-get install chromium (scripts/install-deps does)"
+    return subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0",
+                           "--no-first-run", "--disable-extensions", *args], capture_output=True, text=True, timeout=120)
+
+
+def console_lines(proc: subprocess.CompletedProcess) -> list[str]:
+    return [line for line in proc.stderr.splitlines() if ":CONSOLE" in line]
+
+
+def test_the_dashboard_draws_the_month_in_chromium_without_console_errors(tmp_path):
+    history = tmp_path / "history"
+    for results in month():
+        run_night(results, NightOptions(history_root=history), dry_run_dir=tmp_path / "issues")
+    exclude(history, f"month-default-night{SPIKE_NIGHT:02d}", "host was busy (the spike)")
+    site = tmp_path / "site"
+    proc = run_perfci("dashboard", str(history), "--out", str(site))
+    assert proc.returncode == 0, proc.stderr
+    case_page = site / "epyc-nvme/mariadb-10.11/tiny/smoke/default.html"
+    for page in (site / "index.html", case_page):
+        dom = chromium("--dump-dom", page.as_uri())
+        assert dom.returncode == 0, dom.stderr[-2000:]
+        assert console_lines(dom) == [], console_lines(dom)
+        assert 'data-ready="1"' in dom.stdout  # the script ran to its end
+    assert 'data-charts="19"' in chromium("--dump-dom", case_page.as_uri()).stdout
+    shot = tmp_path / "dashboard.png"
+    taken = chromium("--window-size=900,700", f"--screenshot={shot}", case_page.as_uri())
+    assert taken.returncode == 0 and shot.exists(), taken.stderr[-2000:]
+    assert console_lines(taken) == []
+    ARTIFACTS.mkdir(exist_ok=True)
+    shutil.copyfile(shot, ARTIFACTS / "dashboard-step.png")
+    # the first chart is after.tps (charts with a change point come first): the dashed red mark is on screen
+    colours = Image.open(shot).convert("RGB").getcolors(maxcolors=1 << 24) or []
+    assert sum(n for n, rgb in colours if all(abs(a - b) < 12 for a, b in zip(rgb, CHANGE_RGB, strict=True))) > 100
+    html = case_page.read_text()
+    assert html.index("<code>after.tps</code>") < html.index("<code>before.tps</code>")
+    assert "change -7." in html or "change -8." in html
+    assert 'class="excluded"' in html and "host was busy" in html  # the excluded night, drawn hollow and listed
