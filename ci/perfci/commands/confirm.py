@@ -34,10 +34,12 @@ from . import options
 @options.runner_class
 @options.host_wait
 @options.follow
+@options.history
+@options.window
 @options.quiet
 def confirm(results: tuple[Path, ...], baseline_dir: Path | None, noise_dir: Path | None, profile: str, bursts: int,
             min_effect: float, out_dir: Path, workdir: Path | None, runner_class: str, host_wait: float,
-            follow, quiet: bool) -> int:
+            follow, history_dir: Path | None, window: int, quiet: bool) -> int:
     """Re-check RESULTS' regressions against their baselines with an interleaved A/B
     of this run's server against the last good one (the baseline's newest sample),
     on this runner, before an issue is opened (`perfci issues sync --confirmations`).
@@ -51,7 +53,8 @@ def confirm(results: tuple[Path, ...], baseline_dir: Path | None, noise_dir: Pat
     progress = Progress(quiet=quiet)
     loaded = [load_result(p) for p in expand(list(results))]
     comparisons = [c for c in compare_results(loaded, baseline_root=baseline_dir,
-                                              rules=Rules(follow=follow, noise_dir=noise_dir)) if c.regressions]
+                                              rules=Rules(follow=follow, noise_dir=noise_dir),
+                                              history_root=history_dir, window=window) if c.regressions]
     if not comparisons:
         click.echo("no regression to confirm")
         return 0
