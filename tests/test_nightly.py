@@ -1,0 +1,84 @@
+"""The nightly loop's pieces without GitHub: who may accept a regression, which
+changes in a history persist, history baselines (exclusions, resets, nights held
+out) and the commands' input errors."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from perfci.changes import persisting_changes
+from perfci.compare import compare
+from perfci.history import HistoryRecord, append, baseline_from_history, case_history, exclude, reset
+from perfci.metrics import MetricSpec
+from perfci.nightly import acceptance
+
+from conftest import run_perfci
+from factories import make_result
+
+TPS = MetricSpec("tps", "higher", 0.05)
+
+
+def series(values: list[float]) -> list[HistoryRecord]:
+    return [HistoryRecord(result_id=f"r{i:02d}", date=f"2026-10-{i + 1:02d}", scenario_hash="sha256:aaaa",
+                          metrics={"after.tps": v}) for i, v in enumerate(values)]
+
+
+def noisy(n: int, level: float, seed: int) -> list[float]:
+    return list(np.random.default_rng(seed).normal(level, level * 0.01, n))
+
+
+def test_a_label_or_a_collaborators_command_accepts_and_anyone_elses_does_not():
+    labelled = {"labels": [{"name": "perf-expected"}]}
+    assert acceptance(labelled, []) == "label perf-expected"
+    by = lambda who, assoc, body="/perfci accept": {"user": {"login": who}, "author_association": assoc, "body": body}  # noqa: E731
+    assert acceptance({"labels": []}, [by("dba", "COLLABORATOR")]) == "/perfci accept by @dba"
+    assert acceptance({"labels": []}, [by("passer-by", "NONE"), by("fork", "CONTRIBUTOR")]) is None
+    assert acceptance({"labels": []}, [by("dba", "OWNER", "we could /perfci accept this later")]) is None
+
+
+def test_a_step_persists_a_spike_and_a_recovery_do_not():
+    step = noisy(14, 1000, 1) + noisy(6, 920, 2)
+    [change] = persisting_changes(series(step), "after.tps", TPS)
+    assert change.location.result_id == "r14" and -10 < change.change_pct < -6
+    spike = noisy(20, 1000, 3)
+    spike[9] = 700
+    assert persisting_changes(series(spike), "after.tps", TPS) == []
+    recovered = noisy(8, 1000, 4) + noisy(5, 800, 5) + noisy(7, 1000, 6)
+    assert persisting_changes(series(recovered), "after.tps", TPS) == []
+    assert persisting_changes(series(noisy(14, 1000, 7) + noisy(2, 900, 8)), "after.tps", TPS) == []  # 2 nights: not yet
+
+
+def test_a_history_baseline_leaves_out_exclusions_regressed_nights_and_what_came_before_a_reset(tmp_path):
+    runs = [make_result(tps=1000 + i) for i in range(6)]
+    append(runs[:3], tmp_path)
+    append(runs[3:5], tmp_path, verdicts={runs[3].id: ["before.tps"], runs[4].id: ["before.tps"]})
+    exclude(tmp_path, runs[1].id, "noisy neighbour")
+    baseline, hist = baseline_from_history(tmp_path, runs[5])
+    assert baseline is not None and [s.result_id for s in baseline.samples] == [runs[0].id, runs[2].id]
+    assert hist.regressed_streak("before.tps", runs[5].scenario.hash) == [runs[3].id, runs[4].id]
+    reset(tmp_path, hist.path, runs[3].id, "accepted")
+    baseline, hist = baseline_from_history(tmp_path, runs[5])
+    assert [s.result_id for s in baseline.samples] == [runs[3].id, runs[4].id]  # accepted by the reset
+    assert hist.regressed_streak("before.tps", runs[5].scenario.hash) == []
+
+
+def test_a_pinned_baseline_file_wins_over_the_history(tmp_path):
+    from perfci.baseline import update
+
+    from factories import write_results
+    history, pinned = tmp_path / "history", tmp_path / "baselines"
+    append([make_result(tps=500) for _ in range(3)], history)
+    current = make_result(tps=1000)
+    [comp] = compare([current], history_root=history)
+    assert comp.baseline_file == case_history(history, comp.identity).path and len(comp.baseline.samples) == 3
+    assert any(r.key == "before.tps" and r.verdict.verdict == "improvement" for r in comp.rows)
+    update(write_results(tmp_path / "r", [make_result(tps=1000) for _ in range(3)]), root=pinned)
+    [comp] = compare([current], baseline_root=pinned, history_root=history)
+    assert comp.baseline_file.suffix == ".json" and not comp.provenance
+
+
+def test_excluding_an_unknown_result_is_a_one_line_input_error(tmp_path):
+    append([make_result()], tmp_path)
+    proc = run_perfci("history", "exclude", "no-such-run", "--reason", "x", "--dir", str(tmp_path))
+    assert proc.returncode == 2 and "no history record with result id 'no-such-run'" in proc.stderr
+    assert "Traceback" not in proc.stderr
