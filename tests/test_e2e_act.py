@@ -137,7 +137,7 @@ def test_nightly_under_act_opens_an_issue_file_for_a_regression(smoke_result, tm
     assert "### Confirmation A/B" in text and "- not run: this run's server and config are those of" in text
     # the report job appended the night with what it regressed on; the push job pushed it
     [night] = pushed_history(tmp_path)
-    assert "after.tps" in night["regressed"] and night["valid"] in (True, False)
+    assert "after.tps" in night["regressed"]
     assert_site_written(tmp_path)
 
 

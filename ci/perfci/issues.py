@@ -20,7 +20,7 @@ from .compare import CaseComparison, MetricRow
 from .confirm import Confirmation, markdown_section
 from .errors import BadInput, InfraFailure
 from .files import write_atomic
-from .history import case_history
+from .history import CaseHistory, case_history
 from .identity import CaseIdentity
 from .text import code_fence, code_span, issue_title, markdown
 
@@ -184,13 +184,12 @@ def _unconfirmed(comp: CaseComparison, confirmation: Confirmation | None, action
     return True
 
 
-def regressed_since(comp: CaseComparison, row: MetricRow, history_root: Path | None) -> list[str]:
+def regressed_since(comp: CaseComparison, row: MetricRow, hist: CaseHistory | None) -> list[str]:
     """The nights (result ids, oldest first) this regression has lasted: tonight and the
     history's consecutive nights before it that regressed on the same metric."""
     tonight = comp.results[0]
-    if history_root is None:
+    if hist is None:
         return [tonight.id]
-    hist = case_history(history_root, comp.identity)
     return [*hist.regressed_streak(row.key, tonight.scenario.hash, skip=tonight.id), tonight.id]
 
 
@@ -213,11 +212,13 @@ def sync(comparisons: list[CaseComparison], run_url: str = "", repo: str | None 
         confirmation = confirmations.get(comp.results[0].id) if comp.results else None
         if _unconfirmed(comp, confirmation, actions):
             continue
+        # read once per case, and only when something regressed
+        hist = case_history(history_root, case) if history_root is not None and comp.regressions else None
         for row in comp.rows:
             fp = fingerprint(case, row.key)
             issue = open_issues.get(fp)
             if row.verdict.verdict == "regression":
-                nights = regressed_since(comp, row, history_root)
+                nights = regressed_since(comp, row, hist)
                 confirmed = confirmation is not None and confirmation.status == "confirmed"
                 if issue is None and len(nights) < min_nights and not confirmed:
                     actions.append(f"pending: {row.key} regressed on {len(nights)} of the {min_nights} consecutive "
@@ -229,7 +230,7 @@ def sync(comparisons: list[CaseComparison], run_url: str = "", repo: str | None 
                     write_atomic(path, f"# {title_for(case, row)}\n\nlabels: {', '.join(labels_for(case))}\n\n{body}")
                     actions.append(f"wrote {path}")
                 elif issue:
-                    gh.comment(issue["number"], still_regressed(body, fp))
+                    gh.comment(issue["number"], still_regressed(body))
                     actions.append(f"commented on #{issue['number']} ({row.key})")
                 else:
                     created = gh.create(title_for(case, row), body, labels_for(case))
@@ -247,7 +248,7 @@ def sync(comparisons: list[CaseComparison], run_url: str = "", repo: str | None 
     return actions
 
 
-def still_regressed(body: str, fp: str) -> str:
+def still_regressed(body: str) -> str:
     """A comment from an issue body: the markers that identify the issue are left out."""
     lines = [line for line in body.splitlines() if not MARKER_RE.fullmatch(line) or line == REGRESSION_MARK]
     return "\n".join(lines).replace(REGRESSION_MARK, REGRESSION_MARK + "\nStill regressed.", 1)
