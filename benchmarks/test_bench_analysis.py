@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from perfci.baseline import update
-from perfci.compare import compare
-from perfci.history import HistoryRecord, detect, read_history
-from perfci.sysbench import parse_report
+from perfci.judge.compare import compare
+from perfci.run.sysbench import parse_report
+from perfci.store.baseline import update
+from perfci.store.history import HistoryRecord, detect, read_history
 
 from factories import make_result, write_results
 

@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from perfci.inspect import SqlInspector, logs_dir
-from perfci.plan import RunPlan, plan_runs
-from perfci.progress import Progress
-from perfci.snapshot_use import SnapshotUse
-from perfci.snapshots import SnapshotCache
-from perfci.steps import HANDLERS, StepContext
+from perfci.run.inspect import SqlInspector, logs_dir
+from perfci.run.plan import RunPlan, plan_runs
+from perfci.run.snapshot_use import SnapshotUse
+from perfci.run.snapshots import SnapshotCache
+from perfci.run.steps import HANDLERS, StepContext
+from perfci.util.progress import Progress
 
 SCENARIO = "rebuild-after-delete"
 PROFILE = os.environ.get("PERFCI_BENCH_PROFILE", "smoke")

@@ -7,8 +7,8 @@ import itertools
 import json
 from pathlib import Path
 
-from perfci.result import Result
-from perfci.results import write_result
+from perfci.model.result import Result
+from perfci.store.results import write_result
 
 _ids = itertools.count(1)
 HOST = {"runner_class": "local", "hostname": "h", "cpu_model": "Test CPU", "cpus": 2,

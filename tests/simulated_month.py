@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from perfci.result import Result
+from perfci.model.result import Result
 
 from factories import make_result
 

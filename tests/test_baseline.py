@@ -10,9 +10,9 @@ import time
 
 import pytest
 
-from perfci.baseline import load_baseline, update
-from perfci.compare import compare
-from perfci.errors import BadInput
+from perfci.judge.compare import compare
+from perfci.store.baseline import load_baseline, update
+from perfci.util.errors import BadInput
 
 from conftest import PERFCI, REPO, SOURCE_ENV, run_perfci
 from factories import make_result, write_results
@@ -138,7 +138,7 @@ def test_skipped_cases_are_reported_not_judged_and_never_enter_a_baseline(tmp_pa
     assert comps["cx_full/change_buffering=all"].skipped == "innodb_change_buffering=all is not supported: gone"
     assert comps["cx_full/change_buffering=all"].rows == [] and not comps["cx_full/change_buffering=all"].regressions
     assert comps["cx_full/change_buffering=none"].skipped is None and comps["cx_full/change_buffering=none"].rows
-    from perfci.report import comparison_markdown
+    from perfci.report.markdown import comparison_markdown
     text = comparison_markdown(list(comps.values()), 0.995)
     assert "**Skipped:** innodb_change_buffering=all is not supported: gone" in text
 

@@ -12,7 +12,7 @@ import pytest
 
 from perfci import cli
 from perfci.commands.schema import json_schema
-from perfci.paths import project_root, scenarios_dir
+from perfci.util.paths import project_root, scenarios_dir
 
 from conftest import DATA, REPO, run_perfci
 from factories import edited, make_result, write_results

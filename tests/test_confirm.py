@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 
-from perfci.baseline import load_baseline, update
-from perfci.compare import compare
-from perfci.confirm import Confirmation, confirm_case, last_good, run_args, save
-from perfci.progress import Progress
+from perfci.judge.compare import compare
+from perfci.sessions.confirm import Confirmation, confirm_case, last_good, run_args, save
+from perfci.store.baseline import load_baseline, update
+from perfci.util.progress import Progress
 
 from conftest import run_perfci
 from factories import make_result, write_results
@@ -29,7 +29,7 @@ def regressed(tmp_path, candidate_reproduce: str):
     data["reproduce"] = candidate_reproduce
     path = tmp_path / "candidate.json"
     path.write_text(json.dumps(data))
-    from perfci.results import load_result
+    from perfci.store.results import load_result
     [comp] = compare([load_result(path)], baseline_root=root)
     assert comp.regressions
     return comp, root

@@ -15,12 +15,12 @@ import subprocess
 
 import pytest
 
-from perfci.baseline import baseline_path, update
-from perfci.compare import compare_specs
-from perfci.identity import CaseIdentity
-from perfci.issues import fingerprint
-from perfci.metrics import judged_keys
-from perfci.results import load_result, parse_result
+from perfci.alert.issues import fingerprint
+from perfci.judge.compare import compare_specs
+from perfci.model.identity import CaseIdentity
+from perfci.model.metrics import judged_keys
+from perfci.store.baseline import baseline_path, update
+from perfci.store.results import load_result, parse_result
 
 from conftest import REPO
 from simulated_month import git, results_branch

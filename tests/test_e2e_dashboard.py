@@ -12,8 +12,8 @@ import subprocess
 import pytest
 from PIL import Image
 
-from perfci.history import exclude
-from perfci.nightly import NightOptions, run_night
+from perfci.alert.nightly import NightOptions, run_night
+from perfci.store.history import exclude
 
 from conftest import REPO, run_perfci
 from simulated_month import SPIKE_NIGHT, month

@@ -8,11 +8,11 @@ import json
 
 import pytest
 
-from perfci.inspect import SqlInspector
-from perfci.plan import plan_run
 from perfci.providers.dsn import DsnServer
 from perfci.providers.local import LocalServer
 from perfci.providers.spec import parse_spec
+from perfci.run.inspect import SqlInspector
+from perfci.run.plan import plan_run
 
 from conftest import result_files, run_perfci
 

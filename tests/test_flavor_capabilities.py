@@ -2,8 +2,8 @@
 
 import pytest
 
-from perfci.capabilities import Requested, UnknownOption, is_known, parse_help_options, parse_size, plan_config
-from perfci.flavor import Version, identify, identify_version_output
+from perfci.model.flavor import Version, identify, identify_version_output
+from perfci.providers.capabilities import Requested, UnknownOption, is_known, parse_help_options, parse_size, plan_config
 
 
 @pytest.mark.parametrize("line, flavor, version", [

@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 
-from perfci.history import HistoryRecord, append, detect, history_path, read_history
+from perfci.store.history import HistoryRecord, append, detect, history_path, read_history
 
 from conftest import run_perfci
 from factories import make_result, write_results

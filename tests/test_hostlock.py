@@ -9,14 +9,14 @@ import time
 
 import pytest
 
-from perfci.errors import InfraFailure
-from perfci.hostlock import bench_processes, exclusive_host
+from perfci.host.hostlock import bench_processes, exclusive_host
+from perfci.util.errors import InfraFailure
 
 from conftest import REPO, SOURCE_ENV, run_perfci
 
 HOLD = """
 import sys, time
-from perfci.hostlock import exclusive_host
+from perfci.host.hostlock import exclusive_host
 with exclusive_host("perfci run held-by-test", allow_busy=True):  # holds the lock all the same
     print("held", flush=True)
     time.sleep(60)

@@ -9,13 +9,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from perfci.errors import BadInput
-from perfci.freezer import CgroupV1Freezer, SignalFreezer, freezer_for
-from perfci.interleave import Burst, InterleavedRun, check_memory, check_splittable, pair_order
-from perfci.interleave_report import busy_pairs, pair_table
-from perfci.noise import MetricNoise, ab_mde, nightly_mde, tolerance
-from perfci.result import Host
-from perfci.scenario import cases, load_scenario
+from perfci.host.freezer import CgroupV1Freezer, SignalFreezer, freezer_for
+from perfci.judge.noise import MetricNoise, ab_mde, nightly_mde, tolerance
+from perfci.model.result import Host
+from perfci.model.scenario import cases, load_scenario
+from perfci.report.interleaved import busy_pairs, pair_table
+from perfci.sessions.interleave import Burst, InterleavedRun, check_memory, check_splittable, pair_order
+from perfci.util.errors import BadInput
 
 
 def plan_of(profile: str, bp: str = "512M"):

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from perfci.baseline import update
-from perfci.identity import CaseIdentity
-from perfci.issues import fingerprint
+from perfci.alert.issues import fingerprint
+from perfci.model.identity import CaseIdentity
+from perfci.store.baseline import update
 
 from conftest import run_perfci
 from factories import make_result, write_results

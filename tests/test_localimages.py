@@ -7,8 +7,8 @@ import tarfile
 
 import pytest
 
-from perfci.errors import BadInput
-from perfci.localimages import ENTRYPOINT, LOCAL_IMAGES, RootFs, image_config, my_cnf, select, shared_libraries
+from perfci.providers.localimages import ENTRYPOINT, LOCAL_IMAGES, RootFs, image_config, my_cnf, select, shared_libraries
+from perfci.util.errors import BadInput
 
 LDD = """\
 \tlinux-vdso.so.1 (0x00007ffd6a5f2000)

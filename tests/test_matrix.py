@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from perfci.errors import BadInput
-from perfci.scenario import cases, load_scenario, parse_scenario
+from perfci.model.scenario import cases, load_scenario, parse_scenario
+from perfci.util.errors import BadInput
 
 MATRIX = """\
 name: m

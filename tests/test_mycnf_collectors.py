@@ -2,9 +2,9 @@
 
 import pytest
 
-from perfci.collectors import delta, derived
-from perfci.errors import BadInput
-from perfci.mycnf import parse_config_file, parse_override, render
+from perfci.providers.mycnf import parse_config_file, parse_override, render
+from perfci.run.collectors import delta, derived
+from perfci.util.errors import BadInput
 
 
 def test_parse_override():
@@ -77,7 +77,7 @@ def test_a_newline_in_a_config_value_cannot_add_mycnf_lines(tmp_path):
 
 
 def test_control_characters_in_scenario_text_are_refused():
-    from perfci.scenario import parse_scenario
+    from perfci.model.scenario import parse_scenario
     with pytest.raises(BadInput, match=r"^s.yaml: field description: control character \\x1b not allowed"):
         parse_scenario("name: s\ndescription: \"red \\e[31m\"\n", "s.yaml")
     import yaml
@@ -91,8 +91,8 @@ def test_control_characters_in_scenario_text_are_refused():
 def test_mysql_8_servers_keep_no_listener_beyond_the_harness_port():
     """MySQL 8.0 loads the X plugin, listening on *:33060: off for MySQL and Percona 8.x,
     untouched where there is none (MariaDB, MySQL 5.7)."""
-    from perfci.flavor import ServerIdentity, Version
-    from perfci.mycnf import loopback_only
+    from perfci.model.flavor import ServerIdentity, Version
+    from perfci.providers.mycnf import loopback_only
 
     def ident(flavor, version):
         return ServerIdentity(flavor, Version.parse(version), version)

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from perfci.changes import persisting_changes
-from perfci.compare import compare
-from perfci.history import HistoryRecord, append, baseline_from_history, case_history, exclude, reset
-from perfci.metrics import MetricSpec
-from perfci.nightly import acceptance
+from perfci.alert.nightly import acceptance
+from perfci.judge.changes import persisting_changes
+from perfci.judge.compare import compare
+from perfci.model.metrics import MetricSpec
+from perfci.store.history import HistoryRecord, append, baseline_from_history, case_history, exclude, reset
 
 from conftest import run_perfci
 from factories import make_result
@@ -63,7 +63,7 @@ def test_a_history_baseline_leaves_out_exclusions_regressed_nights_and_what_came
 
 
 def test_a_pinned_baseline_file_wins_over_the_history(tmp_path):
-    from perfci.baseline import update
+    from perfci.store.baseline import update
 
     from factories import write_results
     history, pinned = tmp_path / "history", tmp_path / "baselines"

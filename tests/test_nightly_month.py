@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from perfci.history import case_history, read_annotations
-from perfci.identity import CaseIdentity
-from perfci.issues import ACCEPT_LABEL, GitHub, fingerprint
-from perfci.nightly import NightOptions, run_night
+from perfci.alert.issues import ACCEPT_LABEL, GitHub, fingerprint
+from perfci.alert.nightly import NightOptions, run_night
+from perfci.model.identity import CaseIdentity
+from perfci.store.history import case_history, read_annotations
 
 from fake_github import FakeGitHub
 from simulated_month import RECOVERY, SPIKE_NIGHT, STEP_NIGHT, UPGRADE_NIGHT, checkout, month, push, results_branch

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from perfci.metrics import default_spec
-from perfci.paired import benjamini_hochberg, block_length, estimate, holm, judge_table, lag1
+from perfci.judge.paired import benjamini_hochberg, block_length, estimate, holm, judge_table, lag1
+from perfci.model.metrics import default_spec
 
 
 def test_estimate_matches_scipy_one_sample_t_on_log_ratios():

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from perfci.errors import BadInput
 from perfci.providers import parse_spec
 from perfci.providers.docker import cli_error, container_user, harness_options, image_family, run_args, stale_containers
+from perfci.util.errors import BadInput
 
 from conftest import REPO, result_files, run_perfci
 

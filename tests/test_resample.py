@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from perfci.interleave import Burst, InterleavedRun
-from perfci.resample import blocks_by_phase, simulate
-from perfci.result import Host
+from perfci.judge.resample import blocks_by_phase, simulate
+from perfci.model.result import Host
+from perfci.sessions.interleave import Burst, InterleavedRun
 
 PAIRS = 41  # one warm-up pair, 40 measured
 

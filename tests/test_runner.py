@@ -7,15 +7,15 @@ import json
 
 import pytest
 
-from perfci.capabilities import Requested
 from perfci.commands.schema import json_schema
-from perfci.errors import BadInput, InfraFailure
-from perfci.execute import execute
-from perfci.plan import plan_case, use_snapshots
-from perfci.progress import Progress
-from perfci.result import Host, Status
-from perfci.scenario import cases, load_scenario
-from perfci.snapshots import SnapshotCache
+from perfci.model.result import Host, Status
+from perfci.model.scenario import cases, load_scenario
+from perfci.providers.capabilities import Requested
+from perfci.run.execute import execute
+from perfci.run.plan import plan_case, use_snapshots
+from perfci.run.snapshots import SnapshotCache
+from perfci.util.errors import BadInput, InfraFailure
+from perfci.util.progress import Progress
 
 from fake_provider import FakeInspector, FakeProvider, fake_handlers
 

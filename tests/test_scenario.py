@@ -3,8 +3,8 @@ the file, the field and what is allowed."""
 
 import pytest
 
-from perfci.errors import BadInput
-from perfci.scenario import all_scenario_files, load_scenario, parse_scenario, resolve
+from perfci.model.scenario import all_scenario_files, load_scenario, parse_scenario, resolve
+from perfci.util.errors import BadInput
 
 from conftest import TINY_SCENARIO, TINY_STEPS
 

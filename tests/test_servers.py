@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from perfci.errors import BadInput, InfraFailure
 from perfci.providers import parse_spec
 from perfci.providers.maven import jar_path, maven_basedir
-from perfci.servers import load_servers, resolve_server
+from perfci.providers.servers import load_servers, resolve_server
+from perfci.util.errors import BadInput, InfraFailure
 
 from conftest import REPO, run_perfci
 

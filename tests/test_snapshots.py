@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from perfci.flavor import ServerIdentity, Version
-from perfci.scenario import cases, load_scenario
-from perfci.snapshots import MANIFEST, SnapshotCache, data_prefix, snapshot_spec, spec_key
+from perfci.model.flavor import ServerIdentity, Version
+from perfci.model.scenario import cases, load_scenario
+from perfci.run.snapshots import MANIFEST, SnapshotCache, data_prefix, snapshot_spec, spec_key
 
 SB = "sysbench 1.0.20"
 
@@ -87,7 +87,7 @@ def test_key_covers_dataset_steps_and_format_but_not_the_measured_config():
 def test_a_forged_snapshot_is_refused_and_prepared_again(tmp_path):
     """Manifest rewritten with a valid self-checksum and one data file changed: the
     per-file digests catch it; the entry is discarded so the next run prepares."""
-    from perfci.snapshots import _manifest_digest
+    from perfci.run.snapshots import _manifest_digest
     cache = SnapshotCache(tmp_path / "cache")
     entry = _save(cache, tmp_path, "k1")
     manifest = json.loads((entry / MANIFEST).read_text())
@@ -113,7 +113,7 @@ def test_a_forged_snapshot_is_refused_and_prepared_again(tmp_path):
 
 
 def test_the_key_changes_with_the_code_that_writes_the_data(monkeypatch):
-    from perfci import snapshots
+    from perfci.run import snapshots
     scenario, path = load_scenario("rebuild-after-delete")
     case = cases(scenario, "smoke", str(path))[0]
     ident = ServerIdentity("mariadb", Version.parse("10.11.19"), "10.11.19-MariaDB")

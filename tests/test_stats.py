@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from perfci.stats import judge, paired_interval, ratio_interval
+from perfci.judge.stats import judge, paired_interval, ratio_interval
 
 
 def test_interval_matches_scipy_two_sample_t_on_logs():
@@ -70,5 +70,5 @@ def test_a_change_below_the_absolute_floor_is_unchanged():
     assert noisy.change_pct is not None and noisy.change_pct > 70
     assert judge([0.0099], baseline, "lower", 0.10).verdict != "unchanged"  # without the floor
     assert judge([1.0, 1.01], baseline, "lower", 0.10, floor=0.05).verdict == "regression"
-    from perfci.metrics import default_spec
+    from perfci.model.metrics import default_spec
     assert default_spec("fsyncs_per_txn").floor == 0.05 and default_spec("tps").floor == 0.0

@@ -2,7 +2,7 @@
 
 import pytest
 
-from perfci.sysbench import Connection, command, parse_interval, parse_report
+from perfci.run.sysbench import Connection, command, parse_interval, parse_report
 
 from conftest import DATA
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from perfci.validity import assess, phase_problems
+from perfci.run.validity import assess, phase_problems
 
 from factories import edited, make_result
 
@@ -13,7 +13,7 @@ def phase_with(intervals: list[float], **changes):
     for iv, tps in zip(phase["intervals"], intervals):
         iv["tps"] = tps
     phase.update(changes)
-    from perfci.results import parse_result
+    from perfci.store.results import parse_result
     return parse_result(data, "test").phases["before"]
 
 

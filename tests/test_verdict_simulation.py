@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy.signal import lfilter
 
-from perfci.stats import DEFAULT_CONFIDENCE, judge
+from perfci.judge.stats import DEFAULT_CONFIDENCE, judge
 
 CVS = (0.01, 0.03, 0.05, 0.10)
 SIZES = ((1, 2), (1, 3), (1, 10), (3, 3), (3, 10))  # (current runs, baseline samples); 10 = default window

@@ -15,8 +15,8 @@ import traceback
 
 import click
 
-from . import __version__
-from .errors import EXIT_BAD_INPUT, EXIT_INFRA, EXIT_INTERRUPTED, PerfciError
+from perfci import __version__
+from perfci.util.errors import EXIT_BAD_INPUT, EXIT_INFRA, EXIT_INTERRUPTED, PerfciError
 
 DEBUG_ENV = "PERFCI_DEBUG"
 # command -> (module under perfci.commands, function): imported only when used, so

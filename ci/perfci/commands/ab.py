@@ -8,19 +8,19 @@ from pathlib import Path
 
 import click
 
-from ..ab import Side, ab_markdown, judge_pairs, run_ab
-from ..errors import EXIT_INTERRUPTED, EXIT_REGRESSION
-from ..files import write_atomic
-from ..hostlock import command_line, exclusive_host
-from ..interleave import plan_sides, run_interleaved
-from ..interleave_report import interleaved_markdown, judge_run
-from ..mycnf import parse_override
-from ..plan import plan_run
-from ..progress import Progress
-from ..result import Result
-from ..servers import resolve_server
-from ..session import handle_cancellation
-from . import options
+from perfci.commands import options
+from perfci.host.hostlock import command_line, exclusive_host
+from perfci.model.result import Result
+from perfci.providers.mycnf import parse_override
+from perfci.providers.servers import resolve_server
+from perfci.report.interleaved import interleaved_markdown, judge_run
+from perfci.run.plan import plan_run
+from perfci.sessions.interleave import plan_sides, run_interleaved
+from perfci.sessions.rounds import Side, ab_markdown, judge_pairs, run_ab
+from perfci.sessions.session import handle_cancellation
+from perfci.util.errors import EXIT_INTERRUPTED, EXIT_REGRESSION
+from perfci.util.files import write_atomic
+from perfci.util.progress import Progress
 
 
 @click.command()

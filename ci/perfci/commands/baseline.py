@@ -6,11 +6,11 @@ from pathlib import Path
 
 import click
 
-from ..baseline import DEFAULT_WINDOW
-from ..baseline import update as update_baselines
-from ..identity import Follow
-from ..results import expand, load_result
-from . import options
+from perfci.commands import options
+from perfci.model.identity import Follow
+from perfci.store.baseline import DEFAULT_WINDOW
+from perfci.store.baseline import update as update_baselines
+from perfci.store.results import expand, load_result
 
 
 @click.group()

@@ -9,19 +9,19 @@ from pathlib import Path
 
 import click
 
-from .. import noise, resample
-from ..ab import Side
-from ..errors import EXIT_INTERRUPTED
-from ..files import write_atomic
-from ..hostlock import command_line, exclusive_host
-from ..interleave import InterleavedRun, plan_sides, run_interleaved
-from ..interleave_report import judged_specs, pair_table
-from ..paths import baselines_dir
-from ..progress import Progress
-from ..servers import resolve_server
-from ..session import handle_cancellation
-from ..steps import utc_now
-from . import options
+from perfci.commands import options
+from perfci.host.hostlock import command_line, exclusive_host
+from perfci.judge import noise, resample
+from perfci.providers.servers import resolve_server
+from perfci.report.interleaved import judged_specs, pair_table
+from perfci.run.steps import utc_now
+from perfci.sessions.interleave import InterleavedRun, plan_sides, run_interleaved
+from perfci.sessions.rounds import Side
+from perfci.sessions.session import handle_cancellation
+from perfci.util.errors import EXIT_INTERRUPTED
+from perfci.util.files import write_atomic
+from perfci.util.paths import baselines_dir
+from perfci.util.progress import Progress
 
 
 @click.command()

@@ -6,15 +6,15 @@ from pathlib import Path
 
 import click
 
-from ..compare import Rules
-from ..compare import compare as compare_results
-from ..comparison import record
-from ..errors import EXIT_INFRA, EXIT_REGRESSION
-from ..files import write_atomic, write_json_atomic
-from ..identity import Follow
-from ..report import comparison_markdown
-from ..results import expand, load_result
-from . import options
+from perfci.commands import options
+from perfci.judge.compare import Rules
+from perfci.judge.compare import compare as compare_results
+from perfci.model.identity import Follow
+from perfci.report.comparison import record
+from perfci.report.markdown import comparison_markdown
+from perfci.store.results import expand, load_result
+from perfci.util.errors import EXIT_INFRA, EXIT_REGRESSION
+from perfci.util.files import write_atomic, write_json_atomic
 
 
 @click.command()
@@ -46,7 +46,7 @@ def compare(results: tuple[Path, ...], baseline_file: Path | None, baseline_dir:
     comparisons = compare_results(loaded, baseline_file, baseline_dir, rules, history_dir, window)
     plots = None
     if plots_dir:
-        from ..plots import interval_plot
+        from perfci.report.plots import interval_plot
         plots = [[str(interval_plot(c, plots_dir))] if c.baseline and not c.skipped else [] for c in comparisons]
     text = comparison_markdown(comparisons, confidence, plots)
     if report_file:

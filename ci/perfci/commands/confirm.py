@@ -7,16 +7,16 @@ from pathlib import Path
 
 import click
 
-from .. import confirm as confirm_mod
-from ..compare import Rules
-from ..compare import compare as compare_results
-from ..errors import EXIT_INTERRUPTED, EXIT_REGRESSION
-from ..hostlock import command_line, exclusive_host
-from ..paired import DEFAULT_MIN_EFFECT
-from ..progress import Progress
-from ..results import expand, load_result
-from ..session import handle_cancellation
-from . import options
+from perfci.commands import options
+from perfci.host.hostlock import command_line, exclusive_host
+from perfci.judge.compare import Rules
+from perfci.judge.compare import compare as compare_results
+from perfci.judge.paired import DEFAULT_MIN_EFFECT
+from perfci.sessions import confirm as confirm_mod
+from perfci.sessions.session import handle_cancellation
+from perfci.store.results import expand, load_result
+from perfci.util.errors import EXIT_INTERRUPTED, EXIT_REGRESSION
+from perfci.util.progress import Progress
 
 
 @click.command()

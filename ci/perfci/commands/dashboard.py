@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from .. import dashboard as dashboard_mod
-from . import options
+from perfci.commands import options
+from perfci.report import dashboard as dashboard_mod
 
 
 @click.command()

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import click
 
-from .. import history as history_mod
-from ..identity import Follow, slug
-from ..results import expand, load_result
-from . import options
+from perfci.commands import options
+from perfci.model.identity import Follow, slug
+from perfci.store import history as history_mod
+from perfci.store.results import expand, load_result
 
 
 @click.group()
@@ -61,6 +61,6 @@ def history_changes(files: tuple[Path, ...], metrics: tuple[str, ...], pvalue: f
                 click.echo(f"- `{key}`: {pct} at run {c.index} ({c.result_id}, {c.date[:10]}, "
                            f"server {c.server_version}): {c.before_mean:.4g} -> {c.after_mean:.4g}")
             if plots_dir:
-                from ..plots import history_plot
+                from perfci.report.plots import history_plot
                 target = Path(plots_dir) / f"history-{slug(path.stem)}-{slug(key)}.png"
                 history_plot(key, history_mod.series(entries, key), [c.index for c in changes], target)

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import click
 
-from .. import issues as issues_mod
-from ..compare import Rules
-from ..compare import compare as compare_results
-from ..confirm import load_all
-from ..identity import Follow
-from ..results import expand, load_result
-from . import options
+from perfci.alert import issues as issues_mod
+from perfci.commands import options
+from perfci.judge.compare import Rules
+from perfci.judge.compare import compare as compare_results
+from perfci.model.identity import Follow
+from perfci.sessions.confirm import load_all
+from perfci.store.results import expand, load_result
 
 
 @click.group()

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import click
 
-from .. import issues as issues_mod
-from ..compare import Rules
-from ..confirm import load_all
-from ..identity import Follow
-from ..nightly import NightOptions, run_night
-from ..results import expand, load_result
-from . import options
+from perfci.alert import issues as issues_mod
+from perfci.alert.nightly import NightOptions, run_night
+from perfci.commands import options
+from perfci.judge.compare import Rules
+from perfci.model.identity import Follow
+from perfci.sessions.confirm import load_all
+from perfci.store.results import expand, load_result
 
 
 @click.command()

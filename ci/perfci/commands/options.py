@@ -8,8 +8,8 @@ from typing import TypeVar
 
 import click
 
-from ..identity import DEFAULT_FOLLOW, FOLLOW_CHOICES
-from ..stats import DEFAULT_CONFIDENCE, DEFAULT_CV_FLOOR, DEFAULT_PRIOR_CV
+from perfci.judge.stats import DEFAULT_CONFIDENCE, DEFAULT_CV_FLOOR, DEFAULT_PRIOR_CV
+from perfci.model.identity import DEFAULT_FOLLOW, FOLLOW_CHOICES
 
 F = TypeVar("F", bound=Callable[..., object])
 

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import click
 
-from ..errors import EXIT_INTERRUPTED
-from ..hostlock import command_line, exclusive_host
-from ..mycnf import parse_config_file, parse_override
-from ..progress import Progress
-from ..servers import resolve_server
-from ..session import handle_cancellation, run_session
-from . import options
+from perfci.commands import options
+from perfci.host.hostlock import command_line, exclusive_host
+from perfci.providers.mycnf import parse_config_file, parse_override
+from perfci.providers.servers import resolve_server
+from perfci.sessions.session import handle_cancellation, run_session
+from perfci.util.errors import EXIT_INTERRUPTED
+from perfci.util.progress import Progress
 
 EPILOG = """\b
 Examples:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from ..errors import EXIT_BAD_INPUT, PerfciError
-from ..scenario import all_scenario_files, cases, load_scenario, resolve
+from perfci.model.scenario import all_scenario_files, cases, load_scenario, resolve
+from perfci.util.errors import EXIT_BAD_INPUT, PerfciError
 
 
 @click.command()

@@ -10,10 +10,10 @@ from pydantic.json_schema import models_json_schema
 
 
 def models() -> dict[str, type[BaseModel]]:
-    from ..baseline import Baseline
-    from ..comparison import ComparisonFile
-    from ..history import HistoryRecord
-    from ..result import Result
+    from perfci.model.result import Result
+    from perfci.report.comparison import ComparisonFile
+    from perfci.store.baseline import Baseline
+    from perfci.store.history import HistoryRecord
     return {"result": Result, "baseline": Baseline, "history": HistoryRecord, "comparison": ComparisonFile}
 
 
@@ -24,7 +24,7 @@ def json_schema(kind: str) -> dict[str, object]:
     """The current format's schema; for results, any version `perfci` still loads
     (the current one or an older one it upgrades on load)."""
     if kind == "result":
-        from ..result import Result, ResultV1
+        from perfci.model.result import Result, ResultV1
         _, top = models_json_schema([(Result, "validation"), (ResultV1, "validation")], by_alias=True,
                                     title="perfci result (perfci.result/2, or /1 which is upgraded on load)")
         defs = top["$defs"]

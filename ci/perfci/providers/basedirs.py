@@ -21,9 +21,9 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
-from ..errors import BadInput, InfraFailure
-from ..paths import project_file
-from .spec import ServerSpec
+from perfci.providers.spec import ServerSpec
+from perfci.util.errors import BadInput, InfraFailure
+from perfci.util.paths import project_file
 
 BINARY_NAMES = ("mariadbd", "mysqld")
 

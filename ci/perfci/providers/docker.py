@@ -22,12 +22,12 @@ from pathlib import Path
 
 import pymysql
 
-from .. import mycnf
-from ..capabilities import parse_help_options
-from ..errors import BadInput, InfraFailure
-from ..flavor import ServerIdentity, identify_version_output
-from .accounts import bench_account
-from .local import READY_TIMEOUT_S, ask_shutdown, copy_tree, free_port, wait_until_answers
+from perfci.model.flavor import ServerIdentity, identify_version_output
+from perfci.providers import mycnf
+from perfci.providers.accounts import bench_account
+from perfci.providers.capabilities import parse_help_options
+from perfci.providers.local import READY_TIMEOUT_S, ask_shutdown, copy_tree, free_port, wait_until_answers
+from perfci.util.errors import BadInput, InfraFailure
 
 # Where each image family reads extra config (Percona: /etc/my.cnf's !includedir).
 INCLUDE_DIRS = {"percona": "/etc/my.cnf.d", "mysql": "/etc/mysql/conf.d", "mariadb": "/etc/mysql/conf.d"}

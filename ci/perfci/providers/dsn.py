@@ -15,10 +15,10 @@ import secrets
 
 import pymysql
 
-from ..capabilities import normalize
-from ..errors import BadInput, InfraFailure
-from ..flavor import ServerIdentity, identify
-from .spec import ServerSpec
+from perfci.model.flavor import ServerIdentity, identify
+from perfci.providers.capabilities import normalize
+from perfci.providers.spec import ServerSpec
+from perfci.util.errors import BadInput, InfraFailure
 
 PASSWORD_ENV = "PERFCI_DSN_PASSWORD"
 DATABASE = "sbtest"
@@ -36,7 +36,7 @@ def _same(current, wanted) -> bool:
     if aliases.get(a, a) == aliases.get(b, b):
         return True
     try:  # sizes: 512M vs 536870912
-        from ..capabilities import parse_size
+        from perfci.providers.capabilities import parse_size
         return parse_size(current) == parse_size(wanted)
     except ValueError:
         return False
@@ -93,8 +93,8 @@ class DsnServer:
         """A temporary account for sysbench (rights on our database only, a random
         password in a 0600 file), dropped in stop(); a user who may not create accounts
         lends its own, its password likewise kept off the command line."""
-        from ..sysbench import Connection
-        from .accounts import bench_account, write_auth_file
+        from perfci.providers.accounts import bench_account, write_auth_file
+        from perfci.run.sysbench import Connection
         cur.execute("SELECT SUBSTRING_INDEX(USER(), '@', -1)")  # where the server sees us come from
         row = cur.fetchone()
         client_host = str(row[0]) if row else "%"
@@ -184,7 +184,7 @@ def _sql_value(value):
     if isinstance(value, (int, float)):
         return value
     text = str(value)
-    from ..capabilities import parse_size
+    from perfci.providers.capabilities import parse_size
     try:
         return parse_size(text)
     except ValueError:

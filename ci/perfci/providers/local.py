@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pymysql
 
-from .. import mycnf
-from ..capabilities import parse_help_options
-from ..errors import BadInput, InfraFailure
-from ..flavor import ServerIdentity, identify_version_output
-from .accounts import bench_account
+from perfci.model.flavor import ServerIdentity, identify_version_output
+from perfci.providers import mycnf
+from perfci.providers.accounts import bench_account
+from perfci.providers.capabilities import parse_help_options
+from perfci.util.errors import BadInput, InfraFailure
 
 BINARY_NAMES = ("mariadbd", "mysqld")
 INSTALL_HINT = ("install a server (Debian/Ubuntu: apt-get install mariadb-server) "

@@ -19,9 +19,9 @@ import tarfile
 import zipfile
 from pathlib import Path, PurePosixPath
 
-from ..errors import BadInput, InfraFailure
-from .basedirs import _sha256, cache_root, safe_members, unpack_key, unpacked_once
-from .spec import ServerSpec
+from perfci.providers.basedirs import _sha256, cache_root, safe_members, unpack_key, unpacked_once
+from perfci.providers.spec import ServerSpec
+from perfci.util.errors import BadInput, InfraFailure
 
 MAVEN_HINT = "install the Maven client (Debian/Ubuntu: apt-get install maven)"
 FETCH_TIMEOUT_S = 1800

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from ..errors import BadInput
+from perfci.util.errors import BadInput
 
 GRAMMAR = ("local, local:/path/to/basedir, docker:IMAGE:TAG[@sha256:DIGEST][#network=host|published], "
            "tarball:/path/or/url.tar.gz#sha256=HEX, "

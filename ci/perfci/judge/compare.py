@@ -1,0 +1,243 @@
+"""Compare current results with their baselines: a verdict per metric, and for each
+regression the per-transaction counters that moved most."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import ValidationError
+
+from perfci.judge.stats import DEFAULT_CONFIDENCE, DEFAULT_CV_FLOOR, DEFAULT_PRIOR_CV, DEFAULT_PRIOR_DF, Verdict, judge
+from perfci.model.identity import DEFAULT_FOLLOW, CaseIdentity, Follow
+from perfci.model.metrics import MetricSpec, counters_per_txn, default_spec, flatten, judged_keys
+from perfci.model.result import Result
+from perfci.model.scenario import CompareSpec, load_scenario
+from perfci.store.baseline import Baseline, baseline_path, load_baseline
+from perfci.store.history import DEFAULT_HISTORY_WINDOW, baseline_from_history, provenance
+from perfci.util.errors import BadInput
+from perfci.util.paths import baselines_dir
+
+if TYPE_CHECKING:
+    from perfci.judge.noise import NoiseModel
+
+
+@dataclass(frozen=True)
+class Rules:
+    """How verdicts were reached; recorded in every comparison output."""
+
+    confidence: float = DEFAULT_CONFIDENCE
+    cv_floor: float = DEFAULT_CV_FLOOR
+    prior_cv: float = DEFAULT_PRIOR_CV
+    prior_df: int = DEFAULT_PRIOR_DF
+    follow: Follow = DEFAULT_FOLLOW
+    noise_dir: Path | None = None   # noise models (perfci calibrate); None: the project's baselines/noise
+
+
+@dataclass
+class MetricRow:
+    key: str
+    spec: MetricSpec
+    baseline: list[float]
+    current: list[float]
+    verdict: Verdict
+    movers: list[tuple[str, float, float]] = field(default_factory=list)
+
+    @property
+    def worse(self) -> bool:
+        """A regression, or a change beyond tolerance on the bad side that one run could not
+        call (inconclusive): a night like that must not join the baseline it is judged against."""
+        v = self.verdict
+        if v.verdict == "regression":
+            return True
+        if v.verdict != "inconclusive" or v.change_pct is None:
+            return False
+        return (v.change_pct if v.direction == "higher" else -v.change_pct) < -v.tolerance * 100
+
+
+@dataclass
+class CaseComparison:
+    """One case (scenario, profile, case, server, runner class) compared."""
+
+    results: list[Result]
+    baseline: Baseline | None
+    baseline_file: Path | None
+    rows: list[MetricRow]
+    warnings: list[str]
+    specs_from: str = "defaults"   # where the metric specs came from
+    rules: Rules = field(default_factory=Rules)
+    provenance: list[str] = field(default_factory=list)  # a history baseline: reset, exclusions, nights left out
+
+    @property
+    def identity(self) -> CaseIdentity:
+        return CaseIdentity.of(self.results[0], self.rules.follow)
+
+    @property
+    def skipped(self) -> str | None:
+        """The skip reason when no result of this case ran (the server cannot run it)."""
+        if not any(r.ran for r in self.results):
+            return self.results[0].skip_reason or "skipped"
+        return None
+
+    @property
+    def invalid(self) -> bool:
+        """Every result that ran was invalid: nothing was judged (validity.py)."""
+        ran = [r for r in self.results if r.ran]
+        return bool(ran) and not any(r.validity.valid for r in ran)
+
+    @property
+    def regressions(self) -> list[MetricRow]:
+        return [r for r in self.rows if r.verdict.verdict == "regression"]
+
+    @property
+    def label(self) -> str:
+        r = self.results[0]
+        return (f"{r.scenario.name} · {r.scenario.profile} · {r.case} · "
+                f"{r.server.flavor} {r.server.version} · runner {r.runner_class}")
+
+
+def case_key(result: Result, follow: Follow = DEFAULT_FOLLOW) -> CaseIdentity:
+    return CaseIdentity.of(result, follow)
+
+
+def compare_specs(result: Result) -> tuple[list[MetricSpec] | None, str]:
+    """The metric specs for a result: the `compare:` rules recorded in its resolved
+    scenario; for results from before they were recorded, the scenario file's; else
+    the defaults. Returns (specs or None for the defaults, where they came from)."""
+    recorded = result.scenario.resolved.get("compare")
+    if isinstance(recorded, list) and recorded:
+        try:
+            return [_spec(CompareSpec.model_validate(c)) for c in recorded], "the result's resolved scenario"
+        except ValidationError:
+            pass
+    if "compare" in result.scenario.resolved:
+        return None, "defaults"
+    try:
+        scenario, path = load_scenario(result.scenario.name)
+    except BadInput:
+        return None, "defaults"  # a result of a scenario no longer here: judge with the defaults
+    return ([_spec(c) for c in scenario.compare] or None), (f"{path}" if scenario.compare else "defaults")
+
+
+def _spec(c: CompareSpec) -> MetricSpec:
+    d = default_spec(c.metric)
+    return MetricSpec(c.metric, c.direction or d.direction, c.tolerance or d.tolerance,
+                      d.floor if c.floor is None else c.floor)
+
+
+def top_movers(phase: str, current: list[Result], baseline: Baseline,
+               limit: int = 5) -> list[tuple[str, float, float]]:
+    """Counters of `phase` whose per-transaction value changed most (by |log ratio|)."""
+    return moved_counters(phase, [counters_per_txn(r) for r in current], [s.counters for s in baseline.samples], limit)
+
+
+def moved_counters(phase: str, current: list[dict[str, float]], base: list[dict[str, float]],
+                   limit: int = 5) -> list[tuple[str, float, float]]:
+    """(counter, base mean, current mean) of `phase`'s per-transaction counters, most moved first."""
+    prefix = f"{phase}."
+    keys = {k for c in [*current, *base] for k in c if k.startswith(prefix)}
+    moved = []
+    for key in keys:
+        c = statistics.mean(x.get(key, 0.0) for x in current) if current else 0.0
+        b = statistics.mean(x.get(key, 0.0) for x in base) if base else 0.0
+        if min(c, b) < 0 or max(c, b) < 1e-3:
+            continue  # a level that fell, or too rare per transaction to explain anything
+        score = math.inf if min(c, b) == 0 else abs(math.log(c / b))
+        moved.append((score, key[len(prefix):], b, c))
+    moved.sort(key=lambda m: (-m[0], -max(m[2], m[3]), m[1]))
+    return [(name, b, c) for _, name, b, c in moved[:limit]]
+
+
+def compare_case(results: list[Result], baseline: Baseline | None, baseline_file: Path | None,
+                 rules: Rules = Rules()) -> CaseComparison:
+    warnings: list[str] = [f"invalid run {r.id} is not judged: {'; '.join(r.validity.reasons)}"
+                           for r in results if r.ran and not r.validity.valid]
+    ran = [r for r in results if r.ran and r.validity.valid]
+    if not ran:  # a case this server cannot run, or only invalid runs: nothing to judge, the reason is reported
+        return CaseComparison(results, baseline, baseline_file, [], warnings, rules=rules)
+    first = ran[0]
+    specs, specs_from = compare_specs(first)
+    flats = [flatten(r) for r in ran]
+    if baseline is not None:
+        if {r.scenario.hash for r in ran} != {baseline.scenario_hash}:
+            warnings.append("the scenario changed since the baseline was recorded (different scenario hash): "
+                            "the comparison may not be like for like")
+        if any(r.host.signature() != baseline.host for r in ran):
+            warnings.append(f"host differs from the baseline's ({baseline.host.model_dump()})")
+        if len(baseline.samples) < 3:
+            warnings.append(f"the baseline has only {len(baseline.samples)} sample(s): only large changes can be judged")
+    from perfci.judge import noise  # noise -> interleave -> ab -> compare: imported when used
+    model = noise_model_for(first, rules)
+    keys = judged_keys(first, specs)
+    if model is not None:
+        specs_from += f" · tolerances from the noise model of {model.created_at[:10]} ({len(model.runs)} A/A runs)"
+        keys += deterministic_counters(model, ran, {k for k, _ in keys})
+    rows = []
+    for key, spec in keys:
+        current = [f[key] for f in flats if key in f] or [c[key] for c in (counters_per_txn(r) for r in ran) if key in c]
+        base_values = (baseline.values(key) or [s.counters[key] for s in baseline.samples if key in s.counters]) \
+            if baseline else []
+        learned = model.metrics.get(key) if model else None
+        if learned is not None and learned.run_cv is not None:  # the runner's own noise replaces the prior
+            spec = MetricSpec(spec.metric, spec.direction, noise.tolerance(learned) or spec.tolerance, spec.floor)
+            verdict = judge(current, base_values, spec.direction, spec.tolerance, rules.confidence, 0.0005,
+                            learned.run_cv, spec.floor if not key.startswith("headline.") else 0.0,
+                            prior_df=max(learned.runs - 1, 1))
+        else:
+            verdict = judge(current, base_values, spec.direction, spec.tolerance, rules.confidence, rules.cv_floor,
+                            rules.prior_cv, floor=spec.floor if not key.startswith("headline.") else 0.0)
+        row = MetricRow(key, spec, base_values, current, verdict)
+        if verdict.verdict == "regression" and baseline and not key.startswith("headline."):
+            row.movers = top_movers(key.split(".", 1)[0], ran, baseline)
+        rows.append(row)
+    return CaseComparison(ran, baseline, baseline_file, rows, warnings, specs_from, rules)
+
+
+DETERMINISTIC_CV = 0.005
+
+
+def noise_model_for(result: Result, rules: Rules) -> NoiseModel | None:
+    from perfci.judge import noise
+    root = rules.noise_dir or baselines_dir() / "noise"
+    model = noise.find(root, result.runner_class, result.server.line or "", result.scenario.name,
+                       result.scenario.profile, result.case)
+    return model if model is not None and model.scenario_hash == result.scenario.hash else None
+
+
+def deterministic_counters(model: NoiseModel, ran: list[Result], taken: set[str]) -> list[tuple[str, MetricSpec]]:
+    """Every counter per transaction that the noise model found deterministic under
+    fixed work (run CV <= 0.5 %) is judged too: more work per transaction is worse."""
+    from perfci.judge import noise
+    present = set().union(*(counters_per_txn(r) for r in ran))
+    return [(key, MetricSpec(key.rsplit(".", 1)[-1], "lower", noise.tolerance(m) or noise.MIN_TOLERANCE))
+            for key, m in sorted(model.metrics.items())
+            if key not in taken and key in present and m.run_cv is not None and m.run_cv <= DETERMINISTIC_CV]
+
+
+def compare(results: list[Result], baseline_file: Path | None = None, baseline_root: Path | None = None,
+            rules: Rules = Rules(), history_root: Path | None = None,
+            window: int = DEFAULT_HISTORY_WINDOW) -> list[CaseComparison]:
+    """Group results by case and compare each group with its baseline: a pinned file
+    (--baseline, or one under the baselines root) wins; else, with `history_root`, the
+    last `window` usable samples of the case's history (history.baseline_from_history)."""
+    groups: dict[CaseIdentity, list[Result]] = {}
+    for r in results:
+        groups.setdefault(case_key(r, rules.follow), []).append(r)
+    if baseline_file and len(groups) > 1:
+        raise BadInput("--baseline names one baseline file, but the results belong to "
+                       f"{len(groups)} different cases; give the results of one case, or use --baseline-dir")
+    out = []
+    for members in groups.values():
+        path = Path(baseline_file) if baseline_file else baseline_path(baseline_root, members[0], rules.follow)
+        if baseline_file or path.exists() or history_root is None:
+            baseline = load_baseline(path) if (baseline_file or path.exists()) else None
+            out.append(compare_case(members, baseline, path, rules))
+            continue
+        baseline, hist = baseline_from_history(history_root, members[0], window, rules.follow)
+        comp = compare_case(members, baseline, hist.path, rules)
+        comp.provenance = provenance(hist, baseline)
+        out.append(comp)
+    return out

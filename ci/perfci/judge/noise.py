@@ -1,0 +1,173 @@
+"""Noise models learned by `perfci calibrate`: what this runner's noise is, per
+runner class, server line, scenario, profile, case and metric, and the smallest
+effect it lets a verdict see.
+
+A calibration is a set of interleaved A/A runs (both sides the same server). From
+them, per metric:
+- `pair_sd`: the spread of one burst pair's difference (log ratio), and `block_sd`
+  of the two-pair blocks the A/B verdict judges; `lag1`, their autocorrelation;
+- `run_cv`: the run-to-run coefficient of variation of the phase-level value (the
+  mean over a side's measured bursts; each side of each A/A is one run of the same
+  fixed work from the same snapshot), which is what a nightly run against its
+  baseline sees.
+Minimum detectable effects at 90 % power (two-sided tests, normal approximation
+with t quantiles):
+- nightly: one run against a 10-run baseline with compare's 99.5 % interval:
+  (t(0.9975) + t(0.90)) x run_cv x sqrt(1 + 1/10);
+- A/B of M minutes: the pairs per phase M minutes of measuring buy (measured pair
+  durations), blocks of two, Holm over the judged metrics at paired.ALPHA (worst
+  case: alpha / m): (t(1 - alpha/2m) + t(0.90)) x block_sd / sqrt(blocks).
+The normal approximation is checked against `resample.simulate`, which feeds the
+real verdict code with the measured bursts themselves.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from perfci.judge.paired import ABBA_BLOCK, ALPHA, block_means, differences, lag1
+from perfci.model.identity import slug
+from perfci.model.result import Model
+from perfci.report.interleaved import pair_table
+from perfci.sessions.interleave import InterleavedRun
+from perfci.util.errors import BadInput
+from perfci.util.files import write_atomic
+
+POWER = 0.90
+NIGHTLY_BASELINE_RUNS = 10
+NIGHTLY_CONFIDENCE = 0.995
+MIN_TOLERANCE = 0.01        # compare never judges a change below 1 % a regression
+TOLERANCE_SIGMAS = 3.0      # compare's tolerance from the noise: 3 run-to-run CVs
+
+
+class MetricNoise(Model):
+    pair_sd: float
+    block_sd: float
+    lag1: float
+    run_cv: float | None
+    pairs: int
+    runs: int
+    pair_seconds: float            # wall time of one burst pair of this metric's phase
+
+
+class NoiseModel(Model):
+    schema_: Literal["perfci.noise/1"] = Field("perfci.noise/1", alias="schema")
+    runner_class: str
+    server_line: str
+    scenario: str
+    profile: str
+    case: str
+    scenario_hash: str
+    created_at: str
+    host: str
+    runs: list[str]               # the A/A runs' ids (provenance)
+    burst_transactions: dict[str, int]
+    metrics: dict[str, MetricNoise]
+
+    def dump(self) -> dict:
+        return self.model_dump(mode="json", by_alias=True)
+
+
+def noise_path(root: Path, runner_class: str, server_line: str, scenario: str, profile: str, case: str) -> Path:
+    return root / slug(runner_class) / slug(server_line) / scenario / profile / f"{slug(case)}.json"
+
+
+def learn(runs: list[InterleavedRun], created_at: str) -> NoiseModel:
+    """A noise model from interleaved A/A runs of one case on one server line."""
+    first = runs[0]
+    per_key: dict[str, dict[str, list[float]]] = {}
+    for run in runs:
+        table = pair_table(run)
+        for key, (a, b) in table.items():
+            slot = per_key.setdefault(key, {"d": [], "blocks": [], "lag": [], "runs": []})
+            d, _ = differences(a, b)
+            slot["d"] += list(d)
+            slot["blocks"] += list(block_means(d, ABBA_BLOCK))
+            slot["lag"].append(lag1(d))
+            slot["runs"] += [statistics.fmean(a), statistics.fmean(b)]
+    pair_s = {phase: _pair_seconds(run, phase) for run in runs[:1] for phase in run.bursts_per_phase}
+    metrics = {}
+    for key, slot in per_key.items():
+        if len(slot["d"]) < 4 or len(slot["blocks"]) < 2:
+            continue
+        values = slot["runs"]
+        mean = statistics.fmean(values)
+        metrics[key] = MetricNoise(
+            pair_sd=round(statistics.stdev(slot["d"]), 6), block_sd=round(statistics.stdev(slot["blocks"]), 6),
+            lag1=round(statistics.fmean(slot["lag"]), 3),
+            run_cv=round(statistics.stdev(values) / mean, 6) if mean > 0 and len(values) > 1 else None,
+            pairs=len(slot["d"]), runs=len(values), pair_seconds=round(pair_s.get(key.split(".", 1)[0], 0.0), 3))
+    return NoiseModel(runner_class=first.runner_class, server_line=first.sides[0].line, scenario=first.scenario,
+                      profile=first.profile, case=first.case, scenario_hash=first.scenario_hash, created_at=created_at,
+                      host=first.host.hostname, runs=[r.id for r in runs], burst_transactions=first.burst_transactions,
+                      metrics=metrics)
+
+
+def _pair_seconds(run: InterleavedRun, phase: str) -> float:
+    bursts = [b for b in run.bursts if b.phase == phase]
+    pairs = len({b.index for b in bursts})
+    return sum(b.duration_s for b in bursts) / pairs if pairs else 0.0
+
+
+def save(model: NoiseModel, root: Path) -> Path:
+    path = noise_path(root, model.runner_class, model.server_line, model.scenario, model.profile, model.case)
+    write_atomic(path, json.dumps(model.dump(), indent=1, sort_keys=True) + "\n")
+    return path
+
+
+def load(path: Path) -> NoiseModel:
+    try:
+        return NoiseModel.model_validate(json.loads(path.read_text()))
+    except (OSError, ValueError) as exc:
+        raise BadInput(f"{path}: not a perfci noise model: {str(exc).splitlines()[0]}") from None
+
+
+def find(root: Path, runner_class: str, server_line: str, scenario: str, profile: str, case: str) -> NoiseModel | None:
+    path = noise_path(root, runner_class, server_line, scenario, profile, case)
+    return load(path) if path.is_file() else None
+
+
+def _t(q: float, df: int) -> float:
+    from scipy.special import stdtrit
+    return float(stdtrit(max(df, 1), q))
+
+
+def nightly_mde(noise: MetricNoise, baseline_runs: int = NIGHTLY_BASELINE_RUNS) -> float | None:
+    if noise.run_cv is None:
+        return None
+    df = baseline_runs - 1
+    return (_t(0.5 + NIGHTLY_CONFIDENCE / 2, df) + _t(POWER, df)) * noise.run_cv * math.sqrt(1 + 1 / baseline_runs)
+
+
+def cycle_seconds(model: NoiseModel) -> float:
+    """Seconds of bursts one pair in every phase takes: an A/B runs the same number of
+    pairs in every phase, one phase after the other."""
+    return sum({key.split(".", 1)[0]: m.pair_seconds for key, m in model.metrics.items()}.values())
+
+
+def pairs_in(model: NoiseModel, minutes: float) -> int:
+    """Burst pairs per phase that `minutes` of measuring buy."""
+    cycle = cycle_seconds(model)
+    return int(minutes * 60 / cycle) if cycle > 0 else 0
+
+
+def ab_mde(noise: MetricNoise, pairs: int, judged: int) -> float | None:
+    """Smallest change an A/B of `pairs` burst pairs per phase flags at 90 % power."""
+    blocks = pairs // ABBA_BLOCK
+    if blocks < 3:
+        return None
+    alpha = ALPHA / max(judged, 1)
+    return (_t(1 - alpha / 2, blocks - 1) + _t(POWER, blocks - 1)) * noise.block_sd / math.sqrt(blocks)
+
+
+def tolerance(noise: MetricNoise) -> float | None:
+    """compare's tolerance for a metric with a learned run-to-run noise."""
+    if noise.run_cv is None:
+        return None
+    return max(MIN_TOLERANCE, TOLERANCE_SIGMAS * noise.run_cv)

@@ -1,0 +1,97 @@
+"""Which metrics are judged, in which direction, with what tolerance; and the flat
+run-level view of a result that baselines, comparisons and history share."""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from perfci.model.result import Result
+
+# Judged when a scenario has no `compare:` list: throughput, latency, and the
+# per-transaction work counters (far less noisy than throughput).
+DEFAULT_COMPARED = (
+    "tps", "qps", "qps_write", "latency_ms_avg", "latency_ms_p95",
+    "index_page_splits_per_txn", "compress_failures_per_txn", "uncompress_ops_per_txn",
+    "pages_written_per_txn", "fsyncs_per_txn",
+)
+
+# (pattern on the base metric name, direction, default tolerance), first match wins.
+DEFAULT_SPECS = (
+    ("tps", "higher", 0.05),
+    ("qps*", "higher", 0.05),
+    ("latency_ms_*", "lower", 0.10),
+    ("*_per_txn", "lower", 0.10),
+    ("compress_miss_rate", "lower", 0.10),
+    ("*", "higher", 0.05),
+)
+
+
+# Absolute floors: a change smaller than this is `unchanged` whatever its ratio. When
+# commits do not fsync (innodb_flush_log_at_trx_commit=0/2) fsyncs and page writes come
+# from once-a-second background flushing: per transaction they measure the clock, not
+# the work (0.006 vs 0.010 fsyncs per transaction in two clean smoke runs here, a
+# "+72 %" that means nothing; fsync at commit gives ~1). Below one fsync per 20
+# transactions or one page write per transaction, these counters say nothing about work.
+DEFAULT_FLOORS = {"fsyncs_per_txn": 0.05, "pages_written_per_txn": 1.0}
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    metric: str        # base name, e.g. "qps_write"
+    direction: str     # "higher" or "lower" is better
+    tolerance: float   # relative change allowed before a verdict other than unchanged
+    floor: float = 0.0  # absolute change below which the verdict is unchanged
+
+
+def default_spec(metric: str) -> MetricSpec:
+    for pattern, direction, tolerance in DEFAULT_SPECS:
+        if fnmatch.fnmatch(metric, pattern):
+            return MetricSpec(metric, direction, tolerance, DEFAULT_FLOORS.get(metric, 0.0))
+    raise AssertionError("the '*' pattern matches everything")
+
+
+def flatten(result: Result) -> dict[str, float]:
+    """Run-level metrics of a result, keyed '<phase>.<metric>' and 'headline.<metric> <num>/<den>'."""
+    flat: dict[str, float] = {}
+    for phase, data in result.phases.items():
+        for name, value in data.metrics.numbers().items():
+            flat[f"{phase}.{name}"] = value
+    for h in result.headline:
+        if h.value is not None:
+            flat[f"headline.{h.key}"] = h.value
+    return flat
+
+
+def counters_per_txn(result: Result) -> dict[str, float]:
+    """Every counter delta of every phase divided by that phase's transactions:
+    the candidates for 'what moved' beside a regression."""
+    out: dict[str, float] = {}
+    for phase, data in result.phases.items():
+        events = data.metrics.events
+        if not events:
+            continue
+        c = data.counters
+        groups: dict[str, dict[str, int] | dict[str, int | float]] = {
+            "innodb_metrics": c.innodb_metrics, "global_status": c.global_status, "innodb_cmp": c.innodb_cmp}
+        for group, values in groups.items():
+            for name, value in values.items():
+                out[f"{phase}.{group}.{name}"] = value / events
+    return out
+
+
+def judged_keys(result: Result, compare: list[MetricSpec] | None) -> list[tuple[str, MetricSpec]]:
+    """The flat metric keys of a result to judge, each with its spec: every phase
+    metric the specs name, and every headline ratio (by its metric's spec)."""
+    specs = {s.metric: s for s in compare} if compare else {m: default_spec(m) for m in DEFAULT_COMPARED}
+    out = []
+    for phase, data in result.phases.items():
+        for name in data.metrics.numbers():
+            if name in specs:
+                out.append((f"{phase}.{name}", specs[name]))
+    for h in result.headline:
+        if h.value is not None:
+            out.append((f"headline.{h.key}", specs.get(h.metric, default_spec(h.metric))))
+    return out

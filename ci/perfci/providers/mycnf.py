@@ -1,0 +1,110 @@
+"""my.cnf: reading a user's config file and `--config NAME=VALUE`, writing ours."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from perfci.model.flavor import ServerIdentity, Version
+from perfci.providers.capabilities import Requested, normalize
+from perfci.util.errors import BadInput
+from perfci.util.text import control_char
+
+# Sections a server reads; others ([client], [mysqldump], ...) are not server options.
+SERVER_SECTIONS = {"mysqld", "server", "mariadb", "mariadbd", "mysqld_safe"}
+_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+
+# Options the harness owns: a scenario or override may not move them.
+RESERVED = {
+    "datadir", "socket", "port", "bind_address", "pid_file", "log_error", "user",
+    "basedir", "tmpdir", "skip_networking", "skip_grant_tables", "innodb_data_home_dir",
+    "innodb_log_group_home_dir", "mysqlx",
+}
+
+
+def loopback_only(identity: ServerIdentity) -> dict:
+    """Harness options that keep a server's listeners on the port perfci gave it.
+    MySQL (and Percona) 8.0 load the X plugin by default, which listens on *:33060:
+    off, so nothing listens beyond 127.0.0.1 and two servers side by side (an A/B)
+    cannot collide on that port."""
+    if identity.flavor in ("mysql", "percona") and identity.version >= Version(8, 0, 0):
+        return {"mysqlx": "OFF"}
+    return {}
+
+
+def check_not_reserved(name: str, source: str) -> None:
+    if normalize(name) in RESERVED:
+        raise BadInput(f"{source}: option {name!r} is set by the harness and cannot be changed; "
+                       f"reserved: {', '.join(sorted(RESERVED))}")
+
+
+def parse_override(text: str) -> Requested:
+    """`NAME=VALUE` (or a bare `NAME` for a flag) from the command line."""
+    name, sep, value = text.partition("=")
+    name = name.strip()
+    if not _NAME_RE.match(name):
+        raise BadInput(f"--config {text!r}: expected NAME=VALUE with a server option name, e.g. "
+                       "--config innodb_flush_log_at_trx_commit=1")
+    found = control_char(value, one_line=True)
+    if found:
+        raise BadInput(f"--config {name}: control character {found} not allowed in a value "
+                       "(a server option is one my.cnf line)")
+    check_not_reserved(name, f"--config {text}")
+    return Requested(name, value.strip() if sep else None, "override")
+
+
+def parse_config_file(path: Path) -> list[Requested]:
+    """Server options from a my.cnf-style file ([mysqld] and friends)."""
+    try:
+        text = Path(path).read_text()
+    except OSError as exc:
+        raise BadInput(f"--config-file {path}: cannot read: {exc.strerror}") from None
+    section = None
+    out: list[Requested] = []
+    for lineno, raw in enumerate(text.split("\n"), 1):
+        found = control_char(raw.rstrip("\r"))  # splitlines() would also split at \x0b, \x1c..\x1e
+        if found:
+            raise BadInput(f"{path}:{lineno}: control character {found} not allowed")
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line.startswith("!"):
+            raise BadInput(f"{path}:{lineno}: {line.split()[0]} is not supported; put the options in this file")
+        m = re.match(r"^\[([^\]]+)\]$", line)
+        if m:
+            section = m.group(1).strip().lower()
+            continue
+        if section is None:
+            raise BadInput(f"{path}:{lineno}: option outside a section; put it under [mysqld]")
+        if section not in SERVER_SECTIONS:
+            continue
+        name, sep, raw = line.partition("=")
+        name = name.strip()
+        value = raw.split(" #")[0].strip().strip("'\"") if sep else None
+        if not _NAME_RE.match(name):
+            raise BadInput(f"{path}:{lineno}: {name!r} is not an option name")
+        check_not_reserved(name, f"{path}:{lineno}")
+        out.append(Requested(name, value, "override"))
+    return out
+
+
+def render_value(value) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "ON" if value else "OFF"
+    return str(value)
+
+
+def render(harness: dict, options: dict) -> str:
+    """The [mysqld] section: harness-owned settings first, then the planned options."""
+    lines = ["# written by perfci; harness-owned settings first", "[mysqld]"]
+    for block in (harness, options):
+        for name, value in block.items():
+            text = render_value(value)
+            # last line of defence: every input path refuses these with a better message
+            if control_char(name, one_line=True) or (text is not None and control_char(text, one_line=True)):
+                raise BadInput(f"server option {name!r}: control characters are not allowed in my.cnf")
+            lines.append(name if text is None else f"{name} = {text}")
+        lines.append("")
+    return "\n".join(lines)

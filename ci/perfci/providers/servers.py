@@ -1,0 +1,105 @@
+"""Servers by name: the project's `servers.yaml` maps an id (`mysql-8.0.31`) to a
+`--server` spec, so `--server mysql-8.0.31` means the same pinned build everywhere
+(nightly matrix, PR checks, a laptop). An id is resolved to its spec at the command
+line; everything after that (plans, results, the reproduce command) carries the spec.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from perfci.providers.spec import GRAMMAR, SCHEMES, ServerSpec, parse_spec
+from perfci.util.errors import BadInput
+from perfci.util.paths import project_file
+
+SERVERS_FILE = "servers.yaml"
+ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
+
+
+class ServerEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(pattern=ID_PATTERN, description="lower-case letters, digits, '.', '_', '-'")
+    spec: str = Field(description=f"a --server spec: {GRAMMAR}")
+    enabled: bool = Field(False, description="in the nightly matrix")
+    note: str = ""
+
+    @field_validator("spec")
+    @classmethod
+    def _valid_spec(cls, value: str) -> str:
+        try:
+            parse_spec(value)
+        except BadInput as exc:
+            raise ValueError(str(exc).removeprefix(f"--server {value!r}: ")) from None
+        return value
+
+    @property
+    def parsed(self) -> ServerSpec:
+        return parse_spec(self.spec)
+
+
+class ServersFile(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    servers: list[ServerEntry]
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> ServersFile:
+        seen: set[str] = set()
+        for entry in self.servers:
+            if entry.id in seen:
+                raise ValueError(f"server id {entry.id!r} appears twice")
+            seen.add(entry.id)
+        return self
+
+    def get(self, server_id: str) -> ServerEntry | None:
+        return next((e for e in self.servers if e.id == server_id), None)
+
+
+def load_servers(path: Path | None = None) -> ServersFile:
+    """The project's servers.yaml (none: an empty list)."""
+    from perfci.model.scenario import load_yaml, validation_message
+    path = path or project_file(SERVERS_FILE)
+    if path is None or not path.is_file():
+        return ServersFile(servers=[])
+    try:
+        data = load_yaml(path.read_text(), str(path))
+    except OSError as exc:
+        raise BadInput(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        return ServersFile.model_validate(data)
+    except ValidationError as exc:
+        raise BadInput(validation_message(str(path), exc, ServersFile)) from None
+
+
+@dataclass(frozen=True)
+class Resolved:
+    spec: str                 # the spec to run
+    server_id: str | None     # the servers.yaml id it came from
+
+
+def resolve_server(text: str, servers: ServersFile | None = None) -> Resolved:
+    """A --server value: a spec (has a scheme, or `local`) or a servers.yaml id. Bad
+    specs and unknown ids are bad input, with what is allowed."""
+    if ":" in text or text in SCHEMES:
+        parse_spec(text)
+        return Resolved(text, None)
+    servers = servers if servers is not None else load_servers()
+    entry = servers.get(text)
+    if entry is None:
+        known = ", ".join(e.id for e in servers.servers) or f"none, no {SERVERS_FILE} here or above"
+        raise BadInput(f"--server {text!r}: not a server id (known: {known}) and not a spec (allowed: {GRAMMAR})")
+    return Resolved(entry.spec, entry.id)
+
+
+def id_of_spec(spec: str) -> str | None:
+    """The servers.yaml id whose spec is exactly `spec` (recorded in results: the same
+    pinned build under its name), or None."""
+    try:
+        servers = load_servers()
+    except BadInput:
+        return None  # a broken servers.yaml is reported where it is used, not in every result
+    return next((e.id for e in servers.servers if e.spec == spec), None)

@@ -1,0 +1,208 @@
+"""`perfci dashboard`: a static site of the history (no server, no CDN).
+
+index.html lists every case (runner class / server line / scenario / profile / case)
+with a sparkline and its status; <case>.html draws each judged metric over the
+nights as inline SVG (drawn here, so the page needs no chart library), with change
+points (red, dashed), resets (green) and excluded samples (hollow) marked, server
+versions on the axis where they change, each point linked to its run, and the last
+night against its baseline. The CSS and the little script (hover read-out, index
+filter) ship in the wheel (perfci/report/dashboard_assets) and are copied next to the pages.
+"""
+
+from __future__ import annotations
+
+import html
+import shutil
+import statistics
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from urllib.parse import quote
+
+from perfci.judge.changes import Change, persisting_changes
+from perfci.model.metrics import DEFAULT_COMPARED, MetricSpec, default_spec
+from perfci.store.history import DEFAULT_HISTORY_WINDOW, CaseHistory, HistoryRecord, case_files, case_history
+from perfci.util.files import write_atomic
+
+W, H, PAD_L, PAD_R, PAD_T, PAD_B = 760, 220, 60, 20, 24, 46
+SPARK_W, SPARK_H = 160, 28
+
+
+def judged(records: list[HistoryRecord]) -> list[tuple[str, MetricSpec]]:
+    """The metrics the default rules judge, in the order the history has them."""
+    keys = dict.fromkeys(k for r in records for k in r.metrics)
+    return [(k, default_spec(k.rsplit(".", 1)[-1])) for k in keys
+            if k.startswith("headline.") or k.split(".", 1)[-1] in DEFAULT_COMPARED]
+
+
+@dataclass
+class CasePage:
+    hist: CaseHistory
+    records: list[HistoryRecord]    # what the charts draw: the newest scenario hash, every night
+    href: str                        # relative to the site root
+    changes: dict[str, list[Change]]
+
+    @property
+    def title(self) -> str:
+        return self.hist.key
+
+
+def _scale(values: list[float]) -> tuple[float, float]:
+    low, high = min(values), max(values)
+    pad = (high - low) * 0.1 or abs(high) * 0.05 or 1.0
+    return low - pad, high + pad
+
+
+def chart(key: str, page: CasePage) -> str:
+    """One metric over the nights as an SVG."""
+    points = [r for r in page.records if key in r.metrics]
+    if not points:
+        return ""
+    low, high = _scale([r.metrics[key] for r in points])
+    n = len(points)
+    x = lambda i: PAD_L + (W - PAD_L - PAD_R) * (i / max(n - 1, 1))  # noqa: E731
+    y = lambda v: PAD_T + (H - PAD_T - PAD_B) * (1 - (v - low) / (high - low))  # noqa: E731
+    out = [f'<svg class="chart" viewBox="0 0 {W} {H}" width="{W}" height="{H}" role="img" '
+           f'aria-label="{html.escape(key)} over {n} nights" data-metric="{html.escape(key)}">',
+           f'<rect x="{PAD_L}" y="{PAD_T}" width="{W - PAD_L - PAD_R}" height="{H - PAD_T - PAD_B}" class="plot"/>']
+    for v in (low + (high - low) * f for f in (0.1, 0.5, 0.9)):
+        out.append(f'<text x="{PAD_L - 6}" y="{y(v) + 4:.1f}" class="tick" text-anchor="end">{v:.4g}</text>')
+    ids = [r.result_id for r in points]
+    for reset in page.hist.resets:
+        if reset.result_id in ids:
+            i = ids.index(reset.result_id)
+            out.append(f'<line x1="{x(i):.1f}" x2="{x(i):.1f}" y1="{PAD_T}" y2="{H - PAD_B}" class="reset"/>'
+                       f'<text x="{x(i) + 3:.1f}" y="{PAD_T + 10}" class="reset-label">reset</text>')
+    for change in page.changes.get(key, []):
+        i = ids.index(change.location.result_id)
+        out.append(f'<line x1="{x(i):.1f}" x2="{x(i):.1f}" y1="{PAD_T}" y2="{H - PAD_B}" class="change"/>'
+                   f'<text x="{x(i) + 3:.1f}" y="{PAD_T + 22}" class="change-label">change {change.change_pct:+.1f} %</text>')
+    previous = None
+    for i, r in enumerate(points):  # server versions on the axis where they change
+        if r.server_version != previous:
+            out.append(f'<text x="{x(i):.1f}" y="{H - PAD_B + 28}" class="version">{html.escape(r.server_version or "?")}</text>')
+            previous = r.server_version
+        if i in (0, n - 1) or i % max(n // 6, 1) == 0:
+            out.append(f'<text x="{x(i):.1f}" y="{H - PAD_B + 14}" class="tick" text-anchor="middle">'
+                       f'{html.escape(r.date[5:10])}</text>')
+    line = " ".join(f"{x(i):.1f},{y(r.metrics[key]):.1f}" for i, r in enumerate(points))
+    out.append(f'<polyline points="{line}" class="series"/>')
+    for i, r in enumerate(points):
+        kind = "excluded" if r.result_id in page.hist.excluded else ("worse" if key in r.regressed else "point")
+        label = f"{r.date[:10]} · {r.server_version} · {r.result_id} · {r.metrics[key]:.4g}"
+        dot = (f'<circle cx="{x(i):.1f}" cy="{y(r.metrics[key]):.1f}" r="3.5" class="{kind}" '
+               f'data-label="{html.escape(label)}"><title>{html.escape(label)}</title></circle>')
+        out.append(f'<a href="{html.escape(r.run_url)}">{dot}</a>' if r.run_url else dot)
+    out.append("</svg>")
+    return "".join(out)
+
+
+def sparkline(values: list[float]) -> str:
+    if len(values) < 2:
+        return ""
+    low, high = _scale(values)
+    pts = " ".join(f"{SPARK_W * i / (len(values) - 1):.1f},{SPARK_H * (1 - (v - low) / (high - low)):.1f}"
+                   for i, v in enumerate(values))
+    return (f'<svg class="spark" viewBox="0 0 {SPARK_W} {SPARK_H}" width="{SPARK_W}" height="{SPARK_H}">'
+            f'<polyline points="{pts}"/></svg>')
+
+
+def last_night_table(page: CasePage, window: int) -> str:
+    """The newest night against the baseline the history gives it (what the nightly judged)."""
+    last = page.records[-1]
+    base = [r for r in page.hist.baseline_records(last.scenario_hash, window, skip=last.result_id)]
+    rows = []
+    for key, spec in judged(page.records):
+        if key not in last.metrics:
+            continue
+        values = [r.metrics[key] for r in base if key in r.metrics]
+        mean = statistics.mean(values) if values else None
+        change = f"{(last.metrics[key] / mean - 1) * 100:+.1f} %" if mean else "–"
+        status = "worse" if key in last.regressed else "ok"
+        rows.append(f"<tr class='{status}'><td><code>{html.escape(key)}</code> {'↑' if spec.direction == 'higher' else '↓'}"
+                    f"</td><td>{'–' if mean is None else f'{mean:.4g}'}</td><td>{last.metrics[key]:.4g}</td>"
+                    f"<td>{change}</td><td>±{spec.tolerance:.0%}</td><td>{status}</td></tr>")
+    return (f"<p>Night of {html.escape(last.date[:10])} (<code>{html.escape(last.result_id)}</code>, server "
+            f"{html.escape(last.server_version or '?')}) against {len(base)} baseline night(s) from the history.</p>"
+            "<table class='last'><tr><th>metric</th><th>baseline mean</th><th>last night</th><th>change</th>"
+            "<th>tolerance</th><th>status</th></tr>" + "".join(rows) + "</table>")
+
+
+def _document(title: str, depth: int, body: str) -> str:
+    up = "../" * depth
+    return (f"<!doctype html>\n<html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+            f"<meta name='viewport' content='width=device-width, initial-scale=1'>"
+            f"<link rel='icon' href='data:,'>"  # no favicon request (a 404 in the console)
+            f"<link rel='stylesheet' href='{up}assets/style.css'></head><body>\n{body}\n"
+            f"<script src='{up}assets/dashboard.js'></script></body></html>\n")
+
+
+def case_html(page: CasePage, issues_url: str, window: int) -> str:
+    depth = page.href.count("/")
+    parts = [f"<p><a href='{'../' * depth}index.html'>all cases</a></p>", f"<h1>{html.escape(page.title)}</h1>",
+             f"<p>{len(page.records)} nights · scenario hash <code>{html.escape(page.records[-1].scenario_hash[:19])}…"
+             "</code></p>"]
+    notes = [f"reset at <code>{html.escape(a.result_id)}</code> ({html.escape(a.date[:10])}): {html.escape(a.reason)}"
+             for a in page.hist.resets]
+    notes += [f"excluded <code>{html.escape(rid)}</code>: {html.escape(a.reason)}" for rid, a in page.hist.excluded.items()
+              if any(r.result_id == rid for r in page.records)]
+    if notes:
+        parts.append("<ul class='notes'>" + "".join(f"<li>{n}</li>" for n in notes) + "</ul>")
+    if issues_url:
+        parts.append(f"<p><a href='{html.escape(issues_url)}'>regression issues</a></p>")
+    parts += ["<h2>Metrics over the nights</h2>",
+              "<p class='legend'><span class='k change'>change point</span> <span class='k reset'>reset</span> "
+              "<span class='k worse'>worse than its baseline</span> <span class='k excluded'>excluded</span></p>",
+              "<div id='readout' class='readout'>hover a point</div>"]
+    # metrics with a change point first: what the reader came for is at the top
+    for key, _ in sorted(judged(page.records), key=lambda ks: not page.changes.get(ks[0])):
+        parts.append(f"<section><h3><code>{html.escape(key)}</code></h3>{chart(key, page)}</section>")
+    parts += ["<h2>Last night</h2>", last_night_table(page, window)]
+    return _document(page.title, depth, "\n".join(parts))
+
+
+def index_html(pages: list[CasePage]) -> str:
+    rows = []
+    for p in pages:
+        last = p.records[-1]
+        changed = sorted(k for k, v in p.changes.items() if v)
+        status = f"change point: {', '.join(changed)}" if changed else ("worse last night" if last.regressed else "ok")
+        tps = next((k for k, _ in judged(p.records) if k.endswith(".tps")), None)
+        spark = sparkline([r.metrics[tps] for r in p.records if tps in r.metrics]) if tps else ""
+        rows.append(f"<tr class='{'bad' if changed or last.regressed else 'ok'}'><td><a href='{html.escape(p.href)}'>"
+                    f"{html.escape(p.title)}</a></td><td>{len(p.records)}</td><td>{html.escape(last.date[:10])}</td>"
+                    f"<td>{html.escape(last.server_version or '?')}</td><td>{spark}<small>{html.escape(tps or '')}</small></td>"
+                    f"<td>{html.escape(status)}</td></tr>")
+    body = ("<h1>perfci: nightly history</h1><p><input id='filter' placeholder='filter cases' aria-label='filter cases'></p>"
+            "<table id='cases'><tr><th>runner class / server / scenario / profile / case</th><th>nights</th>"
+            "<th>last</th><th>server</th><th>throughput</th><th>status</th></tr>" + "".join(rows) + "</table>")
+    return _document("perfci: nightly history", 0, body)
+
+
+def build(history_root: Path, out: Path, repo_url: str = "", window: int = DEFAULT_HISTORY_WINDOW) -> list[Path]:
+    """Write the site; returns the pages written (index first)."""
+    pages = []
+    for path in case_files(history_root):
+        hist = case_history(history_root, path)
+        usable = hist.usable()
+        if not usable:
+            continue
+        records = [r for r in hist.records if r.scenario_hash == usable[-1].scenario_hash]
+        changes = {key: persisting_changes(hist.usable(), key, spec) for key, spec in judged(records)}
+        pages.append(CasePage(hist, records, f"{hist.key}.html", changes))
+    out = Path(out)
+    assets = out / "assets"
+    assets.mkdir(parents=True, exist_ok=True)
+    for name in ("style.css", "dashboard.js"):
+        with resources.as_file(resources.files("perfci.report") / "dashboard_assets" / name) as src:
+            shutil.copyfile(src, assets / name)
+    written = [out / "index.html"]
+    write_atomic(written[0], index_html(pages))
+    for page in pages:
+        issues = (f"{repo_url.rstrip('/')}/issues?q=" + quote(f'is:issue label:perf-regression "{page.hist.key.split("/")[2]}"')
+                  if repo_url else "")
+        target = out / page.href
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(target, case_html(page, issues, window))
+        written.append(target)
+    return written

@@ -1,0 +1,251 @@
+"""Markdown summaries of result files: every number with its context
+(server, config, scenario hash, host, sample count, spread)."""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from perfci.judge.stats import t_quantile
+from perfci.model.result import Interval, Result, TableSize
+
+if TYPE_CHECKING:
+    from perfci.judge.compare import CaseComparison
+
+# (metric key, label, format) in the order a performance engineer reads them.
+SUMMARY_METRICS = (
+    ("tps", "tps", "{:.1f}"),
+    ("qps", "qps total", "{:.1f}"),
+    ("qps_write", "qps write", "{:.1f}"),
+    ("qps_read", "qps read", "{:.1f}"),
+    ("latency_ms_avg", "latency avg (ms)", "{:.2f}"),
+    ("latency_ms_p95", "latency p95 (ms)", "{:.2f}"),
+    ("errors_per_s", "errors/s", "{:.2f}"),
+    ("index_page_splits_per_txn", "page splits / txn", "{:.3f}"),
+    ("index_page_merge_attempts_per_txn", "merge attempts / txn", "{:.3f}"),
+    ("compress_ops_per_txn", "compress ops / txn", "{:.3f}"),
+    ("compress_failures_per_txn", "compress failures / txn", "{:.3f}"),
+    ("uncompress_ops_per_txn", "uncompress ops / txn", "{:.3f}"),
+    ("pages_written_per_txn", "pages written / txn", "{:.2f}"),
+    ("server_cpu_util", "server CPU (cores)", "{:.2f}"),
+)
+
+
+def _fmt(value: float | None, fmt: str) -> str:
+    return "–" if value is None else fmt.format(value)
+
+
+def interval_cv(intervals: list[Interval]) -> float | None:
+    """Coefficient of variation of the per-interval tps: the within-run spread."""
+    values = [iv.tps for iv in intervals]
+    if len(values) < 2 or not statistics.mean(values):
+        return None
+    return statistics.stdev(values) / statistics.mean(values)
+
+
+def _mib(nbytes: int | None) -> str:
+    return "–" if nbytes is None else f"{nbytes / 2**20:.1f}"
+
+
+def _total_size(sizes: dict[str, TableSize]) -> int | None:
+    return sum(s.file_size for s in sizes.values()) if sizes else None
+
+
+def _case_title(result: Result) -> str:
+    return "" if result.case == "default" else f" · case `{result.case}`"
+
+
+def summary_markdown(result: Result) -> str:
+    sc, srv, host, harness = result.scenario, result.server, result.host, result.harness
+    phases = result.phases
+    names = list(phases)
+    ratio_pair = (result.headline[0].numerator, result.headline[0].denominator) if result.headline else None
+    title = (f"### {sc.name} · profile `{sc.profile}`{_case_title(result)} · "
+             f"{srv.flavor} {srv.full_version or srv.version}")
+    if not result.ran:
+        return "\n".join([title, "", f"**Skipped:** {result.skip_reason}", "",
+                          f"- scenario hash `{sc.hash[:19]}…` · result `{result.id}`",
+                          f"Reproduce: `{result.reproduce}`", ""])
+    fs = host.datadir_filesystem.type if host.datadir_filesystem else "?"
+    lines = [
+        title,
+        "",
+        f"- scenario hash `{sc.hash[:19]}…` · result `{result.id}`",
+        f"- host `{host.hostname}`: {host.cpu_model}, {host.cpus} CPUs, "
+        f"{(host.memory_bytes or 0) / 2**30:.0f} GiB, {host.kernel}, datadir on {fs}",
+        f"- harness `{harness.git_sha[:10]}`{' (dirty)' if harness.dirty else ''} · {harness.sysbench}"
+        + (f" · perfci {harness.perfci}" if harness.perfci else ""),
+        f"- config overrides: {', '.join(f'{k}={v}' for k, v in srv.config.overrides.items()) or 'none'}",
+        "- samples: 1 run; spread is the CV of the per-interval tps within each phase",
+        *[f"- fixed work: phase {n}: {p.transactions_target} transactions, --rand-seed={p.rand_seed}"
+          for n, p in phases.items() if p.bound == "transactions"],
+        *([] if result.validity.valid else
+          ["", "**Invalid run** (enters no baseline and no verdict): " + "; ".join(result.validity.reasons)]),
+        "",
+    ]
+    header = ["metric", *names]
+    if ratio_pair:
+        header.append(f"{ratio_pair[0]}/{ratio_pair[1]}")
+    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for key, label, fmt in SUMMARY_METRICS:
+        values = [phases[p].metrics.get(key) for p in names]
+        if all(v is None for v in values) or all(v == 0 for v in values):
+            continue
+        row = [label, *(_fmt(v, fmt) for v in values)]
+        if ratio_pair:
+            num, den = phases[ratio_pair[0]].metrics.get(key), phases[ratio_pair[1]].metrics.get(key)
+            row.append(f"{num / den:.3f}" if num is not None and den else "–")
+        lines.append("| " + " | ".join(row) + " |")
+    cvs = [interval_cv(phases[p].intervals) for p in names]
+    counts = [len(phases[p].intervals) for p in names]
+    lines.append("| tps interval CV (n intervals) | " + " | ".join(
+        f"{cv:.1%} (n={n})" if cv is not None else f"– (n={n})" for cv, n in zip(cvs, counts))
+        + (" | |" if ratio_pair else " |"))
+    lines.append("| .ibd MiB at phase end | " + " | ".join(_mib(_total_size(phases[p].sizes_after)) for p in names)
+                 + (" | |" if ratio_pair else " |"))
+    if result.headline:
+        lines += ["", "**Headline:** " + " · ".join(
+            f"{h.key} = {'–' if h.value is None else f'{h.value:.3f}'}" for h in result.headline)]
+    lines += ["", "| step | kind | duration (s) | .ibd MiB after | compress miss rate |", "|---|---|---|---|---|"]
+    for step in result.steps:
+        miss = step.compress_miss_rate
+        lines.append(f"| {step.name} | {step.kind} | {step.duration_s:.1f} | "
+                     f"{_mib(_total_size(step.sizes_after))} | {'–' if miss is None else f'{miss:.1%}'} |")
+    if result.notes:
+        lines += ["", "Config notes:"]
+        for note in result.notes:
+            target = f" -> {note.to}" if note.to else ""
+            lines.append(f"- `{note.option}` {note.action}{target}: {note.reason}")
+    lines += ["", f"Reproduce: `{result.reproduce}`", ""]
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- comparisons
+
+VERDICT_MARK = {"regression": "🔴 regression", "improvement": "🟢 improvement", "unchanged": "unchanged",
+                "inconclusive": "⚪ inconclusive", "no-baseline": "no baseline"}
+
+
+def _mean_pm(values: list[float], confidence: float) -> str:
+    """mean ± half-width of the t interval of the mean, for the baseline column."""
+    if not values:
+        return "–"
+    mean = statistics.mean(values)
+    if len(values) < 2:
+        return f"{mean:.4g} (n=1)"
+    half = t_quantile(0.5 + confidence / 2, len(values) - 1) * statistics.stdev(values) / len(values) ** 0.5
+    return f"{mean:.4g} ± {half:.2g} (n={len(values)})"
+
+
+def comparison_markdown(comparisons: list[CaseComparison], confidence: float,
+                        plots: list[list[str]] | None = None) -> str:
+    """The report for a job summary or an issue body; `plots[i]` are image paths for comparison i."""
+    lines = ["## perfci comparison", ""]
+    for i, comp in enumerate(comparisons):
+        first = comp.results[0]
+        lines += [f"### {comp.label}", ""]
+        if comp.skipped:
+            lines += [f"**Skipped:** {comp.skipped}", ""]
+            continue
+        lines.append(f"- current: {len(comp.results)} run(s): " + ", ".join(f"`{r.id}`" for r in comp.results))
+        lines.append(f"- scenario hash `{first.scenario.hash[:19]}…` · host `{first.host.hostname}` "
+                     f"({first.host.cpu_model}, {first.host.cpus} CPUs) · server "
+                     f"{first.server.full_version or first.server.version}")
+        if comp.baseline is not None:
+            b = comp.baseline
+            lines.append(f"- baseline `{comp.baseline_file}`: {len(b.samples)} sample(s) "
+                         f"from {b.samples[0].date[:10] if b.samples else '–'} to {b.samples[-1].date[:10] if b.samples else '–'}")
+        elif str(comp.baseline_file).endswith(".jsonl"):
+            lines.append(f"- no usable sample in the history `{comp.baseline_file}` yet: each valid nightly run adds one")
+        else:
+            lines.append(f"- no baseline at `{comp.baseline_file}`: record one with `perfci baseline update`")
+        lines += [f"- history: {note}" for note in comp.provenance]
+        rules = comp.rules
+        lines.append(f"- interval: {confidence:.1%} for the ratio current/baseline (moderated pooled t on log values, "
+                     f"CV floor {rules.cv_floor:.0%}, prior CV {rules.prior_cv:.0%} x {rules.prior_df}); "
+                     f"flagged only beyond tolerance AND with the interval excluding 1; metric specs: {comp.specs_from}")
+        for w in comp.warnings:
+            lines.append(f"- ⚠️ {w}")
+        lines += ["", "| metric | baseline mean ± CI | current | change | ratio CI | tolerance | verdict |",
+                  "|---|---|---|---|---|---|---|"]
+        for row in comp.rows:
+            v = row.verdict
+            est = v.estimate
+            ci = f"[{est.low:.3f}, {est.high:.3f}]" if est and est.low is not None else "–"
+            change = f"{v.change_pct:+.1f} %" if v.change_pct is not None else "–"
+            current = statistics.mean(row.current) if row.current else None
+            arrow = "↑" if row.spec.direction == "higher" else "↓"
+            lines.append(f"| `{row.key}` {arrow} | {_mean_pm(row.baseline, confidence)} | "
+                         f"{'–' if current is None else f'{current:.4g}'} | {change} | {ci} | "
+                         f"±{row.spec.tolerance:.0%} | {VERDICT_MARK[v.verdict]} |")
+        for row in comp.regressions:
+            if row.movers:
+                lines += ["", f"Counters per transaction that moved most beside `{row.key}`:", "",
+                          "| counter | baseline | current |", "|---|---|---|"]
+                for name, before, after in row.movers:
+                    lines.append(f"| `{name}` | {before:.4g} | {after:.4g} |")
+        if plots and plots[i]:
+            lines += [""] + [f"![{Path(p).stem}]({p})" for p in plots[i]]
+        reproduce = first.reproduce
+        if reproduce:
+            lines += ["", f"Reproduce: `{reproduce}`"]
+        lines.append("")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- matrix runs
+
+MATRIX_METRICS = (
+    ("tps", "tps", "{:.1f}"),
+    ("qps", "qps", "{:.1f}"),
+    ("latency_ms_avg", "lat avg ms", "{:.2f}"),
+    ("latency_ms_p95", "lat p95 ms", "{:.2f}"),
+    ("ibuf_merges_insert_per_s", "ibuf insert merges/s", "{:.1f}"),
+    ("ibuf_merges_delete_mark_per_s", "ibuf del-mark merges/s", "{:.1f}"),
+    ("compress_miss_rate", "compress miss", "{:.1%}"),
+    ("server_cpu_util", "server CPU", "{:.2f}"),
+)
+
+
+def matrix_markdown(results: list[Result], out_dir: Path) -> str:
+    """All cases of one matrix run side by side, with the plots (written to out_dir/plots)."""
+    from perfci.report import plots  # matplotlib only when a matrix report is made
+
+    first = results[0]
+    sc, srv = first.scenario, first.server
+    lines = [f"## {sc.name} · profile `{sc.profile}` · {len(results)} case(s) · "
+             f"{srv.flavor} {srv.full_version or srv.version}", "",
+             f"- host `{first.host.hostname}` ({first.host.cpu_model}, {first.host.cpus} CPUs) · "
+             f"harness `{first.harness.git_sha[:10]}` · 1 run per case; spread = CV of interval tps", ""]
+    phases = list(dict.fromkeys(p for r in results for p in r.phases))
+    header = ["case", "phase", *(label for _, label, _ in MATRIX_METRICS), "tps CV"]
+    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for r in results:
+        if not r.ran:
+            lines.append(f"| `{r.case}` | skipped | {r.skip_reason} |" + " |" * (len(header) - 3))
+            continue
+        for phase in phases:
+            if phase not in r.phases:
+                continue
+            ph = r.phases[phase]
+            cv = interval_cv(ph.intervals)
+            lines.append(f"| `{r.case}` | {phase} | " + " | ".join(
+                _fmt(ph.metrics.get(key), fmt) for key, _, fmt in MATRIX_METRICS)
+                + f" | {'–' if cv is None else f'{cv:.1%}'} |")
+    ran = [r for r in results if r.ran]
+    step_names = list(dict.fromkeys(s.name for r in ran for s in r.steps if s.kind != "measure"))
+    if step_names:
+        lines += ["", "Steps: duration s / .ibd MiB after", "",
+                  "| case | " + " | ".join(step_names) + " |", "|---|" + "---|" * len(step_names)]
+        for r in ran:
+            by_name = {s.name: s for s in r.steps}
+            cells = [f"{by_name[n].duration_s:.1f} / {_mib(_total_size(by_name[n].sizes_after))}"
+                     if n in by_name else "–" for n in step_names]
+            lines.append(f"| `{r.case}` | " + " | ".join(cells) + " |")
+    if ran:
+        plot_dir = Path(out_dir) / "plots"
+        made = plots.matrix_plots(ran, plot_dir)
+        lines += [""] + [f"![{p.stem}](plots/{p.name})" for p in made]
+    lines += ["", "Reproduce one case: " + (f"`{first.reproduce}`" if first.reproduce else "–"), ""]
+    return "\n".join(lines)

@@ -1,0 +1,141 @@
+"""Executing one plan: start the server, run the steps (or restore the dataset and
+run the rest), shut down, and assemble the typed `Result`.
+
+The server-side reads and the step handlers are parameters, so the runner's unit
+tests drive this very code with a fake provider, inspector and handlers.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+import uuid
+from collections.abc import Callable, Mapping
+
+from perfci.host import hostinfo, hostlock
+from perfci.model.identity import server_line, slug
+from perfci.model.result import DatasetState, Harness, Headline, Host, Result, ScenarioRef, Server, Status
+from perfci.providers.base import ServerProvider
+from perfci.providers.servers import id_of_spec
+from perfci.run.inspect import RunningServer, SqlInspector, logs_dir
+from perfci.run.plan import RunPlan, ignored_axis_option, reproduce_command
+from perfci.run.snapshot_use import SnapshotUse
+from perfci.run.snapshots import data_prefix
+from perfci.run.steps import HANDLERS, Handler, StepContext, run_steps, utc_now
+from perfci.run.validity import assess
+from perfci.util.progress import Progress
+
+InspectorFactory = Callable[[ServerProvider], RunningServer]
+
+
+def headlines(ctx: StepContext) -> list[Headline]:
+    out = []
+    for h in ctx.resolved.headline:
+        num = ctx.phases[h.numerator].metrics.get(h.metric)
+        den = ctx.phases[h.denominator].metrics.get(h.metric)
+        value = round(num / den, 4) if num is not None and den else None
+        out.append(Headline(metric=h.metric, numerator=h.numerator, denominator=h.denominator, value=value))
+    return out
+
+
+def result_id(plan: RunPlan) -> str:
+    r = plan.resolved
+    case = "" if r.case == "default" else slug(r.case) + "-"
+    return f"{r.name}-{r.profile}-{case}{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
+
+
+def execute(plan: RunPlan, progress: Progress, keep_workdir: bool = False, runner_class: str = "local",
+            handlers: Mapping[str, Handler] = HANDLERS, inspect: InspectorFactory = SqlInspector,
+            host: Host | None = None) -> Result:
+    """Start the server, run every step, shut down; return the result (not yet written).
+    A case the server cannot run as specified gives a `skipped` result with the reason."""
+    server = plan.provider
+    r = plan.resolved
+    started = utc_now()
+    t0 = time.monotonic()
+    if host is None:
+        claim = hostlock.current_claim()
+        check = {**hostinfo.host_check(), **(claim.record() if claim else {})}
+        host = Host.model_validate({**hostinfo.fingerprint(server.workdir), "check": check})
+    host = host.model_copy(update={"runner_class": runner_class})
+    if host.check and host.check.allow_busy and host.check.others_running:
+        progress.info(f"  warning: measuring beside {', '.join(host.check.others_running)} (--allow-busy)")
+    for warning in host.check.warnings if host.check else []:
+        progress.info(f"  warning: {warning}")
+    case = "" if r.case == "default" else f" case {r.case}"
+    progress.info(f"perfci: {r.name} --profile {r.profile}{case} on {server.identity.label} ({server.where}); "
+                  f"expected ~{r.expected_minutes:g} min")
+    for note in plan.config_notes:
+        progress.info(f"  note: {note.option} {note.action}: {note.reason}")
+    skip_reason = plan.skip_reason
+    server_info = {"flavor": server.identity.flavor, "version": str(server.identity.version),
+                   "full_version": server.identity.full_version}
+    effective: dict[str, str] = {}
+    ctx: StepContext | None = None
+    dataset = DatasetState()
+    if skip_reason is None:
+        inspector = inspect(server)
+        try:
+            snap = SnapshotUse(plan, plan.snapshots) if plan.snapshots else None
+            restore = snap.lookup() if snap else None
+            t_start = time.monotonic()
+            with progress.step("start server" + (" from the dataset snapshot" if restore else "")):
+                server.start(plan.config_options, restore_from=restore)
+            server_info, bench = inspector.setup()
+            ctx = StepContext(r, plan.scenario_file, server, inspector, progress, logs_dir(server), bench, handlers)
+            effective = inspector.effective_config()
+            skip_reason = ignored_axis_option(r, effective)
+            if skip_reason is None:
+                if snap:
+                    def restart() -> None:
+                        server.start(plan.config_options)
+                        inspector.setup()
+                    dataset = snap.restored(ctx, time.monotonic() - t_start) if restore \
+                        else snap.prepare_and_save(ctx, restart)
+                    run_steps(ctx, r.steps[len(data_prefix(r)):])
+                else:
+                    run_steps(ctx, r.steps)
+                effective = inspector.effective_config()
+        finally:
+            with progress.step("shut down server"):
+                server.stop()
+            server.cleanup(keep_workdir)
+    else:
+        server.cleanup(keep_workdir)
+    if skip_reason:
+        progress.info(f"  skipped: {skip_reason}")
+    ran = ctx is not None and skip_reason is None
+    requested = {req.name: req.value for req in plan.requested if req.origin == "scenario"}
+    overrides = {req.name: req.value for req in plan.requested if req.origin == "override"}
+    result = Result(
+        id=result_id(plan),
+        status=Status.ok if ran else Status.skipped,
+        skip_reason=skip_reason,
+        case=r.case,
+        axes=r.axes,
+        started_at=started,
+        finished_at=utc_now(),
+        duration_s=round(time.monotonic() - t0, 3),
+        harness=Harness.model_validate({**hostinfo.harness_revision(), "sysbench": plan.sysbench,
+                                        **hostinfo.harness_versions()}),
+        host=host,
+        server=Server.model_validate({
+            **server.describe(), **server_info,
+            "server_id": id_of_spec(plan.server_spec),
+            "line": server_line(server_info["flavor"], server_info["version"]),
+            "config": {"scenario": requested, "overrides": overrides, "written": plan.config_options},
+            "effective_config": effective,
+        }),
+        scenario=ScenarioRef(name=r.name, profile=r.profile, file=str(plan.scenario_file), hash=r.content_hash(),
+                             resolved=r.model_dump(mode="json")),
+        dataset=dataset,
+        steps=ctx.steps if ctx is not None and ran else [],
+        phases=ctx.phases if ctx is not None and ran else {},
+        headline=headlines(ctx) if ctx is not None and ran else [],
+        notes=plan.config_notes,
+        reproduce=reproduce_command(plan),
+    )
+    validity = assess(result)
+    for reason in validity.reasons:
+        progress.info(f"  invalid: {reason}")
+    return result.model_copy(update={"validity": validity})

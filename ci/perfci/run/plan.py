@@ -1,0 +1,127 @@
+"""Planning a run: every input check and decision made before a server starts.
+
+A plan holds the resolved case, the opened provider (binary found and identified),
+the config after capability mapping (with its notes), and whether the case must
+be skipped because the server cannot run it as specified.
+"""
+
+from __future__ import annotations
+
+import shlex
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from perfci.model.result import ConfigNote, ConfigValue
+from perfci.model.scenario import ResolvedScenario, cases, config_text, load_scenario
+from perfci.providers import open_provider
+from perfci.providers.base import ServerProvider
+from perfci.providers.capabilities import Requested, UnknownOption, normalize, plan_config
+from perfci.providers.mycnf import check_not_reserved
+from perfci.run import sysbench
+from perfci.run.snapshots import SnapshotCache, data_prefix
+from perfci.util.errors import BadInput
+
+
+@dataclass
+class RunPlan:
+    """Everything checked and decided before a server starts."""
+
+    resolved: ResolvedScenario
+    scenario_file: Path
+    provider: ServerProvider
+    requested: list[Requested]
+    config_options: dict[str, ConfigValue]
+    config_notes: list[ConfigNote]
+    server_spec: str
+    argv: list[str] = field(default_factory=list)
+    skip_reason: str | None = None  # the case cannot run as specified on this server
+    snapshots: SnapshotCache | None = None  # None: always prepare
+    sysbench: str = "unknown"  # `sysbench --version`, checked before any work
+
+
+def plan_runs(scenario_arg: str, profile: str, server_spec: str, overrides: list[Requested],
+              parent: Path, case_patterns: list[str] | None = None, argv: list[str] | None = None,
+              snapshots: SnapshotCache | None = None) -> list[RunPlan]:
+    """One plan per case of the scenario at `profile` (one workdir under `parent` each).
+    `snapshots`: the cache to use where the scenario allows it (None: always prepare)."""
+    scenario, path = load_scenario(scenario_arg)
+    plans = []
+    for resolved in cases(scenario, profile, str(path), case_patterns):
+        workdir = parent / f"perfci-{uuid.uuid4().hex[:8]}"
+        provider = open_provider(server_spec, workdir)
+        plans.append(use_snapshots(plan_case(resolved, path, provider, server_spec, overrides, argv or []),
+                                   snapshots))
+    version = sysbench.version()  # before any work, with an install hint (after the server spec's own checks)
+    for plan in plans:
+        plan.sysbench = version
+    return plans
+
+
+def plan_run(scenario_arg: str, profile: str, server_spec: str, overrides: list[Requested],
+             workdir: Path, argv: list[str] | None = None, case_pattern: str | None = None) -> RunPlan:
+    """The plan of one case (A/B compares one case): the first case matching
+    `case_pattern`, or the profile's first case of a matrix scenario."""
+    scenario, path = load_scenario(scenario_arg)
+    resolved = cases(scenario, profile, str(path), [case_pattern] if case_pattern else None)[0]
+    plan = plan_case(resolved, path, open_provider(server_spec, workdir), server_spec, overrides, argv or [])
+    plan.sysbench = sysbench.version()
+    return plan
+
+
+def use_snapshots(plan: RunPlan, cache: SnapshotCache | None) -> RunPlan:
+    """Let the plan restore/save its dataset where the scenario and provider allow it."""
+    r = plan.resolved
+    if cache is not None and r.snapshot and plan.provider.supports_snapshots and data_prefix(r):
+        plan.snapshots = cache
+    return plan
+
+
+def plan_case(resolved: ResolvedScenario, path: Path, provider: ServerProvider, server_spec: str,
+              overrides: list[Requested], argv: list[str]) -> RunPlan:
+    requested = [Requested(k, v, "scenario") for k, v in resolved.config.items()]
+    for req in requested:
+        check_not_reserved(req.name, f"{path}: server.config")
+    requested += overrides
+    try:
+        config = plan_config(requested, provider.identity, provider.known_options())
+    except UnknownOption as exc:
+        raise BadInput(f"--config: {exc}; nothing was run") from None
+    except ValueError as exc:
+        raise BadInput(f"server config: {exc}") from None
+    notes = [ConfigNote.model_validate(n) for n in config.notes]
+    return RunPlan(resolved, path, provider, requested, config.options, notes, server_spec, argv,
+                   skip_reason=unsupported_axis_option(resolved, notes))
+
+
+def unsupported_axis_option(resolved: ResolvedScenario, notes: list[ConfigNote]) -> str | None:
+    """A case whose axis sets an option this server skips would silently run as
+    another case: it is skipped instead, with the reason."""
+    wanted = {normalize(o) for o in resolved.axis_options}
+    for note in notes:
+        if note.option in wanted and note.action == "skipped":
+            return f"{note.option}={config_text(note.value)} is not supported: {note.reason}"
+    return None
+
+
+def ignored_axis_option(resolved: ResolvedScenario, effective: dict[str, str]) -> str | None:
+    """An axis option the server accepted but does not report as set (ignored)."""
+    normalized = {normalize(k): v for k, v in effective.items()}
+    for name in resolved.axis_options:
+        want = config_text(resolved.config[name])
+        have = normalized.get(normalize(name))
+        if have is None:
+            return f"{normalize(name)}={want}: the running server has no such variable"
+        if str(have).lower() != want.lower():
+            return f"{normalize(name)}={want}: the server ignored it (it reports {have!r})"
+    return None
+
+
+def reproduce_command(plan: RunPlan) -> str:
+    args = ["perfci", "run", plan.resolved.name, "--profile", plan.resolved.profile, "--server", plan.server_spec]
+    if plan.resolved.case != "default":
+        args += ["--case", plan.resolved.case]
+    for req in plan.requested:
+        if req.origin == "override":
+            args += ["--config", req.name if req.value is None else f"{req.name}={req.value}"]
+    return shlex.join(args)

@@ -1,0 +1,265 @@
+"""Step handlers: one function per step kind, and the loop that runs steps and
+records each one (duration, sizes after it, compression work of non-measure steps).
+
+A handler gets the step context and its step, does the work, and returns the
+kind-specific fields of the step's record. `HANDLERS` maps kind -> handler; the
+runner's unit tests pass their own mapping.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pymysql
+
+from perfci.host import hostcpu
+from perfci.model.result import Metrics, Phase, Step
+from perfci.model.scenario import (
+    ApplyLayoutStep,
+    DeleteRandomStep,
+    MeasureStep,
+    PrepareStep,
+    ResolvedScenario,
+    SqlStep,
+    SysbenchValue,
+)
+from perfci.providers.base import ServerProvider
+from perfci.run import collectors, loader, sysbench
+from perfci.run.inspect import DATABASE, RunningServer, counters_delta
+from perfci.util.errors import BadInput, InfraFailure
+from perfci.util.progress import Progress
+
+ScenarioStep = PrepareStep | ApplyLayoutStep | DeleteRandomStep | SqlStep | MeasureStep
+StepFields = dict[str, object]
+
+
+@dataclass
+class StepContext:
+    """What every handler may use; records accumulate in `steps` and `phases`."""
+
+    resolved: ResolvedScenario
+    scenario_file: Path
+    server: ServerProvider
+    inspector: RunningServer
+    progress: Progress
+    logs_dir: Path
+    bench: sysbench.Connection
+    handlers: Mapping[str, Handler]
+    steps: list[Step] = field(default_factory=list)
+    phases: dict[str, Phase] = field(default_factory=dict)
+
+
+Handler = Callable[[StepContext, ScenarioStep], StepFields]
+
+
+def utc_now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+def run_steps(ctx: StepContext, steps: list[ScenarioStep]) -> None:
+    for step in steps:
+        label = f"measure {step.phase}" if isinstance(step, MeasureStep) else f"{step.kind} {step.name}"
+        started = utc_now()
+        cmp_before = None if isinstance(step, MeasureStep) else ctx.inspector.cmp_snapshot()
+        t0 = time.monotonic()
+        with ctx.progress.step(label):
+            try:
+                detail = ctx.handlers[step.kind](ctx, step)
+            except pymysql.err.MySQLError as exc:  # e.g. the server went away mid-step
+                raise InfraFailure(f"step {step.name}: server error: {exc.args[-1] if exc.args else exc}") from None
+        record: StepFields = {"name": step.name, "kind": step.kind, "started_at": started,
+                              "duration_s": round(time.monotonic() - t0, 3), **detail,
+                              "sizes_after": ctx.inspector.sizes()}
+        if cmp_before is not None:  # compression work of loads, index builds, ALTERs
+            cmp_ = collectors.cmp_delta(cmp_before, ctx.inspector.cmp_snapshot())
+            record["innodb_cmp"] = cmp_
+            record["compress_miss_rate"] = collectors.miss_rate(cmp_)
+        ctx.steps.append(Step.model_validate(record))
+
+
+# ---------------------------------------------------------------- handlers
+
+
+def prepare(ctx: StepContext, step: ScenarioStep) -> StepFields:
+    assert isinstance(step, PrepareStep)
+    ds = ctx.resolved.dataset
+    if step.loader == "perfci":
+        return _load(ctx, step)
+    if ds.payload != "sysbench":
+        raise BadInput(f"{ctx.scenario_file}: case {ctx.resolved.case}: payload {ds.payload!r} "
+                       "needs the perfci loader (prepare step `loader: perfci`)")
+    options = {"tables": ds.tables, "table-size": ds.rows,
+               "threads": max(1, min(ds.tables, os.cpu_count() or 1)), **step.options}
+    args = sysbench.command(step.workload, "prepare", ctx.bench, options)
+    sysbench.run(args, log_path=ctx.logs_dir / f"{step.name}.log")
+    return {"command": sysbench.shown(args)}
+
+
+def _load(ctx: StepContext, step: PrepareStep) -> StepFields:
+    ds = ctx.resolved.dataset
+    with ctx.server.connect(DATABASE) as conn:
+        for i, table in enumerate(ctx.resolved.table_names(), start=1):
+            def loaded(n: int, t: str = table) -> None:
+                ctx.progress.update(f"{t}: {n} rows")
+            loader.load_table(conn, table, ds, step.seed * 1000 + i, loaded)
+    return {"loader": "perfci", "payload": ds.payload, "rows_loaded": ds.rows * ds.tables,
+            "create_table": loader.create_table_sql("sbtest1", ds)}
+
+
+def layout_sql(ctx: StepContext) -> str:
+    ds = ctx.resolved.dataset
+    clauses = [f"ADD INDEX {ix.name} ({', '.join(ix.columns)})" for ix in ds.indexes]
+    if ds.row_format:
+        clauses.append(f"ROW_FORMAT={ds.row_format}")
+    if ds.key_block_size:
+        clauses.append(f"KEY_BLOCK_SIZE={ds.key_block_size}")
+    if not clauses:
+        raise BadInput(f"{ctx.scenario_file}: step apply_layout: the dataset declares no indexes, "
+                       "row_format or key_block_size to apply")
+    return "ALTER TABLE {table} " + ", ".join(clauses)
+
+
+def apply_layout(ctx: StepContext, step: ScenarioStep) -> StepFields:
+    return {"statements": _execute(ctx, expand_statements(ctx.resolved, [layout_sql(ctx)]))}
+
+
+def sql(ctx: StepContext, step: ScenarioStep) -> StepFields:
+    assert isinstance(step, SqlStep)
+    return {"statements": _execute(ctx, expand_statements(ctx.resolved, step.statements))}
+
+
+def expand_statements(resolved: ResolvedScenario, statements: list[str]) -> list[str]:
+    """A case's `{var}`s substituted; a statement naming `{table}` once per table."""
+    for name, value in resolved.vars.items():
+        statements = [s.replace("{" + name + "}", value) for s in statements]
+    out: list[str] = []
+    for s in statements:
+        out += [s.replace("{table}", t) for t in resolved.table_names()] if "{table}" in s else [s]
+    return out
+
+
+def _execute(ctx: StepContext, statements: list[str]) -> list[dict[str, object]]:
+    done: list[dict[str, object]] = []
+    with ctx.server.connect(DATABASE) as conn, conn.cursor() as cur:
+        for statement in statements:
+            t0 = time.monotonic()
+            try:
+                cur.execute(statement)
+            except pymysql.err.MySQLError as exc:
+                raise InfraFailure(f"SQL failed: {statement}: {exc.args[-1] if exc.args else exc}") from None
+            done.append({"sql": statement, "duration_s": round(time.monotonic() - t0, 3), "rows": cur.rowcount})
+    return done
+
+
+def delete_random(ctx: StepContext, step: ScenarioStep) -> StepFields:
+    """Delete a reproducible pseudo-random fraction: CRC32 of (id, seed) decides."""
+    assert isinstance(step, DeleteRandomStep)
+    threshold = int(step.fraction * 1_000_000)
+    deleted, remaining = 0, 0
+    with ctx.server.connect(DATABASE) as conn, conn.cursor() as cur:
+        for table in ctx.resolved.table_names():
+            cur.execute(f"SELECT COALESCE(MIN(id), 0), COALESCE(MAX(id), -1) FROM {table}")
+            bounds = cur.fetchone()
+            assert bounds is not None
+            lo, hi = int(bounds[0]), int(bounds[1])
+            for start in range(lo, hi + 1, step.chunk_rows):
+                end = min(start + step.chunk_rows - 1, hi)
+                cur.execute(f"DELETE FROM {table} WHERE id BETWEEN {start} AND {end} "
+                            f"AND CRC32(CONCAT(id, ':', {step.seed})) % 1000000 < {threshold}")
+                deleted += cur.rowcount
+                ctx.progress.update(f"{table}: {deleted} rows deleted")
+            cur.execute(f"SELECT COUNT(*) FROM {table}")
+            count = cur.fetchone()
+            remaining += int(count[0]) if count else 0
+    return {"rows_deleted": deleted, "rows_remaining": remaining}
+
+
+@dataclass(frozen=True)
+class PhaseBound:
+    """How a measured phase ends: a time box, or fixed work (N seeded transactions,
+    `seconds` then being the cap that guards against a stuck server)."""
+
+    seconds: int
+    transactions: int | None = None
+    rand_seed: int | None = None
+
+    def sysbench_options(self) -> dict[str, SysbenchValue]:
+        if self.transactions is None:
+            return {"time": self.seconds}
+        return {"events": self.transactions, "time": self.seconds, "rand-seed": self.rand_seed or 1}
+
+    def record(self) -> StepFields:
+        if self.transactions is None:
+            return {"bound": "time"}
+        return {"bound": "transactions", "transactions_target": self.transactions, "rand_seed": self.rand_seed}
+
+
+def phase_bound(resolved: ResolvedScenario, step: MeasureStep) -> PhaseBound:
+    wl = resolved.workload
+    transactions = step.transactions or wl.transactions
+    return PhaseBound(step.time or wl.time, transactions, wl.rand_seed if transactions else None)
+
+
+def measure(ctx: StepContext, step: ScenarioStep) -> StepFields:
+    assert isinstance(step, MeasureStep)
+    wl = ctx.resolved.workload
+    threads = step.threads if isinstance(step.threads, int) else wl.threads
+    bound = phase_bound(ctx.resolved, step)
+    seconds = bound.seconds
+    options = {"tables": ctx.resolved.dataset.tables, "table-size": ctx.resolved.dataset.rows,
+               "threads": threads, **bound.sysbench_options(), "report-interval": wl.report_interval, **step.options}
+    args = sysbench.command(step.workload, "run", ctx.bench, options)
+    q = ctx.resolved.quiesce
+    quiet = None
+    if q.purge or q.flush_dirty_pages:
+        ctx.progress.update("quiescing: purge and flush before measuring")
+        quiet = ctx.inspector.quiesce(ctx.resolved)
+        if quiet.timed_out:
+            ctx.progress.info(f"  note: quiesce before {step.phase} timed out after {q.timeout_s}s: {quiet}")
+    sizes_before = ctx.inspector.sizes()
+    snap_before = ctx.inspector.counters_snapshot()
+
+    def on_line(line: str) -> None:
+        iv = sysbench.parse_interval(line)
+        if iv:
+            ctx.progress.update(f"[{iv['t']:.0f}/{seconds}s] tps {iv['tps']:.1f} qps {iv['qps']:.1f}")
+
+    cpu_before = hostcpu.sample(ctx.server.pid)
+    out = sysbench.run(args, on_line=on_line, log_path=ctx.logs_dir / f"measure-{step.phase}.log")
+    cpu_used = hostcpu.cores_used(cpu_before, hostcpu.sample(ctx.server.pid))
+    snap_after = ctx.inspector.counters_snapshot()
+    gauges_after = ctx.inspector.gauges()
+    sizes_after = ctx.inspector.sizes()
+    report = parsed_report(step.workload, out)
+    counters = counters_delta(snap_before, snap_after)
+    raw = collectors.delta(snap_before, snap_after)
+    metrics = Metrics.model_validate({**report["metrics"], **collectors.derived(raw, report["metrics"])})
+    ctx.phases[step.phase] = Phase.model_validate({
+        "workload": step.workload, "threads": threads, "time_s": seconds, "command": sysbench.shown(args),
+        **bound.record(), "host_cpu": cpu_used,
+        "quiesce": quiet or {}, "sysbench_version": report["sysbench_version"], "metrics": metrics,
+        "counters": counters, "gauges_after": gauges_after, "intervals": report["intervals"],
+        "sizes_before": sizes_before, "sizes_after": sizes_after})
+    return {"phase": step.phase}
+
+
+def parsed_report(workload: str, out: str) -> dict:
+    try:
+        return sysbench.parse_report(out)
+    except ValueError as exc:
+        raise InfraFailure(f"sysbench {workload} gave no usable report: {exc}",
+                           detail="\n".join(out.splitlines()[-15:])) from None
+
+
+HANDLERS: dict[str, Handler] = {
+    "prepare": prepare,
+    "apply_layout": apply_layout,
+    "delete_random": delete_random,
+    "sql": sql,
+    "measure": measure,
+}

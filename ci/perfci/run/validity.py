@@ -1,0 +1,73 @@
+"""The run validity gate: a measurement that cannot be trusted is marked `invalid`
+with its reasons, and never enters a baseline or a verdict.
+
+A phase is invalid when
+- its fixed work was not done (the time cap ended it first: the run did other work
+  than its baseline),
+- other processes used the CPU while it ran (beyond `BUSY_OTHER_CORES` on average),
+- the server failed statements (reconnects, or errors beyond `ERROR_RATE_LIMIT` of
+  transactions),
+- its throughput was not steady at the end: a robust (Theil-Sen) trend across the
+  second half of the interval series beyond `TREND_LIMIT` of its median, with its
+  95 % interval excluding no trend. Only the second half, and a wide limit, on
+  purpose: on this 2-core runner the rebuild-after-delete phases climb 15-56 % from
+  their first to their last third (warm-up after a restore: compressed pages get
+  their uncompressed frames as they are first touched), at 30 s and at 600 s alike.
+  The gate is for stalls and collapses; interleaved A/B drops warm-up bursts.
+  The trend needs `MIN_TREND_POINTS` one-second intervals in the second half (a
+  phase of 30 s or more): the smoke profile's fixed-work phases last ~15 s, and there
+  one flush stall in the last seconds reads as a -55 % "trend" (seen on a quiet
+  host); a short fixed-work phase is judged by its work, which is the same each run.
+"""
+
+from __future__ import annotations
+
+from perfci.model.result import Phase, Result, Validity
+
+BUSY_OTHER_CORES = 0.25
+ERROR_RATE_LIMIT = 0.01
+TREND_LIMIT = 0.5
+MIN_TREND_POINTS = 15
+
+
+def tps_trend(phase: Phase) -> tuple[float, float, float] | None:
+    """Relative change of tps across the second half of the phase (slope x span /
+    median) with its 95 % interval, or None with too few interval lines."""
+    points = [(iv.t, iv.tps) for iv in phase.intervals]
+    points = points[len(points) // 2:]
+    if len(points) < MIN_TREND_POINTS:
+        return None
+    from scipy.stats import theilslopes
+    t, y = [p[0] for p in points], [p[1] for p in points]
+    median = sorted(y)[len(y) // 2]
+    if median <= 0:
+        return None
+    fit = theilslopes(y, t)
+    span = (t[-1] - t[0]) / median
+    return fit.slope * span, fit.low_slope * span, fit.high_slope * span
+
+
+def phase_problems(name: str, phase: Phase) -> list[str]:
+    problems = []
+    m = phase.metrics
+    if phase.bound == "transactions" and phase.transactions_target and (m.events or 0) < phase.transactions_target:
+        problems.append(f"phase {name}: the {phase.time_s} s cap ended it after {m.events} of "
+                        f"{phase.transactions_target} transactions (not the fixed work)")
+    others = (phase.host_cpu or {}).get("others")
+    if others is not None and others > BUSY_OTHER_CORES:
+        problems.append(f"phase {name}: host busy: other processes used {others:.2f} cores on average "
+                        f"(limit {BUSY_OTHER_CORES})")
+    if (m.reconnects or 0) > 0:
+        problems.append(f"phase {name}: {m.reconnects} reconnects (the server dropped connections)")
+    if m.transactions and (m.errors or 0) > ERROR_RATE_LIMIT * m.transactions:
+        problems.append(f"phase {name}: {m.errors} failed statements in {m.transactions} transactions")
+    trend = tps_trend(phase)
+    if trend and abs(trend[0]) > TREND_LIMIT and not trend[1] <= 0 <= trend[2]:
+        problems.append(f"phase {name}: not steady: tps changed {trend[0]:+.0%} across the phase's second half "
+                        f"(95 % interval {trend[1]:+.0%}..{trend[2]:+.0%}; limit ±{TREND_LIMIT:.0%})")
+    return problems
+
+
+def assess(result: Result) -> Validity:
+    reasons = [p for name, phase in result.phases.items() for p in phase_problems(name, phase)]
+    return Validity(valid=not reasons, reasons=reasons)

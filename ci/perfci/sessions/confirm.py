@@ -1,0 +1,154 @@
+"""The second stage of a nightly alert: before an issue is opened, a nightly run that
+looks like a regression against its baseline is re-checked by an interleaved A/B
+against the last good server of its line, on the same runner.
+
+"Last good" is the newest sample of the case's baseline: how it was run (server
+spec and `--config` overrides) is in its reproduce command. The A/B uses a
+fixed-work profile (default `smoke`: nightly phases are time-boxed and cannot be
+split into bursts). Its outcome, per regressed case:
+- confirmed: the A/B flags a judged regression of B (this run's server) too;
+- not-confirmed: the A/B sees none. The nightly's "regression" was the runner's
+  drift or noise between nights: no issue is opened (the A/B is in the job's output);
+- not-run: the A/B could not say (this run's server and config are the baseline's
+  own, the last good server is not available, the phases cannot be split, the A/B
+  failed). The nightly verdict stands, and the issue says why it is unconfirmed.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, ValidationError
+
+from perfci.judge.compare import CaseComparison
+from perfci.model.result import Model
+from perfci.providers.mycnf import parse_override
+from perfci.providers.servers import resolve_server
+from perfci.report.interleaved import interleaved_markdown, judge_run
+from perfci.sessions.interleave import plan_sides, run_interleaved
+from perfci.sessions.rounds import Side
+from perfci.store.baseline import Baseline, Sample
+from perfci.util.errors import BadInput, InfraFailure
+from perfci.util.files import write_atomic
+from perfci.util.progress import Progress
+
+DEFAULT_PROFILE = "smoke"
+DEFAULT_BURSTS = 120  # pairs per phase: 5 % at >= 90 % power with this runner's burst noise (README), ~12 min of bursts
+SUFFIX = ".confirmation.json"
+
+
+class Confirmation(Model):
+    schema_: Literal["perfci.confirmation/1"] = Field("perfci.confirmation/1", alias="schema")
+    result_id: str
+    case: str
+    status: Literal["confirmed", "not-confirmed", "not-run"]
+    reason: str
+    nightly_regressions: list[str]
+    a: str = Field("", description="the last good server: spec and overrides")
+    b: str = Field("", description="this run's server: spec and overrides")
+    profile: str = ""
+    ab_regressions: list[str] = []
+    bursts_file: str | None = None
+    report: str = Field("", description="the A/B's Markdown report")
+
+    def dump(self) -> dict:
+        return self.model_dump(mode="json", by_alias=True)
+
+
+def run_args(reproduce: str) -> tuple[str, tuple[str, ...]] | None:
+    """(server spec, --config overrides) of a reproduce command; None if it names no server."""
+    try:
+        args = shlex.split(reproduce)
+    except ValueError:
+        return None
+    spec, configs = None, []
+    for flag, value in zip(args, args[1:]):
+        if flag == "--server":
+            spec = value
+        elif flag == "--config":
+            configs.append(value)
+    return (spec, tuple(sorted(configs))) if spec else None
+
+
+def last_good(baseline: Baseline) -> Sample | None:
+    """The baseline's newest sample that says how it was run."""
+    known = [s for s in baseline.samples if s.reproduce]
+    return max(known, key=lambda s: s.date) if known else None
+
+
+def describe(args: tuple[str, tuple[str, ...]]) -> str:
+    return " ".join([args[0], *(f"--config {c}" for c in args[1])])
+
+
+def confirm_case(comp: CaseComparison, profile: str, bursts: int, parent: Path, out_dir: Path,
+                 progress: Progress, runner_class: str, min_effect: float) -> Confirmation:
+    result = comp.results[0]
+    found = Confirmation(result_id=result.id, case=comp.label, status="not-run", reason="",
+                         nightly_regressions=[r.key for r in comp.regressions], profile=profile)
+
+    def not_run(why: str) -> Confirmation:
+        return found.model_copy(update={"reason": why})
+
+    good = last_good(comp.baseline) if comp.baseline else None
+    if good is None:
+        return not_run("the baseline's samples do not record how they were run (recorded by an older perfci)")
+    a_args, b_args = run_args(good.reproduce), run_args(result.reproduce)
+    if a_args is None or b_args is None:
+        return not_run("a reproduce command names no server")
+    found = found.model_copy(update={"a": describe(a_args), "b": describe(b_args)})
+    if a_args == b_args:
+        return not_run(f"this run's server and config are those of the baseline's newest sample ({describe(a_args)}, "
+                       f"{good.server_version}): an A/B would compare the server with itself; the change lies "
+                       "elsewhere (host, harness, data, a server build behind the same spec)")
+    try:
+        sides = (Side("a", resolve_server(a_args[0]).spec, [parse_override(c) for c in a_args[1]]),
+                 Side("b", resolve_server(b_args[0]).spec, [parse_override(c) for c in b_args[1]]))
+        case = None if result.case == "default" else result.case
+        plans = plan_sides(result.scenario.name, profile, sides, parent, case, bursts)
+        progress.info(f"== confirmation A/B of {comp.label}: A {found.a} (last good) vs B {found.b}")
+        run = run_interleaved(plans, sides, progress, runner_class, bursts)
+    except (BadInput, InfraFailure) as exc:
+        return not_run(f"the confirmation A/B could not run: {exc}")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    bursts_file = out_dir / f"{run.id}.bursts.json"
+    write_atomic(bursts_file, json.dumps(run.dump(), indent=1) + "\n")
+    rows = judge_run(run, plans[1].resolved.compare, min_effect)
+    flagged = [r.key for r in rows if r.verdict == "regression"]
+    return found.model_copy(update={
+        "status": "confirmed" if flagged else "not-confirmed",
+        "reason": (f"the A/B flags {', '.join(flagged)}" if flagged else
+                   "the A/B of the two servers, side by side, finds no judged regression of this run's server"),
+        "ab_regressions": flagged, "bursts_file": str(bursts_file), "report": interleaved_markdown(run, rows, min_effect)})
+
+
+def save(confirmation: Confirmation, out_dir: Path) -> Path:
+    path = out_dir / f"{confirmation.result_id}{SUFFIX}"
+    write_atomic(path, json.dumps(confirmation.dump(), indent=1) + "\n")
+    return path
+
+
+def load_all(directory: Path) -> dict[str, Confirmation]:
+    """Confirmations by the nightly result they judge; a missing directory has none."""
+    found: dict[str, Confirmation] = {}
+    for path in sorted(Path(directory).glob(f"*{SUFFIX}")):
+        try:
+            c = Confirmation.model_validate(json.loads(path.read_text()))
+        except (OSError, ValueError, ValidationError) as exc:
+            raise BadInput(f"{path}: not a perfci confirmation: {str(exc).splitlines()[0]}") from None
+        found[c.result_id] = c
+    return found
+
+
+def markdown_section(c: Confirmation) -> list[str]:
+    """The confirmation's part of an issue body."""
+    status = {"confirmed": "**confirmed**", "not-confirmed": "not confirmed", "not-run": "not run"}[c.status]
+    lines = ["", "### Confirmation A/B (same runner, both servers alive, interleaved bursts)", "",
+             f"- {status}: {c.reason}"]
+    if c.a:
+        lines.append(f"- A, last good: `{c.a}` · B, this run: `{c.b}` · profile `{c.profile}`")
+    if c.report:
+        lines += ["", "<details><summary>The A/B's report</summary>", "", c.report.strip(), "", "</details>"]
+    return lines

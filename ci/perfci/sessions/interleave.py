@@ -1,0 +1,315 @@
+"""Interleaved A/B: both servers alive side by side, the measured phases run as
+alternating fixed-work bursts.
+
+Both sides start from the same dataset (the snapshot, or the same seeded data
+steps), run the same non-measure steps, and walk through the same sequence of
+seeded transactions: burst k of a phase runs `burst_transactions` transactions with
+`--rand-seed = rand_seed + k` on A and on B, in the order A B, B A, A B, ... (ABBA:
+a linear drift of the host within two pairs weighs on both sides alike). The side
+not measured is frozen (freezer.py), so its background threads do not take CPU
+from the measured one. The first `warmup` pairs of each phase are dropped; the
+rest are paired burst by burst (paired.py judges them).
+
+Everything is checked before a server starts: both sides' plans, every measured
+phase splittable into bursts (fixed work), both buffer pools fitting in memory.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from perfci.host import hostcpu, hostinfo
+from perfci.host.freezer import Freezer, freezer_for
+from perfci.model.identity import server_line
+from perfci.model.result import Host, Model
+from perfci.model.scenario import MeasureStep
+from perfci.providers.capabilities import parse_size
+from perfci.run import collectors, sysbench
+from perfci.run.inspect import SqlInspector, logs_dir
+from perfci.run.plan import RunPlan, plan_run, use_snapshots
+from perfci.run.snapshot_use import SnapshotUse
+from perfci.run.snapshots import SnapshotCache, data_prefix
+from perfci.run.steps import HANDLERS, StepContext, parsed_report, run_steps, utc_now
+from perfci.sessions.rounds import Side
+from perfci.util.errors import BadInput, InfraFailure
+from perfci.util.progress import Progress
+
+PER_SERVER_OVERHEAD = 512 * 2**20   # beyond the buffer pool: redo buffers, threads, caches
+DEFAULT_WARMUP_PAIRS = 2
+
+
+class Burst(Model):
+    phase: str
+    index: int                       # 0-based within the phase (warm-up included)
+    side: str                        # "a" or "b"
+    position: int                    # 0: measured first in its pair, 1: second
+    warmup: bool
+    rand_seed: int
+    transactions: int
+    duration_s: float
+    metrics: dict[str, float]        # tps, latency, and every counter per transaction
+    host_cpu: dict[str, float] | None = None
+
+
+class SideInfo(Model):
+    name: str
+    spec: str
+    described: str
+    flavor: str
+    full_version: str
+    line: str
+    freezer: str
+    setup_sql: list[str] = []
+
+
+class InterleavedRun(Model):
+    schema_: Literal["perfci.ab-bursts/1"] = Field("perfci.ab-bursts/1", alias="schema")
+    id: str
+    scenario: str
+    profile: str
+    case: str
+    scenario_hash: str
+    runner_class: str
+    host: Host
+    started_at: str
+    finished_at: str
+    burst_transactions: dict[str, int]
+    bursts_per_phase: dict[str, int]
+    warmup_pairs: int
+    order: str = "ABBA"
+    sides: list[SideInfo]
+    bursts: list[Burst]
+    notes: list[str] = []
+
+    def dump(self) -> dict:
+        return self.model_dump(mode="json", by_alias=True)
+
+
+def pair_order(index: int) -> tuple[int, int]:
+    """Burst pair k -> which side goes first (0 = A): A B, B A, A B, ..."""
+    return (0, 1) if index % 2 == 0 else (1, 0)
+
+
+# ---------------------------------------------------------------- input checks
+
+
+def check_splittable(plan: RunPlan, bursts: int | None) -> None:
+    """Every measured phase must be fixed work (it is cut into bursts of equal work)."""
+    r = plan.resolved
+    if not r.workload.fixed_work and any(isinstance(s, MeasureStep) and not s.transactions for s in r.steps):
+        phase = next(s.phase for s in r.steps if isinstance(s, MeasureStep) and not s.transactions)
+        raise BadInput(f"{plan.scenario_file}: profile {r.profile}: phase {phase} is time-boxed (no "
+                       "workload.transactions): it cannot be split into equal bursts; give the profile "
+                       "`workload: {transactions: N}` or use `perfci ab --mode rounds`")
+    if bursts is not None and bursts <= DEFAULT_WARMUP_PAIRS:
+        raise BadInput(f"--bursts {bursts}: needs more than the {DEFAULT_WARMUP_PAIRS} warm-up pairs")
+
+
+def check_memory(plans: list[RunPlan], available: int | None) -> None:
+    """Both servers run at once: their buffer pools (and overhead) must fit in memory."""
+    if available is None:
+        return
+    need = 0
+    for plan in plans:
+        raw = plan.config_options.get("innodb_buffer_pool_size")
+        need += (parse_size(str(raw)) if raw is not None else 128 * 2**20) + PER_SERVER_OVERHEAD
+    if need > available:
+        raise BadInput(f"interleaved A/B runs both servers at once: their buffer pools need ~{need / 2**30:.1f} GiB "
+                       f"with overhead, this host has {available / 2**30:.1f} GiB available; use a smaller "
+                       "profile, a smaller innodb_buffer_pool_size on both sides, or `--mode rounds`")
+
+
+# ---------------------------------------------------------------- one side
+
+
+@dataclass
+class SideServer:
+    side: Side
+    plan: RunPlan
+    progress: Progress
+    inspector: SqlInspector = field(init=False)
+    ctx: StepContext = field(init=False)
+    freezer: Freezer = field(init=False)
+    server_info: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return self.side.name.upper()
+
+    def start(self) -> None:
+        """Start from the dataset snapshot (or prepare it, saving it for the other side)."""
+        plan, server = self.plan, self.plan.provider
+        self.inspector = SqlInspector(server)
+        snap = SnapshotUse(plan, plan.snapshots) if plan.snapshots else None
+        restore = snap.lookup() if snap else None
+        t0 = time.monotonic()
+        with self.progress.step(f"start server {self.label}" + (" from the dataset snapshot" if restore else "")):
+            server.start(plan.config_options, restore_from=restore)
+        self.server_info, bench = self.inspector.setup()
+        self.ctx = StepContext(plan.resolved, plan.scenario_file, server, self.inspector, self.progress,
+                               logs_dir(server), bench, HANDLERS)
+        if snap and restore:
+            snap.restored(self.ctx, time.monotonic() - t0)
+        elif snap:
+            def restart() -> None:
+                server.start(plan.config_options)
+                self.inspector.setup()
+            snap.prepare_and_save(self.ctx, restart)
+        else:
+            run_steps(self.ctx, data_prefix(plan.resolved))
+        container = getattr(server, "container", None) if server.kind == "docker" else None
+        self.freezer = freezer_for(server.pid, container)
+
+    def run_sql(self, statements: list[str]) -> None:
+        with self.plan.provider.connect("sbtest") as conn, conn.cursor() as cur:
+            for statement in statements:
+                cur.execute(statement)
+
+    def burst(self, step: MeasureStep, size: int, seed: int) -> tuple[float, dict[str, float], dict | None]:
+        wl = self.plan.resolved.workload
+        threads = step.threads if isinstance(step.threads, int) else wl.threads
+        options = {"tables": self.plan.resolved.dataset.tables, "table-size": self.plan.resolved.dataset.rows,
+                   "threads": threads, "events": size, "time": step.time or wl.time, "rand-seed": seed,
+                   **step.options}
+        args = sysbench.command(step.workload, "run", self.ctx.bench, options)
+        before = self.inspector.counters_snapshot()
+        cpu_before = hostcpu.sample(self.plan.provider.pid)
+        out = sysbench.run(args)
+        cpu = hostcpu.cores_used(cpu_before, hostcpu.sample(self.plan.provider.pid))
+        after = self.inspector.counters_snapshot()
+        report = parsed_report(step.workload, out)
+        m = report["metrics"]
+        if m["events"] < size:
+            raise InfraFailure(f"side {self.label}: a burst of phase {step.phase} hit the {options['time']} s cap "
+                               f"after {m['events']} of {size} transactions")
+        return m["duration_s"], burst_metrics(collectors.delta(before, after), m), cpu
+
+
+def burst_metrics(raw: dict, report: dict) -> dict[str, float]:
+    """A burst's numbers: throughput and latency, the derived per-transaction metrics
+    and every counter that moved, per transaction."""
+    events = report["events"]
+    out = {k: float(report[k]) for k in ("tps", "qps", "latency_ms_avg") if report.get(k) is not None}
+    out.update({k: float(v) for k, v in collectors.derived(raw, report).items()
+                if v is not None and k.endswith("_per_txn")})
+    for group in ("innodb_metrics", "global_status", "innodb_cmp"):
+        for name, value in raw.get(group, {}).items():
+            out[f"{group}.{name}"] = value / events
+    return out
+
+
+@contextmanager
+def both_running(sides: list[SideServer]) -> Iterator[None]:
+    """Start A then B (A frozen while B starts); on the way out, thaw and stop both."""
+    with ExitStack() as stack:
+        for s in sides:
+            stack.callback(s.plan.provider.cleanup)
+            stack.callback(_stop, s)
+        for s in sides:
+            s.start()
+            stack.callback(s.freezer.release)  # released (thawed) before the server is stopped
+            s.freezer.freeze()
+        yield
+
+
+def _stop(s: SideServer) -> None:
+    with s.progress.step(f"shut down server {s.label}"):
+        s.plan.provider.stop()
+
+
+@contextmanager
+def thawed(s: SideServer) -> Iterator[None]:
+    s.freezer.thaw()
+    try:
+        yield
+    finally:
+        s.freezer.freeze()
+
+
+# ---------------------------------------------------------------- the run
+
+
+def plan_sides(scenario: str, profile: str, sides: tuple[Side, Side], parent: Path,
+               case: str | None, bursts: int | None) -> list[RunPlan]:
+    plans = []
+    for side in sides:
+        plan = plan_run(side.scenario or scenario, profile, side.server_spec, side.overrides,
+                        parent / f"perfci-ab-{side.name}-{uuid.uuid4().hex[:8]}", case_pattern=case)
+        if plan.skip_reason:
+            raise BadInput(f"side {side.name.upper()} cannot run this case: {plan.skip_reason}")
+        check_splittable(plan, bursts)
+        plans.append(use_snapshots(plan, SnapshotCache()))
+    a, b = (p.resolved for p in plans)
+    if (a.steps, a.workload, a.dataset) != (b.steps, b.workload, b.dataset):
+        raise BadInput(f"the sides' scenarios differ in steps, workload or dataset ({plans[0].scenario_file} vs "
+                       f"{plans[1].scenario_file}): interleaved bursts need the same work on both; "
+                       "use `perfci ab --mode rounds`")
+    check_memory(plans, hostinfo.meminfo_bytes("MemAvailable"))
+    return plans
+
+
+def run_interleaved(plans: list[RunPlan], sides: tuple[Side, Side], progress: Progress, runner_class: str,
+                    bursts: int | None = None, warmup: int = DEFAULT_WARMUP_PAIRS,
+                    setup_sql: tuple[list[str], list[str]] = ([], [])) -> InterleavedRun:
+    resolved = plans[0].resolved
+    started = utc_now()
+    host = Host.model_validate({**hostinfo.fingerprint(plans[0].provider.workdir), "check": hostinfo.host_check(),
+                                "runner_class": runner_class})
+    servers = [SideServer(side, plan, progress) for side, plan in zip(sides, plans)]
+    records: list[Burst] = []
+    sizes: dict[str, int] = {}
+    counts: dict[str, int] = {}
+    with both_running(servers):
+        for s, statements in zip(servers, setup_sql):
+            if statements:
+                with thawed(s), progress.step(f"setup SQL on {s.label}"):
+                    s.run_sql(statements)
+        for step in resolved.steps[len(data_prefix(resolved)):]:
+            if not isinstance(step, MeasureStep):
+                for s in servers:
+                    with thawed(s):
+                        run_steps(s.ctx, [step])
+                continue
+            size, count = step_bursts(resolved.workload, step, bursts)
+            sizes[step.phase], counts[step.phase] = size, count
+            for s in servers:
+                with thawed(s), progress.step(f"quiesce {s.label} before {step.phase}"):
+                    s.inspector.quiesce(resolved)
+            for k in range(count):
+                for position, side_index in enumerate(pair_order(k)):
+                    s = servers[side_index]
+                    seed = resolved.workload.rand_seed + k
+                    with thawed(s):
+                        progress.update(f"{step.phase}: burst {k + 1}/{count} on {s.label}")
+                        duration, metrics, cpu = s.burst(step, size, seed)
+                    records.append(Burst(phase=step.phase, index=k, side=s.side.name, position=position,
+                                         warmup=k < warmup, rand_seed=seed, transactions=size,
+                                         duration_s=round(duration, 4), metrics=metrics, host_cpu=cpu))
+            progress.info(f"  {step.phase}: {count} burst pairs of {size} transactions "
+                          f"({warmup} warm-up pairs dropped)")
+        infos = [SideInfo(name=s.side.name, spec=s.side.server_spec, described=s.side.describe(),
+                          flavor=s.server_info["flavor"], full_version=s.server_info["full_version"],
+                          line=server_line(s.server_info["flavor"], s.server_info["version"]),
+                          freezer=s.freezer.method, setup_sql=sql) for s, sql in zip(servers, setup_sql)]
+    return InterleavedRun(
+        id=f"{resolved.name}-{resolved.profile}-ab-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{uuid.uuid4().hex[:6]}",
+        scenario=resolved.name, profile=resolved.profile, case=resolved.case,
+        scenario_hash=resolved.content_hash(), runner_class=runner_class, host=host, started_at=started,
+        finished_at=utc_now(), burst_transactions=sizes, bursts_per_phase=counts, warmup_pairs=warmup,
+        sides=infos, bursts=records)
+
+
+def step_bursts(workload, step: MeasureStep, bursts: int | None) -> tuple[int, int]:
+    """(transactions per burst, bursts) of one phase; --bursts overrides the count."""
+    if step.transactions:
+        workload = workload.model_copy(update={"transactions": step.transactions})
+    size, count = workload.bursts()
+    return size, bursts or count

@@ -1,0 +1,125 @@
+"""Paired A/B runs: the most sensitive comparison for a version bump or a config change.
+
+Rounds alternate the order (A B, B A, A B, ...) so that a slow drift of the host
+weighs on both sides alike; each run starts from a fresh server and the same
+seeded dataset. The ratio B/A is taken per round and judged with a paired t
+interval and the usual rule (beyond tolerance AND interval excluding 1).
+"""
+
+from __future__ import annotations
+
+import statistics
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from perfci.judge.compare import compare_specs
+from perfci.judge.stats import DEFAULT_CONFIDENCE, Verdict, judge_estimate, paired_interval
+from perfci.model.metrics import MetricSpec, flatten, judged_keys
+from perfci.model.result import AbRole, Result
+from perfci.providers.capabilities import Requested
+from perfci.report.markdown import VERDICT_MARK
+from perfci.run.execute import execute
+from perfci.run.plan import plan_run, use_snapshots
+from perfci.run.snapshots import SnapshotCache
+from perfci.sessions.session import save
+from perfci.util.progress import Progress
+
+
+@dataclass(frozen=True)
+class Side:
+    name: str                 # "a" or "b"
+    server_spec: str
+    overrides: list[Requested]
+    scenario: str | None = None  # this side's scenario file, when it differs (a PR's base version)
+
+    def describe(self) -> str:
+        extra = " ".join(f"{r.name}={r.value}" if r.value is not None else r.name for r in self.overrides)
+        return f"{self.server_spec}{' ' + extra if extra else ''}"
+
+
+@dataclass
+class PairedRow:
+    key: str
+    spec: MetricSpec
+    a: list[float]
+    b: list[float]
+    verdict: Verdict
+
+
+def round_order(round_index: int) -> tuple[int, int]:
+    """0-based round -> which side goes first (0 = A): A B, B A, A B, ..."""
+    return (0, 1) if round_index % 2 == 0 else (1, 0)
+
+
+def run_ab(scenario: str, profile: str, sides: tuple[Side, Side], rounds: int, out_dir: Path,
+           workdir_parent: Path, progress: Progress, runner_class: str = "local",
+           case: str | None = None) -> list[list[Result]]:
+    """Run the rounds; returns results[side][round]. Every result file is written as it comes."""
+    results: list[list[Result]] = [[], []]
+    ab_id = uuid.uuid4().hex[:8]
+    for r in range(rounds):
+        for side_index in round_order(r):
+            side = sides[side_index]
+            progress.info(f"== round {r + 1} of {rounds}, side {side.name.upper()}: {side.describe()}")
+            plan = plan_run(side.scenario or scenario, profile, side.server_spec, side.overrides,
+                            workdir_parent / f"perfci-ab-{uuid.uuid4().hex[:8]}", case_pattern=case)
+            use_snapshots(plan, SnapshotCache())  # both sides start from the very same dataset
+            result = execute(plan, progress, runner_class=runner_class).model_copy(
+                update={"ab": AbRole(id=ab_id, side="a" if side_index == 0 else "b", round=r + 1, of=rounds)})
+            save(result, Path(out_dir))  # as it comes: an interrupted A/B keeps its finished rounds
+            results[side_index].append(result)
+    return results
+
+
+def judge_pairs(results: list[list[Result]], confidence: float = DEFAULT_CONFIDENCE) -> list[PairedRow]:
+    """Per metric: the paired ratio B/A over rounds, its interval and verdict."""
+    a_flat = [flatten(r) for r in results[0]]
+    b_flat = [flatten(r) for r in results[1]]
+    specs, _ = compare_specs(results[1][0])
+    rows = []
+    for key, spec in judged_keys(results[0][0], specs):
+        pairs = [(a[key], b[key]) for a, b in zip(a_flat, b_flat) if key in a and key in b]
+        a_vals, b_vals = [p[0] for p in pairs], [p[1] for p in pairs]
+        floor = spec.floor if not key.startswith("headline.") else 0.0
+        if pairs and floor and abs(sum(b_vals) / len(b_vals) - sum(a_vals) / len(a_vals)) < floor:
+            verdict = Verdict("unchanged", None, None, spec.tolerance, spec.direction,
+                              f"change below the metric's absolute floor {floor:g}")
+        elif not pairs or any(v <= 0 for v in a_vals + b_vals):
+            verdict = Verdict("unchanged" if a_vals == b_vals else "inconclusive", None, None, spec.tolerance,
+                              spec.direction, "zero or negative values: no ratio")
+        else:
+            verdict = judge_estimate(paired_interval([b / a for a, b in pairs], confidence),
+                                     spec.direction, spec.tolerance)
+        rows.append(PairedRow(key, spec, a_vals, b_vals, verdict))
+    return rows
+
+
+def ab_markdown(sides: tuple[Side, Side], results: list[list[Result]], rows: list[PairedRow],
+                confidence: float) -> str:
+    first = results[0][0]
+    host = first.host
+    a_srv, b_srv = results[0][0].server, results[1][0].server
+    lines = [
+        f"## perfci A/B: {first.scenario.name} · profile `{first.scenario.profile}`",
+        "",
+        f"- A: `{sides[0].describe()}` ({a_srv.flavor} {a_srv.full_version})",
+        f"- B: `{sides[1].describe()}` ({b_srv.flavor} {b_srv.full_version})",
+        f"- {len(results[0])} paired rounds, order alternating (A B, B A, …) · host `{host.hostname}` "
+        f"({host.cpu_model}, {host.cpus} CPUs) · scenario hash `{first.scenario.hash[:19]}…`",
+        f"- interval: {confidence:.1%} paired t on log(B/A); flagged only beyond tolerance AND excluding 1",
+        "",
+        "| metric | A mean | B mean | B/A | ratio CI | tolerance | verdict |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        est = row.verdict.estimate
+        ci = f"[{est.low:.3f}, {est.high:.3f}]" if est and est.low is not None else "–"
+        ratio = f"{est.ratio:.3f}" if est else "–"
+        a_mean = f"{statistics.mean(row.a):.4g}" if row.a else "–"
+        b_mean = f"{statistics.mean(row.b):.4g}" if row.b else "–"
+        arrow = "↑" if row.spec.direction == "higher" else "↓"
+        lines.append(f"| `{row.key}` {arrow} | {a_mean} | {b_mean} | {ratio} | {ci} | ±{row.spec.tolerance:.0%} | "
+                     f"{VERDICT_MARK[row.verdict.verdict]} |")
+    lines.append("")
+    return "\n".join(lines)

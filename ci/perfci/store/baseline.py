@@ -1,0 +1,209 @@
+"""Stored baselines: run-level samples of every metric, with provenance.
+
+Layout: baselines/<runner class>/<server line>/<scenario>/<profile>/<case>.json
+(`identity.CaseIdentity`). One file per case holds the last `window` accepted
+samples (not one number), each with the result id, date, exact server version,
+harness sha and scenario hash it came from. Files of schema `perfci.baseline/1`
+load through the upgrade step below.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
+
+from perfci.model.identity import DEFAULT_FOLLOW, CaseIdentity, Follow
+from perfci.model.metrics import counters_per_txn, flatten
+from perfci.model.result import HostSignature, Result
+from perfci.model.scenario import validation_message
+from perfci.util.errors import BadInput
+from perfci.util.files import write_json_atomic
+from perfci.util.paths import baselines_dir
+
+BASELINE_SCHEMA = "perfci.baseline/2"
+DEFAULT_WINDOW = 10
+
+
+class Sample(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    result_id: str
+    date: str
+    server_version: str = ""
+    harness_sha: str
+    scenario_hash: str
+    host: HostSignature
+    forced: list[str] = []
+    metrics: dict[str, float]
+    counters: dict[str, float] = {}
+    intervals: dict[str, list[float]] = {}
+    reproduce: str = ""  # how the sample was run: the confirmation A/B's "last good" server and config
+
+
+class BaselineCase(BaseModel):
+    """Which case the samples belong to (see identity.CaseIdentity)."""
+
+    model_config = ConfigDict(extra="forbid")
+    runner_class: str
+    server: str
+    flavor: str
+    scenario: str
+    profile: str
+    case: str = "default"
+
+
+class Baseline(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    schema_: Literal["perfci.baseline/2"] = Field("perfci.baseline/2", alias="schema")
+    case: BaselineCase
+    scenario_hash: str = Field(description="the scenario hash of the newest sample")
+    host: HostSignature = Field(description="the host signature every sample must match")
+    window: int = Field(DEFAULT_WINDOW, ge=1)
+    samples: list[Sample] = []
+
+    @property
+    def runner_class(self) -> str:
+        return self.case.runner_class
+
+    def values(self, key: str) -> list[float]:
+        return [s.metrics[key] for s in self.samples if key in s.metrics]
+
+    def dump(self) -> dict[str, JsonValue]:
+        return self.model_dump(mode="json", by_alias=True)
+
+
+def _v1_to_v2(data: dict[str, JsonValue]) -> dict[str, JsonValue]:
+    """/1 kept raw server/scenario dicts and keyed by the exact server version."""
+    server = data.get("server") if isinstance(data.get("server"), dict) else {}
+    scenario = data.get("scenario") if isinstance(data.get("scenario"), dict) else {}
+    assert isinstance(server, dict) and isinstance(scenario, dict)
+    out = {k: v for k, v in data.items() if k not in ("server", "scenario", "runner_class")}
+    out["schema"] = BASELINE_SCHEMA
+    out["case"] = {"runner_class": data.get("runner_class"), "server": f"{server.get('flavor')}-{server.get('version')}",
+                   "flavor": server.get("flavor"), "scenario": scenario.get("name"),
+                   "profile": scenario.get("profile"), "case": scenario.get("case") or "default"}
+    out["scenario_hash"] = scenario.get("hash")
+    return out
+
+
+UPGRADES = {"perfci.baseline/1": _v1_to_v2}
+
+
+def baseline_path(root: Path | None, result: Result, follow: Follow = DEFAULT_FOLLOW) -> Path:
+    return CaseIdentity.of(result, follow).path(root or baselines_dir(), ".json")
+
+
+def load_baseline(path: Path) -> Baseline:
+    try:
+        text = Path(path).read_text()
+    except FileNotFoundError:
+        raise BadInput(f"{path}: no such baseline") from None
+    except OSError as exc:
+        raise BadInput(f"{path}: cannot read baseline: {exc.strerror}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BadInput(f"{path}: corrupt baseline (not JSON: {exc.msg} at line {exc.lineno}); "
+                       "restore it from git or rebuild it with 'perfci baseline update'") from None
+    if isinstance(data, dict) and data.get("schema") in UPGRADES:
+        data = UPGRADES[data["schema"]](data)
+    try:
+        return Baseline.model_validate(data)
+    except ValidationError as exc:
+        raise BadInput(validation_message(f"{path} (corrupt baseline)", exc, Baseline)) from None
+
+
+def sample_from(result: Result, forced: list[str]) -> Sample:
+    return Sample(
+        result_id=result.id,
+        date=result.finished_at,
+        server_version=result.server.full_version or result.server.version,
+        harness_sha=result.harness.git_sha,
+        scenario_hash=result.scenario.hash,
+        host=result.host.signature(),
+        forced=forced,
+        metrics=flatten(result),
+        counters=counters_per_txn(result),
+        intervals={p: [iv.tps for iv in d.intervals] for p, d in result.phases.items()},
+        reproduce=result.reproduce,
+    )
+
+
+def refusals(result: Result, baseline: Baseline | None) -> list[str]:
+    """Why a result may not join a baseline (empty: it may)."""
+    why = []
+    if not result.ran:
+        why.append(f"run status is {result.status.value!r}, not 'ok'")
+    if not result.validity.valid:
+        why.append(f"invalid run ({'; '.join(result.validity.reasons)})")
+    missing = [p for p in result.scenario.measured_phases() if p not in result.phases]
+    if missing or not result.phases:
+        why.append(f"partial run: phases without metrics: {', '.join(missing) or 'all'}")
+    if baseline is None:
+        return why
+    if result.scenario.hash != baseline.scenario_hash:
+        why.append(f"scenario hash {result.scenario.hash[:19]} differs from the baseline's "
+                   f"{baseline.scenario_hash[:19]} (the scenario or profile changed)")
+    if result.scenario.profile != baseline.case.profile:
+        why.append(f"profile {result.scenario.profile!r} is not the baseline's {baseline.case.profile!r}")
+    if result.runner_class != baseline.runner_class:
+        why.append(f"runner class {result.runner_class!r} is not the baseline's {baseline.runner_class!r}")
+    if result.host.signature() != baseline.host:
+        why.append(f"host {result.host.signature().model_dump()} does not match the baseline's {baseline.host.model_dump()}")
+    return why
+
+
+def new_baseline(result: Result, window: int, follow: Follow = DEFAULT_FOLLOW) -> Baseline:
+    ident = CaseIdentity.of(result, follow)
+    return Baseline(
+        case=BaselineCase(runner_class=ident.runner_class, server=ident.server, flavor=result.server.flavor,
+                          scenario=ident.scenario, profile=ident.profile, case=ident.case),
+        scenario_hash=result.scenario.hash,
+        host=result.host.signature(),
+        window=window,
+    )
+
+
+def update(results: list[tuple[Path, Result]], root: Path | None = None, path: Path | None = None,
+           window: int | None = None, force: bool = False,
+           follow: Follow = DEFAULT_FOLLOW) -> list[tuple[Path, int, int]]:
+    """Add accepted results to their baselines (created when missing).
+
+    Every result is checked before anything is written; one refused result (without
+    --force) refuses the whole update. Returns (path, samples added, samples kept)."""
+    grouped: dict[Path, list[tuple[Path, Result]]] = {}
+    for src, result in results:
+        if not result.ran:
+            continue  # a case this server cannot run has nothing to add (its reason is in the report)
+        target = Path(path) if path else baseline_path(root, result, follow)
+        grouped.setdefault(target, []).append((src, result))
+    plans = []
+    for target, members in grouped.items():
+        baseline = load_baseline(target) if target.exists() else None
+        added = 0
+        for src, result in members:
+            reasons = refusals(result, baseline)
+            if reasons and not force:
+                raise BadInput(f"{src}: refused for baseline {target}: {'; '.join(reasons)} (use --force to accept it anyway; "
+                               "that is recorded in the sample)")
+            if baseline is None:
+                baseline = new_baseline(result, window or DEFAULT_WINDOW, follow)
+            if any(s.result_id == result.id for s in baseline.samples):
+                continue  # already in: updating twice with the same result is harmless
+            baseline.samples.append(sample_from(result, forced=reasons))
+            baseline.scenario_hash = result.scenario.hash
+            added += 1
+        assert baseline is not None  # members is never empty
+        plans.append((target, baseline, added))
+    written = []
+    for target, baseline, added in plans:
+        if window:
+            baseline.window = window
+        baseline.samples = baseline.samples[-baseline.window:]  # rolling window: newest samples win
+        write_json_atomic(target, baseline.dump())
+        for stale in target.parent.glob(f".{target.name}.*.tmp"):  # left by an update killed mid-write
+            stale.unlink(missing_ok=True)
+        written.append((target, added, len(baseline.samples)))
+    return written

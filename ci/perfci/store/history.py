@@ -1,0 +1,347 @@
+"""Append-only history of result summaries, and change-point detection over it.
+
+Per-run thresholds miss step changes hidden in noise and slow drifts; E-Divisive
+means over a metric's nightly series finds them. We use MongoDB's
+`signal-processing-algorithms` (the E-Divisive implementation MongoDB runs on its
+own performance CI): one function call on a series, no service or config to run.
+
+Layout: history/<runner class>/<flavor>-<major.minor>/<scenario>/<profile>/<case>.jsonl,
+one JSON line per run. The workflows keep this directory on a results branch.
+
+The history is also where baselines come from (`baseline_from_history`): the last N
+valid samples of the case after its last reset point. A record keeps what a baseline
+sample needs and the night's verdict: a night that regressed does not join the
+baseline it regressed against (else a persisting slowdown becomes its own baseline
+in a few nights and its issue closes itself), until a reset accepts it. Exclusions
+and resets are annotations in `perfci-annotations.jsonl` at the root: samples are
+never deleted, only marked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
+from pydantic import Field, ValidationError
+from signal_processing_algorithms.energy_statistics.energy_statistics import e_divisive
+
+from perfci.model.identity import DEFAULT_FOLLOW, CaseIdentity, Follow
+from perfci.model.metrics import counters_per_txn, flatten
+from perfci.model.result import HostSignature, Model, Result
+from perfci.util.errors import BadInput
+
+if TYPE_CHECKING:
+    from perfci.store.baseline import Baseline
+
+HISTORY_SCHEMA = "perfci.history/2"
+ANNOTATIONS = "perfci-annotations.jsonl"
+DEFAULT_HISTORY_WINDOW = 10
+DEFAULT_PVALUE = 0.01
+DEFAULT_PERMUTATIONS = 200
+MIN_POINTS = 6
+
+
+class HistoryRecord(Model):
+    """One run of one case, as the history keeps it (one JSON line)."""
+
+    schema_: str = Field(HISTORY_SCHEMA, alias="schema", pattern=r"^perfci\.history/[12]$")
+    result_id: str
+    date: str = ""
+    harness_sha: str | None = None
+    scenario_hash: str
+    server_version: str | None = None
+    metrics: dict[str, float]
+    # /2: what a baseline sample needs, and what the nightly judged
+    valid: bool = True
+    host: HostSignature | None = None
+    counters: dict[str, float] = {}
+    reproduce: str = ""
+    run_url: str = ""
+    regressed: list[str] = Field([], description="metric keys judged a regression against the history that night")
+    judged_since: str | None = Field(None, description="the reset point (a result id) in effect when it was judged")
+
+
+class Annotation(Model):
+    """A mark on the history: a sample excluded (kept, never used), or a case's
+    baseline reset at a result (samples before it no longer count)."""
+
+    kind: Literal["exclude", "reset"]
+    result_id: str
+    case: str = Field("", description="reset: the case's history file under the root, without .jsonl")
+    reason: str
+    date: str
+    by: str = ""
+
+
+def history_path(root: Path, result: Result, follow: Follow = DEFAULT_FOLLOW) -> Path:
+    return CaseIdentity.of(result, follow).path(root, ".jsonl")
+
+
+def summary_line(result: Result, regressed: list[str] | None = None, judged_since: str | None = None,
+                 run_url: str = "") -> HistoryRecord:
+    return HistoryRecord(
+        result_id=result.id,
+        date=result.finished_at,
+        harness_sha=result.harness.git_sha,
+        scenario_hash=result.scenario.hash,
+        server_version=result.server.full_version or result.server.version,
+        metrics=flatten(result),
+        valid=result.validity.valid,
+        host=result.host.signature(),
+        counters=counters_per_txn(result),
+        reproduce=result.reproduce,
+        run_url=run_url,
+        regressed=sorted(regressed or []),
+        judged_since=judged_since,
+    )
+
+
+def read_history(path: Path) -> list[HistoryRecord]:
+    """Lines of a history file; a torn last line (an interrupted append) is ignored.
+    Lines written before records carried a schema are read as /1."""
+    entries = []
+    try:
+        lines = Path(path).read_text().splitlines()
+    except FileNotFoundError:
+        return []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError:
+            if number == len(lines):
+                continue
+            raise BadInput(f"{path}:{number}: corrupt history line (not JSON)") from None
+        if isinstance(data, dict):
+            data.setdefault("schema", "perfci.history/1")
+        try:
+            entries.append(HistoryRecord.model_validate(data))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            raise BadInput(f"{path}:{number}: not a history record: field {'.'.join(map(str, err['loc']))}: "
+                           f"{err['msg']}") from None
+    return entries
+
+
+def _append_line(path: Path, model: Model) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as f:
+        f.write(json.dumps(model.model_dump(mode="json", by_alias=True), sort_keys=True) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def append(results: list[Result], root: Path, follow: Follow = DEFAULT_FOLLOW,
+           verdicts: dict[str, list[str]] | None = None, run_url: str = "") -> list[tuple[Path, int]]:
+    """Append each result's summary to its history file; a result already there is skipped.
+    `verdicts`: the metric keys each result (by id) regressed on against the history."""
+    written: dict[Path, int] = {}
+    for result in results:
+        if not result.ran:
+            continue
+        path = history_path(root, result, follow)
+        if any(e.result_id == result.id for e in read_history(path)):
+            written.setdefault(path, 0)
+            continue
+        since = case_history(root, CaseIdentity.of(result, follow)).reset_id
+        _append_line(path, summary_line(result, (verdicts or {}).get(result.id), since, run_url))
+        written[path] = written.get(path, 0) + 1
+    return list(written.items())
+
+
+def read_annotations(root: Path) -> list[Annotation]:
+    path = Path(root) / ANNOTATIONS
+    try:
+        lines = path.read_text().splitlines()
+    except FileNotFoundError:
+        return []
+    out = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            out.append(Annotation.model_validate_json(line))
+        except ValidationError:
+            if number == len(lines):
+                continue  # a torn last line (an interrupted append)
+            raise BadInput(f"{path}:{number}: not a history annotation (kind exclude|reset, result_id, reason, date)") from None
+    return out
+
+
+def annotate(root: Path, annotation: Annotation) -> None:
+    _append_line(Path(root) / ANNOTATIONS, annotation)
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def case_key(root: Path, path: Path) -> str:
+    """A case's name in annotations: its history file under the root, without .jsonl."""
+    return Path(path).relative_to(root).with_suffix("").as_posix()
+
+
+def case_files(root: Path) -> list[Path]:
+    """Every case's history file (runner class/server/scenario/profile/case.jsonl)."""
+    return sorted(Path(root).glob("*/*/*/*/*.jsonl"))
+
+
+@dataclass
+class CaseHistory:
+    """One case's records with the annotations that apply to it."""
+
+    path: Path
+    key: str
+    records: list[HistoryRecord]
+    excluded: dict[str, Annotation] = field(default_factory=dict)
+    resets: list[Annotation] = field(default_factory=list)
+
+    @property
+    def reset_id(self) -> str | None:
+        return self.resets[-1].result_id if self.resets else None
+
+    def since_reset(self) -> list[HistoryRecord]:
+        """Records from the last reset point on (all when there is none or it is not found)."""
+        ids = [r.result_id for r in self.records]
+        start = ids.index(self.reset_id) if self.reset_id in ids else 0
+        return self.records[start:]
+
+    def usable(self, scenario_hash: str | None = None) -> list[HistoryRecord]:
+        """Valid, not excluded, after the last reset, of one scenario hash (default: the newest's)."""
+        kept = [r for r in self.since_reset() if r.valid and r.result_id not in self.excluded]
+        wanted = scenario_hash or (kept[-1].scenario_hash if kept else None)
+        return [r for r in kept if r.scenario_hash == wanted]
+
+    def baseline_records(self, scenario_hash: str | None, window: int, skip: str = "") -> list[HistoryRecord]:
+        """What a baseline takes: usable records that did not regress against the current
+        reset's baseline (a regressed night joins when a later reset accepts it)."""
+        kept = [r for r in self.usable(scenario_hash) if r.result_id != skip
+                and not (r.regressed and r.judged_since == self.reset_id)]
+        return kept[-window:]
+
+    def regressed_streak(self, key: str, scenario_hash: str | None, skip: str = "") -> list[str]:
+        """The newest usable nights (other than `skip`), oldest first, that each regressed
+        on `key` under the current reset: how long a regression has persisted."""
+        streak: list[str] = []
+        for r in reversed([r for r in self.usable(scenario_hash) if r.result_id != skip]):
+            if key not in r.regressed or r.judged_since != self.reset_id:
+                break
+            streak.insert(0, r.result_id)
+        return streak
+
+
+def case_history(root: Path, case: CaseIdentity | Path) -> CaseHistory:
+    path = case if isinstance(case, Path) else case.path(Path(root), ".jsonl")
+    key = case_key(Path(root), path)
+    notes = read_annotations(root)
+    return CaseHistory(path, key, read_history(path),
+                       excluded={a.result_id: a for a in notes if a.kind == "exclude"},
+                       resets=[a for a in notes if a.kind == "reset" and a.case == key])
+
+
+def exclude(root: Path, result_id: str, reason: str, by: str = "") -> list[Path]:
+    """Mark a sample as excluded wherever it is; the files that hold it (none: BadInput)."""
+    holders = [p for p in case_files(root) if any(r.result_id == result_id for r in read_history(p))]
+    if not holders:
+        raise BadInput(f"{root}: no history record with result id {result_id!r} (see the history files' result_id)")
+    annotate(root, Annotation(kind="exclude", result_id=result_id, reason=reason, date=now(), by=by))
+    return holders
+
+
+def reset(root: Path, path: Path, result_id: str, reason: str, by: str = "") -> Annotation:
+    """Reset a case's baseline at `result_id`: from there on, its samples are the baseline."""
+    records = read_history(path)
+    if not any(r.result_id == result_id for r in records):
+        raise BadInput(f"{path}: no record with result id {result_id!r} to reset at")
+    note = Annotation(kind="reset", result_id=result_id, case=case_key(Path(root), path), reason=reason,
+                      date=now(), by=by)
+    annotate(root, note)
+    return note
+
+
+class ChangePoint(Model):
+    index: int
+    result_id: str
+    date: str
+    server_version: str | None
+    before_mean: float
+    after_mean: float
+    change_pct: float | None
+
+
+def change_points(values: list[float], pvalue: float = DEFAULT_PVALUE,
+                  permutations: int = DEFAULT_PERMUTATIONS) -> list[int]:
+    """Indices where the series' distribution changes (E-Divisive means)."""
+    if len(values) < MIN_POINTS:
+        return []
+    series = np.asarray(values, dtype=float)
+    return sorted(int(i) for i in e_divisive(series, pvalue=pvalue, permutations=permutations))
+
+
+def detect(entries: list[HistoryRecord], metrics: list[str] | None = None, pvalue: float = DEFAULT_PVALUE,
+           permutations: int = DEFAULT_PERMUTATIONS) -> dict[str, list[ChangePoint]]:
+    """Change points per metric key, each with the runs around it and the step size."""
+    keys = metrics or sorted({k for e in entries for k in e.metrics})
+    found: dict[str, list[ChangePoint]] = {}
+    for key in keys:
+        points = [e for e in entries if key in e.metrics]
+        values = [p.metrics[key] for p in points]
+        cps = change_points(values, pvalue, permutations)
+        if not cps:
+            continue
+        bounds = [0, *cps, len(values)]
+        found[key] = []
+        for j, cp in enumerate(cps):
+            before = statistics.mean(values[bounds[j]:cp])
+            after = statistics.mean(values[cp:bounds[j + 2]])
+            found[key].append(ChangePoint(
+                index=cp, result_id=points[cp].result_id, date=points[cp].date,
+                server_version=points[cp].server_version, before_mean=before, after_mean=after,
+                change_pct=(after / before - 1) * 100 if before else None))
+    return found
+
+
+def series(entries: list[HistoryRecord], key: str) -> list[float]:
+    return [e.metrics[key] for e in entries if key in e.metrics]
+
+
+def baseline_from_history(root: Path, result: Result, window: int = DEFAULT_HISTORY_WINDOW,
+                          follow: Follow = DEFAULT_FOLLOW) -> tuple[Baseline | None, CaseHistory]:
+    """The case's baseline made from its history: the last `window` baseline records
+    (see CaseHistory.baseline_records) of the result's scenario hash; None when there are none."""
+    from perfci.store.baseline import Baseline, BaselineCase, Sample
+    ident = CaseIdentity.of(result, follow)
+    hist = case_history(root, ident)
+    records = hist.baseline_records(result.scenario.hash, window, skip=result.id)
+    if not records:
+        return None, hist
+    host = records[-1].host or result.host.signature()
+    samples = [Sample(result_id=r.result_id, date=r.date, server_version=r.server_version or "",
+                      harness_sha=r.harness_sha or "", scenario_hash=r.scenario_hash, host=r.host or host,
+                      metrics=r.metrics, counters=r.counters, reproduce=r.reproduce) for r in records]
+    case = BaselineCase(runner_class=ident.runner_class, server=ident.server, flavor=result.server.flavor,
+                        scenario=ident.scenario, profile=ident.profile, case=ident.case)
+    return Baseline(case=case, scenario_hash=result.scenario.hash, host=host, window=window, samples=samples), hist
+
+
+def provenance(hist: CaseHistory, baseline: Baseline | None) -> list[str]:
+    """Lines for a report: where a history baseline came from and what it left out."""
+    lines = []
+    if hist.resets:
+        last = hist.resets[-1]
+        lines.append(f"reset at `{last.result_id}` on {last.date[:10]}: {last.reason}")
+    lines += [f"excluded `{r.result_id}`: {hist.excluded[r.result_id].reason}"
+              for r in hist.records if r.result_id in hist.excluded]
+    used = {s.result_id for s in baseline.samples} if baseline else set()
+    held = [r.result_id for r in hist.since_reset()
+            if r.regressed and r.judged_since == hist.reset_id and r.result_id not in used]
+    if held:
+        lines.append(f"left out {len(held)} night(s) that regressed and no reset accepted (from `{held[0]}`)")
+    return lines
