@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from perfci.judge.changes import detect
 from perfci.judge.compare import compare
 from perfci.run.sysbench import parse_report
 from perfci.store.baseline import update
-from perfci.store.history import HistoryRecord, detect, read_history
+from perfci.store.history import HistoryRecord, read_history
 
 from factories import make_result, write_results
 

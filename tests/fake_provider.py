@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from perfci.model.connection import Connection
 from perfci.model.flavor import ServerIdentity, Version
 from perfci.model.result import Interval, Metrics, Phase, Quiesce, TableSize, TableState
 from perfci.model.scenario import ResolvedScenario
 from perfci.run.steps import ScenarioStep, StepContext, StepFields
-from perfci.run.sysbench import Connection
 
 
 class FakeProvider:

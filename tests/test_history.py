@@ -6,7 +6,8 @@ import json
 
 import numpy as np
 
-from perfci.store.history import HistoryRecord, append, detect, history_path, read_history
+from perfci.judge.changes import detect
+from perfci.store.history import HistoryRecord, append, history_path, read_history
 
 from conftest import run_perfci
 from factories import make_result, write_results

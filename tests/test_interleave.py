@@ -10,11 +10,12 @@ from types import SimpleNamespace
 import pytest
 
 from perfci.host.freezer import CgroupV1Freezer, SignalFreezer, freezer_for
+from perfci.judge.bursts import busy_pairs, pair_table
 from perfci.judge.noise import MetricNoise, ab_mde, nightly_mde, tolerance
+from perfci.model.bursts import Burst, InterleavedRun
 from perfci.model.result import Host
 from perfci.model.scenario import cases, load_scenario
-from perfci.report.interleaved import busy_pairs, pair_table
-from perfci.sessions.interleave import Burst, InterleavedRun, check_memory, check_splittable, pair_order
+from perfci.sessions.interleave import check_memory, check_splittable, pair_order
 from perfci.util.errors import BadInput
 
 

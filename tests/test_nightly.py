@@ -10,7 +10,8 @@ from perfci.alert.nightly import acceptance
 from perfci.judge.changes import persisting_changes
 from perfci.judge.compare import compare
 from perfci.model.metrics import MetricSpec
-from perfci.store.history import HistoryRecord, append, baseline_from_history, case_history, exclude, reset
+from perfci.store.baseline import baseline_from_history
+from perfci.store.history import HistoryRecord, append, case_history, exclude, reset
 
 from conftest import run_perfci
 from factories import make_result

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from perfci.judge.resample import blocks_by_phase, simulate
+from perfci.model.bursts import Burst, InterleavedRun
 from perfci.model.result import Host
-from perfci.sessions.interleave import Burst, InterleavedRun
 
 PAIRS = 41  # one warm-up pair, 40 measured
 

@@ -2,7 +2,8 @@
 
 import pytest
 
-from perfci.run.sysbench import Connection, command, parse_interval, parse_report
+from perfci.model.connection import Connection
+from perfci.run.sysbench import command, parse_interval, parse_report
 
 from conftest import DATA
 

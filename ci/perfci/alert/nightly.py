@@ -17,8 +17,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from perfci.alert.change_issues import sync_changes
 from perfci.alert.issues import ACCEPT_LABEL, CASE_RE, SINCE_RE, GitHub, sync
-from perfci.judge.changes import sync_changes
 from perfci.judge.compare import CaseComparison, Rules, compare
 from perfci.model.result import Result
 from perfci.sessions.confirm import Confirmation

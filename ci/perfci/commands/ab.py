@@ -10,10 +10,11 @@ import click
 
 from perfci.commands import options
 from perfci.host.hostlock import command_line, exclusive_host
+from perfci.judge.bursts import judge_run
 from perfci.model.result import Result
 from perfci.providers.mycnf import parse_override
 from perfci.providers.servers import resolve_server
-from perfci.report.interleaved import interleaved_markdown, judge_run
+from perfci.report.interleaved import interleaved_markdown
 from perfci.run.plan import plan_run
 from perfci.sessions.interleave import plan_sides, run_interleaved
 from perfci.sessions.rounds import Side, ab_markdown, judge_pairs, run_ab

@@ -12,10 +12,11 @@ import click
 from perfci.commands import options
 from perfci.host.hostlock import command_line, exclusive_host
 from perfci.judge import noise, resample
+from perfci.judge.bursts import judged_specs, pair_table
+from perfci.model.bursts import InterleavedRun
 from perfci.providers.servers import resolve_server
-from perfci.report.interleaved import judged_specs, pair_table
 from perfci.run.steps import utc_now
-from perfci.sessions.interleave import InterleavedRun, plan_sides, run_interleaved
+from perfci.sessions.interleave import plan_sides, run_interleaved
 from perfci.sessions.rounds import Side
 from perfci.sessions.session import handle_cancellation
 from perfci.util.errors import EXIT_INTERRUPTED

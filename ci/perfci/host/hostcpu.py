@@ -11,7 +11,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from perfci.run.collectors import process_cpu_seconds
+
+def process_cpu_seconds(pid: int) -> float | None:
+    """user + system CPU time of a local process, from /proc/PID/stat."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    ticks = int(fields[11]) + int(fields[12])  # utime, stime (fields 14, 15 of stat)
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def host_busy_seconds() -> float | None:

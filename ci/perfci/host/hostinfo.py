@@ -10,6 +10,9 @@ import subprocess
 from importlib import metadata
 from pathlib import Path
 
+from perfci import __version__
+from perfci.util.paths import project_root
+
 
 def _cpu_model() -> str:
     try:
@@ -77,14 +80,12 @@ def harness_versions() -> dict[str, object]:
             deps[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             continue
-    from perfci import __version__
     return {"perfci": __version__, "python": platform.python_version(), "dependencies": deps}
 
 
 def harness_revision() -> dict[str, object]:
     """The git commit of the perfci code that ran (its source checkout, else the
     project checkout it ran in), and whether it had local changes."""
-    from perfci.util.paths import project_root
     source = Path(__file__).resolve().parent
     root = source if _in_git(source) else (project_root() or source)
 

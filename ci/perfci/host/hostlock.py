@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from perfci.providers.docker import remove_orphan_containers
 from perfci.util.errors import InfraFailure
 
 # Processes that measure or are measured: another one on the host skews our numbers.
@@ -143,7 +144,6 @@ def _exclusive_host(command: str, allow_busy: bool, ignore_servers: bool) -> Ite
                                    "one benchmark per host (wait for it, or --allow-busy to measure anyway)") from None
         if locked:
             _write_holder(fd, command)
-            from perfci.providers.docker import remove_orphan_containers
             remove_orphan_containers()  # a killed run's container: its server is not "another benchmark"
         others = bench_processes(ignore_servers)
         if others and not allow_busy:

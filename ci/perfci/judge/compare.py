@@ -11,13 +11,14 @@ from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
+from perfci.judge import noise
 from perfci.judge.stats import DEFAULT_CONFIDENCE, DEFAULT_CV_FLOOR, DEFAULT_PRIOR_CV, DEFAULT_PRIOR_DF, Verdict, judge
 from perfci.model.identity import DEFAULT_FOLLOW, CaseIdentity, Follow
 from perfci.model.metrics import MetricSpec, counters_per_txn, default_spec, flatten, judged_keys
 from perfci.model.result import Result
 from perfci.model.scenario import CompareSpec, load_scenario
-from perfci.store.baseline import Baseline, baseline_path, load_baseline
-from perfci.store.history import DEFAULT_HISTORY_WINDOW, baseline_from_history, provenance
+from perfci.store.baseline import Baseline, baseline_from_history, baseline_path, load_baseline, provenance
+from perfci.store.history import DEFAULT_HISTORY_WINDOW
 from perfci.util.errors import BadInput
 from perfci.util.paths import baselines_dir
 
@@ -169,7 +170,6 @@ def compare_case(results: list[Result], baseline: Baseline | None, baseline_file
             warnings.append(f"host differs from the baseline's ({baseline.host.model_dump()})")
         if len(baseline.samples) < 3:
             warnings.append(f"the baseline has only {len(baseline.samples)} sample(s): only large changes can be judged")
-    from perfci.judge import noise  # noise -> interleave -> ab -> compare: imported when used
     model = noise_model_for(first, rules)
     keys = judged_keys(first, specs)
     if model is not None:
@@ -200,7 +200,6 @@ DETERMINISTIC_CV = 0.005
 
 
 def noise_model_for(result: Result, rules: Rules) -> NoiseModel | None:
-    from perfci.judge import noise
     root = rules.noise_dir or baselines_dir() / "noise"
     model = noise.find(root, result.runner_class, result.server.line or "", result.scenario.name,
                        result.scenario.profile, result.case)
@@ -210,7 +209,6 @@ def noise_model_for(result: Result, rules: Rules) -> NoiseModel | None:
 def deterministic_counters(model: NoiseModel, ran: list[Result], taken: set[str]) -> list[tuple[str, MetricSpec]]:
     """Every counter per transaction that the noise model found deterministic under
     fixed work (run CV <= 0.5 %) is judged too: more work per transaction is worse."""
-    from perfci.judge import noise
     present = set().union(*(counters_per_txn(r) for r in ran))
     return [(key, MetricSpec(key.rsplit(".", 1)[-1], "lower", noise.tolerance(m) or noise.MIN_TOLERANCE))
             for key, m in sorted(model.metrics.items())

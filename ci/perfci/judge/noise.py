@@ -31,11 +31,11 @@ from typing import Literal
 
 from pydantic import Field
 
+from perfci.judge.bursts import pair_table
 from perfci.judge.paired import ABBA_BLOCK, ALPHA, block_means, differences, lag1
+from perfci.model.bursts import InterleavedRun
 from perfci.model.identity import slug
 from perfci.model.result import Model
-from perfci.report.interleaved import pair_table
-from perfci.sessions.interleave import InterleavedRun
 from perfci.util.errors import BadInput
 from perfci.util.files import write_atomic
 

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from perfci.judge.bursts import judged_specs, pair_table
 from perfci.judge.paired import ABBA_BLOCK, DEFAULT_MIN_EFFECT, judge_table
-from perfci.report.interleaved import judged_specs, pair_table
-from perfci.sessions.interleave import InterleavedRun
+from perfci.model.bursts import InterleavedRun
 
 # the exponent of (1 - effect) a slowdown puts on a time metric of side B
 TIME_METRICS = {"tps": 1, "qps": 1, "qps_write": 1, "latency_ms_avg": -1, "latency_ms_p95": -1}

@@ -8,6 +8,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from perfci.providers.base import ServerProvider
+from perfci.providers.basedirs import build_basedir, tarball_basedir
+from perfci.providers.docker import DockerServer
+from perfci.providers.dsn import DsnServer
+from perfci.providers.local import LocalServer
+from perfci.providers.maven import maven_basedir
 from perfci.providers.spec import GRAMMAR, ServerSpec, parse_spec
 
 __all__ = ["GRAMMAR", "ServerProvider", "ServerSpec", "fetched_basedir", "open_provider", "parse_spec"]
@@ -15,8 +20,6 @@ __all__ = ["GRAMMAR", "ServerProvider", "ServerSpec", "fetched_basedir", "open_p
 
 def fetched_basedir(spec: ServerSpec) -> Path:
     """The unpacked basedir of a tarball:, build: or maven: spec (fetched or built once)."""
-    from perfci.providers.basedirs import build_basedir, tarball_basedir
-    from perfci.providers.maven import maven_basedir
     return {"tarball": tarball_basedir, "build": build_basedir, "maven": maven_basedir}[spec.scheme](spec)
 
 
@@ -24,15 +27,11 @@ def open_provider(spec_text: str, workdir: Path) -> ServerProvider:
     """The provider a spec names; mypy checks each against the contract (base.py)."""
     spec = parse_spec(spec_text)
     if spec.scheme == "local":
-        from perfci.providers.local import LocalServer
         return LocalServer(Path(spec.path) if spec.path else None, workdir)
     if spec.scheme in ("tarball", "build", "maven"):
-        from perfci.providers.local import LocalServer
         server = LocalServer(fetched_basedir(spec), workdir)
         server.kind = spec.scheme
         return server
     if spec.scheme == "docker":
-        from perfci.providers.docker import DockerServer
         return DockerServer(spec.image, workdir, network=spec.network)
-    from perfci.providers.dsn import DsnServer
     return DsnServer(spec, workdir)

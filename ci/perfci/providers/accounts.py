@@ -8,8 +8,8 @@ import os
 import secrets
 from pathlib import Path
 
+from perfci.model.connection import Connection
 from perfci.model.flavor import ServerIdentity
-from perfci.run.sysbench import Connection
 
 BENCH_USER = "perfci"
 

@@ -16,9 +16,9 @@ if TYPE_CHECKING:
     import pymysql.connections
     import pymysql.cursors
 
+    from perfci.model.connection import Connection
     from perfci.model.flavor import ServerIdentity
     from perfci.model.result import ConfigValue
-    from perfci.run.sysbench import Connection
 
 
 @runtime_checkable

@@ -12,11 +12,15 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import shutil
+from pathlib import Path
 
 import pymysql
 
+from perfci.model.connection import Connection
 from perfci.model.flavor import ServerIdentity, identify
-from perfci.providers.capabilities import normalize
+from perfci.providers.accounts import bench_account, write_auth_file
+from perfci.providers.capabilities import normalize, parse_size
 from perfci.providers.spec import ServerSpec
 from perfci.util.errors import BadInput, InfraFailure
 
@@ -36,7 +40,6 @@ def _same(current, wanted) -> bool:
     if aliases.get(a, a) == aliases.get(b, b):
         return True
     try:  # sizes: 512M vs 536870912
-        from perfci.providers.capabilities import parse_size
         return parse_size(current) == parse_size(wanted)
     except ValueError:
         return False
@@ -47,7 +50,6 @@ class DsnServer:
     supports_snapshots = False  # not our datadir
 
     def __init__(self, spec: ServerSpec, workdir):
-        from pathlib import Path
         self.spec = spec
         self.workdir = Path(workdir)
         self.port = spec.port
@@ -93,8 +95,6 @@ class DsnServer:
         """A temporary account for sysbench (rights on our database only, a random
         password in a 0600 file), dropped in stop(); a user who may not create accounts
         lends its own, its password likewise kept off the command line."""
-        from perfci.providers.accounts import bench_account, write_auth_file
-        from perfci.run.sysbench import Connection
         cur.execute("SELECT SUBSTRING_INDEX(USER(), '@', -1)")  # where the server sees us come from
         row = cur.fetchone()
         client_host = str(row[0]) if row else "%"
@@ -172,7 +172,6 @@ class DsnServer:
         return False  # never a snapshot source
 
     def cleanup(self, keep_workdir: bool = False) -> None:
-        import shutil
         if not keep_workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
@@ -184,7 +183,6 @@ def _sql_value(value):
     if isinstance(value, (int, float)):
         return value
     text = str(value)
-    from perfci.providers.capabilities import parse_size
     try:
         return parse_size(text)
     except ValueError:

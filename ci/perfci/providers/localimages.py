@@ -25,7 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from perfci.model.flavor import identify_version_output
-from perfci.providers import fetched_basedir
+from perfci.providers import fetched_basedir, parse_spec
+from perfci.providers.docker import docker_cli
+from perfci.providers.local import _find_binary
 from perfci.providers.servers import resolve_server
 from perfci.util.errors import BadInput, InfraFailure
 
@@ -257,7 +259,6 @@ def add_userland(fs: RootFs) -> None:
 # ----------------------------------------------------------- building
 
 def docker(*args: str, stdin: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    from perfci.providers.docker import docker_cli
     with (stdin.open("rb") if stdin else open(os.devnull, "rb")) as feed:
         try:
             return subprocess.run([docker_cli(), *args], stdin=feed, capture_output=True, timeout=timeout)
@@ -280,8 +281,6 @@ def build(local: LocalImage, force: bool = False) -> str:
         raise InfraFailure("docker: no Docker engine answers; scripts/install-deps starts one")
     resolved = resolve_server(local.server_id)
     spec = resolved.spec
-    from perfci.providers import parse_spec
-    from perfci.providers.local import _find_binary
     parsed = parse_spec(spec)
     basedir = fetched_basedir(parsed) if parsed.scheme in ("tarball", "maven", "build") else None
     binary = _find_binary(basedir if basedir else (Path(parsed.path) if parsed.path else None))

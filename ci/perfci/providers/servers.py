@@ -11,6 +11,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from perfci.model.scenario import load_yaml, validation_message
 from perfci.providers.spec import GRAMMAR, SCHEMES, ServerSpec, parse_spec
 from perfci.util.errors import BadInput
 from perfci.util.paths import project_file
@@ -61,7 +62,6 @@ class ServersFile(BaseModel):
 
 def load_servers(path: Path | None = None) -> ServersFile:
     """The project's servers.yaml (none: an empty list)."""
-    from perfci.model.scenario import load_yaml, validation_message
     path = path or project_file(SERVERS_FILE)
     if path is None or not path.is_file():
         return ServersFile(servers=[])

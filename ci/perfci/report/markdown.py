@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from perfci.judge.stats import t_quantile
 from perfci.model.result import Interval, Result, TableSize
+from perfci.report import plots
 
 if TYPE_CHECKING:
     from perfci.judge.compare import CaseComparison
@@ -210,7 +211,6 @@ MATRIX_METRICS = (
 
 def matrix_markdown(results: list[Result], out_dir: Path) -> str:
     """All cases of one matrix run side by side, with the plots (written to out_dir/plots)."""
-    from perfci.report import plots  # matplotlib only when a matrix report is made
 
     first = results[0]
     sc, srv = first.scenario, first.server

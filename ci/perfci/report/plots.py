@@ -5,21 +5,29 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-
-from perfci.model.identity import slug  # noqa: E402
-from perfci.model.result import Result  # noqa: E402
+from perfci.model.identity import slug
+from perfci.model.result import Result
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
+    from matplotlib.figure import Figure
+
     from perfci.judge.compare import CaseComparison
+
+
+def pyplot() -> ModuleType:
+    """matplotlib's pyplot on the Agg backend (no display), imported on first use: it
+    costs ~0.4 s, and most commands never draw (CONTRIBUTING.md, "Start-up cost")."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
 
 
 def interval_plot(comparison: CaseComparison, out_dir: Path) -> Path:
     """Per-interval tps of every phase: current runs (solid) over baseline samples (grey)."""
+    plt = pyplot()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     first = comparison.results[0]
@@ -47,6 +55,7 @@ def interval_plot(comparison: CaseComparison, out_dir: Path) -> Path:
 
 def history_plot(metric: str, values: list[float], change_points: list[int], out_path: Path) -> Path:
     """A metric's nightly history with change points marked."""
+    plt = pyplot()
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     fig, ax = plt.subplots(figsize=(8, 3.2))
@@ -64,6 +73,7 @@ def history_plot(metric: str, values: list[float], change_points: list[int], out
 
 def case_intervals_plot(results: list[Result], out_dir: Path) -> Path:
     """Per-interval tps of each case, one panel per phase."""
+    plt = pyplot()
     phases = list(dict.fromkeys(p for r in results for p in r.phases))
     fig, axes = plt.subplots(1, len(phases), figsize=(4.5 * len(phases), 3.4), squeeze=False, sharey=True)
     for ax, phase in zip(axes[0], phases):
@@ -82,6 +92,7 @@ def case_intervals_plot(results: list[Result], out_dir: Path) -> Path:
 def matrix_bar_plot(results: list[Result], out_dir: Path, metric: str = "tps") -> Path:
     """`metric` of the last phase per case, grouped by the first axis, one colour per
     value of the other axes (the change-buffer matrix chart)."""
+    plt = pyplot()
     phase = list(results[0].phases)[-1]
     groups = list(dict.fromkeys(_split(r)[0] for r in results))
     members = list(dict.fromkeys(_split(r)[1] for r in results))
@@ -105,6 +116,7 @@ def matrix_bar_plot(results: list[Result], out_dir: Path, metric: str = "tps") -
 
 def step_bars_plot(results: list[Result], out_dir: Path) -> Path:
     """Per case: duration of each non-measure step, and .ibd size after each (row formats)."""
+    plt = pyplot()
     steps = list(dict.fromkeys(s.name for r in results for s in r.steps if s.kind != "measure"))
     cases = [r.case for r in results]
     fig, (ax_t, ax_s) = plt.subplots(1, 2, figsize=(11, 3.8))
@@ -142,6 +154,7 @@ def _split(result: Result) -> tuple[str, str]:
 
 
 def _save(fig: Figure, results: list[Result], out_dir: Path, kind: str) -> Path:
+    plt = pyplot()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     sc = results[0].scenario

@@ -3,11 +3,10 @@ per-transaction metrics derived from them (far less noisy than throughput)."""
 
 from __future__ import annotations
 
-import os
 import re
-from pathlib import Path
 from typing import TypedDict
 
+from perfci.host.hostcpu import process_cpu_seconds
 from perfci.model.flavor import ServerIdentity
 
 
@@ -97,16 +96,6 @@ def snapshot(conn, pid: int | None = None) -> Snapshot:
         if cpu is not None:
             snap["server_cpu_seconds"] = cpu
     return snap
-
-
-def process_cpu_seconds(pid: int) -> float | None:
-    """user + system CPU time of a local process, from /proc/PID/stat."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    ticks = int(fields[11]) + int(fields[12])  # utime, stime (fields 14, 15 of stat)
-    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def delta(before: Snapshot, after: Snapshot) -> dict:

@@ -8,13 +8,14 @@ import time
 from pathlib import Path
 from typing import Protocol
 
+from perfci.model.connection import Connection
 from perfci.model.flavor import identify
 from perfci.model.result import Counters, Quiesce, TableSize, TableState
 from perfci.model.scenario import ResolvedScenario
 from perfci.providers.base import ServerProvider
 from perfci.run import collectors
 from perfci.run.quiesce import quiesce
-from perfci.run.sysbench import Connection
+from perfci.run.snapshots import shrink_redo
 
 DATABASE = "sbtest"
 
@@ -111,7 +112,6 @@ class SqlInspector:
             return Quiesce(**quiesce(conn, q.purge, q.flush_dirty_pages, q.timeout_s))
 
     def prepare_snapshot_shutdown(self) -> None:
-        from perfci.run.snapshots import shrink_redo
         with self.server.connect() as conn:
             shrink_redo(conn, self.server.identity)
 

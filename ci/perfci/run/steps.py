@@ -18,6 +18,7 @@ from pathlib import Path
 import pymysql
 
 from perfci.host import hostcpu
+from perfci.model.connection import Connection
 from perfci.model.result import Metrics, Phase, Step
 from perfci.model.scenario import (
     ApplyLayoutStep,
@@ -48,7 +49,7 @@ class StepContext:
     inspector: RunningServer
     progress: Progress
     logs_dir: Path
-    bench: sysbench.Connection
+    bench: Connection
     handlers: Mapping[str, Handler]
     steps: list[Step] = field(default_factory=list)
     phases: dict[str, Phase] = field(default_factory=dict)

@@ -14,19 +14,10 @@ import shlex
 import shutil
 import subprocess
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
+from perfci.model.connection import Connection
 from perfci.util.errors import BadInput, InfraFailure
-
-
-@dataclass(frozen=True)
-class Connection:
-    host: str
-    port: int
-    user: str
-    database: str
-    auth_file: str = ""   # sysbench --config-file holding mysql-password (never on the command line)
 
 
 def render_option(name: str, value) -> str:

@@ -23,11 +23,12 @@ from typing import Literal
 
 from pydantic import Field, ValidationError
 
+from perfci.judge.bursts import judge_run
 from perfci.judge.compare import CaseComparison
 from perfci.model.result import Model
 from perfci.providers.mycnf import parse_override
 from perfci.providers.servers import resolve_server
-from perfci.report.interleaved import interleaved_markdown, judge_run
+from perfci.report.interleaved import interleaved_markdown
 from perfci.sessions.interleave import plan_sides, run_interleaved
 from perfci.sessions.rounds import Side
 from perfci.store.baseline import Baseline, Sample

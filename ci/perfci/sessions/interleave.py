@@ -22,14 +22,12 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
-
-from pydantic import Field
 
 from perfci.host import hostcpu, hostinfo
 from perfci.host.freezer import Freezer, freezer_for
+from perfci.model.bursts import Burst, InterleavedRun, SideInfo
 from perfci.model.identity import server_line
-from perfci.model.result import Host, Model
+from perfci.model.result import Host
 from perfci.model.scenario import MeasureStep
 from perfci.providers.capabilities import parse_size
 from perfci.run import collectors, sysbench
@@ -44,53 +42,6 @@ from perfci.util.progress import Progress
 
 PER_SERVER_OVERHEAD = 512 * 2**20   # beyond the buffer pool: redo buffers, threads, caches
 DEFAULT_WARMUP_PAIRS = 2
-
-
-class Burst(Model):
-    phase: str
-    index: int                       # 0-based within the phase (warm-up included)
-    side: str                        # "a" or "b"
-    position: int                    # 0: measured first in its pair, 1: second
-    warmup: bool
-    rand_seed: int
-    transactions: int
-    duration_s: float
-    metrics: dict[str, float]        # tps, latency, and every counter per transaction
-    host_cpu: dict[str, float] | None = None
-
-
-class SideInfo(Model):
-    name: str
-    spec: str
-    described: str
-    flavor: str
-    full_version: str
-    line: str
-    freezer: str
-    setup_sql: list[str] = []
-
-
-class InterleavedRun(Model):
-    schema_: Literal["perfci.ab-bursts/1"] = Field("perfci.ab-bursts/1", alias="schema")
-    id: str
-    scenario: str
-    profile: str
-    case: str
-    scenario_hash: str
-    runner_class: str
-    host: Host
-    started_at: str
-    finished_at: str
-    burst_transactions: dict[str, int]
-    bursts_per_phase: dict[str, int]
-    warmup_pairs: int
-    order: str = "ABBA"
-    sides: list[SideInfo]
-    bursts: list[Burst]
-    notes: list[str] = []
-
-    def dump(self) -> dict:
-        return self.model_dump(mode="json", by_alias=True)
 
 
 def pair_order(index: int) -> tuple[int, int]:

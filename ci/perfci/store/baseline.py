@@ -19,6 +19,7 @@ from perfci.model.identity import DEFAULT_FOLLOW, CaseIdentity, Follow
 from perfci.model.metrics import counters_per_txn, flatten
 from perfci.model.result import HostSignature, Result
 from perfci.model.scenario import validation_message
+from perfci.store.history import DEFAULT_HISTORY_WINDOW, CaseHistory, case_history
 from perfci.util.errors import BadInput
 from perfci.util.files import write_json_atomic
 from perfci.util.paths import baselines_dir
@@ -207,3 +208,37 @@ def update(results: list[tuple[Path, Result]], root: Path | None = None, path: P
             stale.unlink(missing_ok=True)
         written.append((target, added, len(baseline.samples)))
     return written
+
+
+def baseline_from_history(root: Path, result: Result, window: int = DEFAULT_HISTORY_WINDOW,
+                          follow: Follow = DEFAULT_FOLLOW) -> tuple[Baseline | None, CaseHistory]:
+    """The case's baseline made from its history: the last `window` baseline records
+    (see CaseHistory.baseline_records) of the result's scenario hash; None when there are none."""
+    ident = CaseIdentity.of(result, follow)
+    hist = case_history(root, ident)
+    records = hist.baseline_records(result.scenario.hash, window, skip=result.id)
+    if not records:
+        return None, hist
+    host = records[-1].host or result.host.signature()
+    samples = [Sample(result_id=r.result_id, date=r.date, server_version=r.server_version or "",
+                      harness_sha=r.harness_sha or "", scenario_hash=r.scenario_hash, host=r.host or host,
+                      metrics=r.metrics, counters=r.counters, reproduce=r.reproduce) for r in records]
+    case = BaselineCase(runner_class=ident.runner_class, server=ident.server, flavor=result.server.flavor,
+                        scenario=ident.scenario, profile=ident.profile, case=ident.case)
+    return Baseline(case=case, scenario_hash=result.scenario.hash, host=host, window=window, samples=samples), hist
+
+
+def provenance(hist: CaseHistory, baseline: Baseline | None) -> list[str]:
+    """Lines for a report: where a history baseline came from and what it left out."""
+    lines = []
+    if hist.resets:
+        last = hist.resets[-1]
+        lines.append(f"reset at `{last.result_id}` on {last.date[:10]}: {last.reason}")
+    lines += [f"excluded `{r.result_id}`: {hist.excluded[r.result_id].reason}"
+              for r in hist.records if r.result_id in hist.excluded]
+    used = {s.result_id for s in baseline.samples} if baseline else set()
+    held = [r.result_id for r in hist.since_reset()
+            if r.regressed and r.judged_since == hist.reset_id and r.result_id not in used]
+    if held:
+        lines.append(f"left out {len(held)} night(s) that regressed and no reset accepted (from `{held[0]}`)")
+    return lines

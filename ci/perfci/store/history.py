@@ -1,9 +1,6 @@
-"""Append-only history of result summaries, and change-point detection over it.
-
-Per-run thresholds miss step changes hidden in noise and slow drifts; E-Divisive
-means over a metric's nightly series finds them. We use MongoDB's
-`signal-processing-algorithms` (the E-Divisive implementation MongoDB runs on its
-own performance CI): one function call on a series, no service or config to run.
+"""Append-only history of result summaries: one JSON line per run and case, plus
+annotations (exclusions, resets). Change points over it are judge/changes.py; the
+baseline made from it is store/baseline.py (baseline_from_history).
 
 Layout: history/<runner class>/<flavor>-<major.minor>/<scenario>/<profile>/<case>.jsonl,
 one JSON line per run. The workflows keep this directory on a results branch.
@@ -21,30 +18,21 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
-import numpy as np
 from pydantic import Field, ValidationError
-from signal_processing_algorithms.energy_statistics.energy_statistics import e_divisive
 
 from perfci.model.identity import DEFAULT_FOLLOW, CaseIdentity, Follow
 from perfci.model.metrics import counters_per_txn, flatten
 from perfci.model.result import HostSignature, Model, Result
 from perfci.util.errors import BadInput
 
-if TYPE_CHECKING:
-    from perfci.store.baseline import Baseline
-
 HISTORY_SCHEMA = "perfci.history/2"
 ANNOTATIONS = "perfci-annotations.jsonl"
 DEFAULT_HISTORY_WINDOW = 10
-DEFAULT_PVALUE = 0.01
-DEFAULT_PERMUTATIONS = 200
-MIN_POINTS = 6
 
 
 class HistoryRecord(Model):
@@ -264,84 +252,3 @@ def reset(root: Path, path: Path, result_id: str, reason: str, by: str = "") -> 
                       date=now(), by=by)
     annotate(root, note)
     return note
-
-
-class ChangePoint(Model):
-    index: int
-    result_id: str
-    date: str
-    server_version: str | None
-    before_mean: float
-    after_mean: float
-    change_pct: float | None
-
-
-def change_points(values: list[float], pvalue: float = DEFAULT_PVALUE,
-                  permutations: int = DEFAULT_PERMUTATIONS) -> list[int]:
-    """Indices where the series' distribution changes (E-Divisive means)."""
-    if len(values) < MIN_POINTS:
-        return []
-    series = np.asarray(values, dtype=float)
-    return sorted(int(i) for i in e_divisive(series, pvalue=pvalue, permutations=permutations))
-
-
-def detect(entries: list[HistoryRecord], metrics: list[str] | None = None, pvalue: float = DEFAULT_PVALUE,
-           permutations: int = DEFAULT_PERMUTATIONS) -> dict[str, list[ChangePoint]]:
-    """Change points per metric key, each with the runs around it and the step size."""
-    keys = metrics or sorted({k for e in entries for k in e.metrics})
-    found: dict[str, list[ChangePoint]] = {}
-    for key in keys:
-        points = [e for e in entries if key in e.metrics]
-        values = [p.metrics[key] for p in points]
-        cps = change_points(values, pvalue, permutations)
-        if not cps:
-            continue
-        bounds = [0, *cps, len(values)]
-        found[key] = []
-        for j, cp in enumerate(cps):
-            before = statistics.mean(values[bounds[j]:cp])
-            after = statistics.mean(values[cp:bounds[j + 2]])
-            found[key].append(ChangePoint(
-                index=cp, result_id=points[cp].result_id, date=points[cp].date,
-                server_version=points[cp].server_version, before_mean=before, after_mean=after,
-                change_pct=(after / before - 1) * 100 if before else None))
-    return found
-
-
-def series(entries: list[HistoryRecord], key: str) -> list[float]:
-    return [e.metrics[key] for e in entries if key in e.metrics]
-
-
-def baseline_from_history(root: Path, result: Result, window: int = DEFAULT_HISTORY_WINDOW,
-                          follow: Follow = DEFAULT_FOLLOW) -> tuple[Baseline | None, CaseHistory]:
-    """The case's baseline made from its history: the last `window` baseline records
-    (see CaseHistory.baseline_records) of the result's scenario hash; None when there are none."""
-    from perfci.store.baseline import Baseline, BaselineCase, Sample
-    ident = CaseIdentity.of(result, follow)
-    hist = case_history(root, ident)
-    records = hist.baseline_records(result.scenario.hash, window, skip=result.id)
-    if not records:
-        return None, hist
-    host = records[-1].host or result.host.signature()
-    samples = [Sample(result_id=r.result_id, date=r.date, server_version=r.server_version or "",
-                      harness_sha=r.harness_sha or "", scenario_hash=r.scenario_hash, host=r.host or host,
-                      metrics=r.metrics, counters=r.counters, reproduce=r.reproduce) for r in records]
-    case = BaselineCase(runner_class=ident.runner_class, server=ident.server, flavor=result.server.flavor,
-                        scenario=ident.scenario, profile=ident.profile, case=ident.case)
-    return Baseline(case=case, scenario_hash=result.scenario.hash, host=host, window=window, samples=samples), hist
-
-
-def provenance(hist: CaseHistory, baseline: Baseline | None) -> list[str]:
-    """Lines for a report: where a history baseline came from and what it left out."""
-    lines = []
-    if hist.resets:
-        last = hist.resets[-1]
-        lines.append(f"reset at `{last.result_id}` on {last.date[:10]}: {last.reason}")
-    lines += [f"excluded `{r.result_id}`: {hist.excluded[r.result_id].reason}"
-              for r in hist.records if r.result_id in hist.excluded]
-    used = {s.result_id for s in baseline.samples} if baseline else set()
-    held = [r.result_id for r in hist.since_reset()
-            if r.regressed and r.judged_since == hist.reset_id and r.result_id not in used]
-    if held:
-        lines.append(f"left out {len(held)} night(s) that regressed and no reset accepted (from `{held[0]}`)")
-    return lines

@@ -1,0 +1,118 @@
+"""Issues for persisting changes (judge/changes.py): one issue per (case, metric,
+location), or a comment on the open threshold issue of the same fingerprint."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from perfci.alert.issues import FINGERPRINT_RE, REGRESSION_MARK, TRIAGE_HELP, GitHub, fingerprint, labels_for, markers
+from perfci.judge.changes import Change, persisting_changes
+from perfci.judge.compare import CaseComparison, MetricRow, moved_counters
+from perfci.model.identity import CaseIdentity
+from perfci.store.history import HistoryRecord, case_history
+from perfci.util.files import write_atomic
+from perfci.util.text import code_fence, code_span, issue_title, markdown
+
+CHANGE_MARK = "<!-- perfci-change: {} -->"
+SPARKS = "▁▂▃▄▅▆▇█"
+
+
+def sparkline(values: list[float], mark: int) -> str:
+    low, high = min(values), max(values)
+    span = (high - low) or 1.0
+    cells = [SPARKS[min(int((v - low) / span * len(SPARKS)), len(SPARKS) - 1)] for v in values]
+    return "".join(cells[:mark]) + "|" + "".join(cells[mark:])
+
+
+def _versions(records: list[HistoryRecord]) -> str:
+    seen = list(dict.fromkeys(r.server_version or "?" for r in records))
+    return ", ".join(code_span(v) for v in seen)
+
+
+def _commits(records: list[HistoryRecord]) -> str:
+    seen = list(dict.fromkeys((r.harness_sha or "?")[:12] for r in records))
+    return ", ".join(code_span(v) for v in seen)
+
+
+def change_text(case: CaseIdentity, change: Change, reproduce: str, site_url: str = "") -> list[str]:
+    """The Markdown lines of a change point, for an issue body or a comment."""
+    fmt = lambda records: f"{change.mean(records):.4g}"  # noqa: E731
+    loc = change.location
+    lines = [
+        CHANGE_MARK.format(loc.result_id),
+        f"**{change.key}** changed by {change.change_pct:+.1f} % at {code_span(loc.result_id)} "
+        f"({markdown(loc.date[:10])}; change point of the nightly history, E-Divisive means): "
+        f"{fmt(change.before)} over {len(change.before)} nights before -> {fmt(change.after)} over "
+        f"{len(change.after)} nights after; the newest {len(change.now)} nights: {fmt(change.now)} "
+        f"(tolerance ±{change.spec.tolerance:.0%}, {change.spec.direction} is better).",
+        "",
+        f"- case: {markdown(case.label)}",
+        f"- server before: {_versions(change.before)} · from the change on: {_versions(change.after)}",
+        f"- perfci commit before: {_commits(change.before)} · after: {_commits(change.after)}",
+        f"- nights: {code_span(sparkline(change.series, change.index))} (`|` marks the change)",
+    ]
+    if site_url:
+        lines.append(f"- plot: {markdown(site_url.rstrip('/') + '/' + case.slug_path + '.html')}")
+    phase = change.key.split(".", 1)[0]
+    movers = moved_counters(phase, [r.counters for r in change.after], [r.counters for r in change.before])
+    if movers and phase != "headline":
+        lines += ["", "Counters per transaction that moved most (mean before -> after):", "",
+                  "| counter | before | after |", "|---|---|---|"]
+        lines += [f"| {code_span(name)} | {b:.4g} | {c:.4g} |" for name, b, c in movers]
+    lines += ["", "Reproduce tonight's run:", "", code_fence(reproduce, "sh")]
+    return lines
+
+
+def title_for(case: CaseIdentity, change: Change) -> str:
+    return issue_title(f"Perf change point: {change.key} {change.change_pct:+.1f} % at {change.location.date[:10]} · "
+                       f"{case.scenario}/{case.profile}/{case.case} on {case.server} ({case.runner_class})")
+
+
+def _told(gh: GitHub, issue: dict, mark: str) -> bool:
+    """Has this issue (body or perfci's comments) already reported the change?"""
+    if mark in (issue.get("body") or ""):
+        return True
+    author = (issue.get("user") or {}).get("login")
+    return any(mark in (c.get("body") or "") for c in gh.comments(issue["number"])
+               if (c.get("user") or {}).get("login") == author)
+
+
+def sync_changes(comparisons: list[CaseComparison], history_root: Path, gh: GitHub | None = None,
+                 dry_run_dir: Path | None = None, site_url: str = "") -> list[str]:
+    """One issue per (case, metric, change location): a change a threshold issue of the
+    same fingerprint already covers is a comment there (one conversation per problem);
+    a change any issue (open or closed) has reported is not reported again."""
+    actions: list[str] = []
+    known = gh.issues("all") if gh else []
+    for comp in comparisons:
+        if comp.skipped or not comp.rows:
+            continue
+        case = comp.identity
+        tonight = comp.results[0]
+        records = case_history(history_root, case).usable(tonight.scenario.hash)
+        for row in comp.rows:
+            for change in persisting_changes(records, row.key, row.spec):
+                actions += _report(case, row, change, tonight.reproduce, known, gh, dry_run_dir, site_url)
+    return actions
+
+
+def _report(case: CaseIdentity, row: MetricRow, change: Change, reproduce: str, known: list[dict],
+            gh: GitHub | None, dry_run_dir: Path | None, site_url: str) -> list[str]:
+    fp = fingerprint(case, row.key)
+    mark = CHANGE_MARK.format(change.location.result_id)
+    text = change_text(case, change, reproduce, site_url)
+    body = "\n".join([*markers(fp, case, change.location.result_id), REGRESSION_MARK, *text, "", TRIAGE_HELP, ""])
+    if gh is None:
+        path = Path(dry_run_dir or ".") / f"{fp}-change-{change.index}.md"
+        write_atomic(path, f"# {title_for(case, change)}\n\nlabels: {', '.join(labels_for(case))}\n\n{body}")
+        return [f"wrote {path}"]
+    same = [i for i in known if (m := FINGERPRINT_RE.search(i.get("body") or "")) and m.group(1) == fp]
+    if any(_told(gh, i, mark) for i in same):
+        return []
+    open_one = next((i for i in same if i.get("state") == "open"), None)
+    if open_one is not None:
+        gh.comment(open_one["number"], "\n".join(["Change point found in the nightly history:", "", *text]))
+        return [f"change point of {row.key} at {change.location.result_id}: commented on #{open_one['number']}"]
+    created = gh.create(title_for(case, change), body, labels_for(case))
+    known.append(created)
+    return [f"opened #{created.get('number')} (change point of {row.key} at {change.location.result_id})"]

@@ -1,0 +1,115 @@
+"""The package's layout is a contract: folders read in the order data flows, and every
+import points down that order (or stays in its folder), so there is no cycle.
+
+    util -> model -> providers -> host -> run -> store -> judge -> report -> sessions -> alert -> commands -> cli
+
+An import inside a function is allowed only for a measured start-up cost (ALLOWED_LAZY)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "ci" / "perfci"
+LAYERS = ["util", "model", "providers", "host", "run", "store", "judge", "report", "sessions", "alert", "commands",
+          "cli"]
+# third-party modules whose import is deferred on purpose (CONTRIBUTING.md, "Start-up cost"):
+# scipy adds ~0.25 s and matplotlib ~0.4 s to every `perfci` start, and most commands need neither
+ALLOWED_LAZY = {"scipy", "matplotlib"}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(path: Path) -> list[tuple[str, int, bool]]:
+    """(imported module, line, inside a function) for every import in the file."""
+    name = module_name(path)
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    found: list[tuple[str, int, bool]] = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            nested = in_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                continue  # annotations only: never executed
+            if isinstance(child, ast.ImportFrom):
+                base = ".".join(package[:len(package) - child.level + 1]) if child.level else ""
+                module = ".".join(p for p in (base, child.module or "") if p)
+                found.extend((f"{module}.{a.name}" if is_module(f"{module}.{a.name}") else module, child.lineno, nested)
+                             for a in child.names)
+            elif isinstance(child, ast.Import):
+                found.extend((a.name, child.lineno, nested) for a in child.names)
+            visit(child, nested)
+
+    visit(ast.parse(path.read_text()), False)
+    return found
+
+
+def is_module(dotted: str) -> bool:
+    rel = Path(*dotted.split(".")[1:]) if dotted.startswith("perfci.") else None
+    return rel is not None and ((PACKAGE / rel).with_suffix(".py").exists() or (PACKAGE / rel / "__init__.py").exists())
+
+
+def layer(module: str) -> int | None:
+    parts = module.split(".")
+    if parts[0] != "perfci" or len(parts) < 2:
+        return None  # perfci itself (its version) sits below everything
+    return LAYERS.index(parts[1])
+
+
+SOURCES = sorted(PACKAGE.rglob("*.py"))
+
+
+def test_every_module_is_in_a_layer_folder():
+    loose = [module_name(p) for p in SOURCES
+             if module_name(p) not in ("perfci", "perfci.cli") and module_name(p).split(".")[1] not in LAYERS]
+    assert loose == [], f"modules outside the layer folders {LAYERS}: {loose}"
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: module_name(p))
+def test_imports_point_down(path: Path):
+    mine = layer(module_name(path))
+    upward = [f"line {line}: {target}" for target, line, _ in imports(path)
+              if target.startswith("perfci.") and mine is not None and (layer(target) or 0) > mine]
+    assert upward == [], f"{module_name(path)} ({LAYERS[mine or 0]}) imports from a layer above it: {upward}"
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: module_name(p))
+def test_no_import_inside_a_function_but_a_measured_one(path: Path):
+    lazy = [f"line {line}: {target}" for target, line, inner in imports(path)
+            if inner and target.split(".")[0] not in ALLOWED_LAZY]
+    assert lazy == [], f"{module_name(path)} imports inside a function: {lazy} (move it to the top)"
+
+
+def test_no_import_cycle():
+    graph = {module_name(p): {t for t, _, _ in imports(p) if t.startswith("perfci.") and t != module_name(p)}
+             for p in SOURCES}
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state and (cycle := visit(nxt)):
+                return cycle
+        state[node] = 2
+        stack.pop()
+        return None
+
+    for start in sorted(graph):
+        if start not in state and (cycle := visit(start)):
+            pytest.fail("import cycle: " + " -> ".join(cycle))
+
+
+def test_the_checker_sees_what_it_must(tmp_path: Path):
+    """The rules above would pass on an empty tree: prove they read real imports."""
+    found = imports(PACKAGE / "judge" / "compare.py")
+    assert any(t == "perfci.model.result" and not inner for t, _, inner in found)
+    assert layer("perfci.alert.issues") > layer("perfci.judge.compare")  # type: ignore[operator]
