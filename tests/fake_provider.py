@@ -8,7 +8,7 @@ from pathlib import Path
 
 from perfci.model.connection import Connection
 from perfci.model.flavor import ServerIdentity, Version
-from perfci.model.result import Interval, Metrics, Phase, Quiesce, TableSize, TableState
+from perfci.model.result import Interval, Metrics, Phase, QuiesceOutcome, TableSize, TableState
 from perfci.model.scenario import ResolvedScenario
 from perfci.run.steps import ScenarioStep, StepContext, StepFields
 
@@ -100,8 +100,8 @@ class FakeInspector:
     def gauges(self) -> dict[str, int]:
         return {}
 
-    def quiesce(self, resolved: ResolvedScenario) -> Quiesce:
-        return Quiesce(timed_out=False)
+    def quiesce(self, resolved: ResolvedScenario) -> QuiesceOutcome:
+        return QuiesceOutcome(timed_out=False)
 
     def prepare_snapshot_shutdown(self) -> None:
         self.provider.calls.append("shrink redo")

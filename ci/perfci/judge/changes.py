@@ -24,8 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 from signal_processing_algorithms.energy_statistics.energy_statistics import e_divisive
 
+from perfci.model.base import StrictModel
 from perfci.model.metrics import MetricSpec
-from perfci.model.result import Model
 from perfci.store.history import HistoryRecord
 
 DEFAULT_PVALUE = 0.01
@@ -34,7 +34,7 @@ MIN_POINTS = 6
 MIN_SEGMENT = 3   # nights: a level must last this long to count (opened by the 3rd night of a step)
 
 
-class ChangePoint(Model):
+class ChangePoint(StrictModel):
     index: int
     result_id: str
     date: str

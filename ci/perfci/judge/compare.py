@@ -100,10 +100,6 @@ class CaseComparison:
                 f"{r.server.flavor} {r.server.version} · runner {r.runner_class}")
 
 
-def case_key(result: Result, follow: Follow = DEFAULT_FOLLOW) -> CaseIdentity:
-    return CaseIdentity.of(result, follow)
-
-
 def compare_specs(result: Result) -> tuple[list[MetricSpec] | None, str]:
     """The metric specs for a result: the `compare:` rules recorded in its resolved
     scenario; for results from before they were recorded, the scenario file's; else
@@ -223,7 +219,7 @@ def compare(results: list[Result], baseline_file: Path | None = None, baseline_r
     last `window` usable samples of the case's history (history.baseline_from_history)."""
     groups: dict[CaseIdentity, list[Result]] = {}
     for r in results:
-        groups.setdefault(case_key(r, rules.follow), []).append(r)
+        groups.setdefault(CaseIdentity.of(r, rules.follow), []).append(r)
     if baseline_file and len(groups) > 1:
         raise BadInput("--baseline names one baseline file, but the results belong to "
                        f"{len(groups)} different cases; give the results of one case, or use --baseline-dir")

@@ -33,9 +33,10 @@ from pydantic import Field
 
 from perfci.judge.bursts import pair_table
 from perfci.judge.paired import ABBA_BLOCK, ALPHA, block_means, differences, lag1
+from perfci.judge.stats import t_quantile
+from perfci.model.base import StrictModel
 from perfci.model.bursts import InterleavedRun
 from perfci.model.identity import slug
-from perfci.model.result import Model
 from perfci.util.errors import BadInput
 from perfci.util.files import write_atomic
 
@@ -46,7 +47,7 @@ MIN_TOLERANCE = 0.01        # compare never judges a change below 1 % a regressi
 TOLERANCE_SIGMAS = 3.0      # compare's tolerance from the noise: 3 run-to-run CVs
 
 
-class MetricNoise(Model):
+class MetricNoise(StrictModel):
     pair_sd: float
     block_sd: float
     lag1: float
@@ -56,7 +57,7 @@ class MetricNoise(Model):
     pair_seconds: float            # wall time of one burst pair of this metric's phase
 
 
-class NoiseModel(Model):
+class NoiseModel(StrictModel):
     schema_: Literal["perfci.noise/1"] = Field("perfci.noise/1", alias="schema")
     runner_class: str
     server_line: str
@@ -134,8 +135,7 @@ def find(root: Path, runner_class: str, server_line: str, scenario: str, profile
 
 
 def _t(q: float, df: int) -> float:
-    from scipy.special import stdtrit
-    return float(stdtrit(max(df, 1), q))
+    return t_quantile(q, max(df, 1))
 
 
 def nightly_mde(noise: MetricNoise, baseline_runs: int = NIGHTLY_BASELINE_RUNS) -> float | None:

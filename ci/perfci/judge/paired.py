@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from perfci.judge.stats import t_quantile, t_two_sided_p
 from perfci.model.metrics import MetricSpec
 
 ALPHA = 0.005  # per A/B: half the 1 % target, so that the target holds with room (simulated)
@@ -136,10 +137,9 @@ def estimate(a: Sequence[float], b: Sequence[float]) -> PairedEstimate | None:
         p = 1.0 if center == 0 else 0.0
         return PairedEstimate(len(d), block, k, scale, ratio_of(center), ratio_of(center), ratio_of(center),
                               p, spread, r)
-    from scipy.special import stdtr, stdtrit  # scipy.stats' t, without its import time
     t = center / (sd / math.sqrt(k))
-    p = float(2 * stdtr(k - 1, -abs(t)))
-    half = float(stdtrit(k - 1, 0.975)) * sd / math.sqrt(k)
+    p = t_two_sided_p(t, k - 1)
+    half = t_quantile(0.975, k - 1) * sd / math.sqrt(k)
     return PairedEstimate(len(d), block, k, scale, ratio_of(center), ratio_of(center - half),
                           ratio_of(center + half), p, spread, r)
 

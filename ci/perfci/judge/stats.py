@@ -41,6 +41,12 @@ def t_quantile(q: float, df: int) -> float:
     return float(stdtrit(df, q))
 
 
+def t_two_sided_p(t: float, df: int) -> float:
+    """Two-sided p-value of Student's t statistic `t` with `df` degrees of freedom."""
+    from scipy.special import stdtr
+    return float(2 * stdtr(df, -abs(t)))
+
+
 @dataclass(frozen=True)
 class RatioEstimate:
     ratio: float | None          # mean(current) / mean(baseline), geometric

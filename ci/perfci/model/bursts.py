@@ -8,10 +8,11 @@ from typing import Literal
 
 from pydantic import Field
 
-from perfci.model.result import Host, Model
+from perfci.model.base import StrictModel
+from perfci.model.result import Host
 
 
-class Burst(Model):
+class Burst(StrictModel):
     phase: str
     index: int                       # 0-based within the phase (warm-up included)
     side: str                        # "a" or "b"
@@ -24,7 +25,7 @@ class Burst(Model):
     host_cpu: dict[str, float] | None = None
 
 
-class SideInfo(Model):
+class SideInfo(StrictModel):
     name: str
     spec: str
     described: str
@@ -35,7 +36,7 @@ class SideInfo(Model):
     setup_sql: list[str] = []
 
 
-class InterleavedRun(Model):
+class InterleavedRun(StrictModel):
     schema_: Literal["perfci.ab-bursts/1"] = Field("perfci.ab-bursts/1", alias="schema")
     id: str
     scenario: str

@@ -15,17 +15,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from perfci.model.base import StrictModel
+
 RESULT_SCHEMA = "perfci.result/2"
 
 # A server option value as written to my.cnf: null is a bare flag line.
 ConfigValue = bool | int | float | str | None
 Number = int | float
-
-
-class Model(BaseModel):
-    """Strict and immutable: an unknown field is an error, not silently kept."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class Status(StrEnum):
@@ -36,18 +32,18 @@ class Status(StrEnum):
 # ---------------------------------------------------------------- context
 
 
-class Filesystem(Model):
+class Filesystem(StrictModel):
     mount: str
     device: str
     type: str
 
 
-class BusyProcess(Model):
+class BusyProcess(StrictModel):
     cpu_pct: float
     command: str
 
 
-class HostCheck(Model):
+class HostCheck(StrictModel):
     """Is the host quiet enough to benchmark on (recorded before the run)."""
 
     cpu_governors: list[str] | None = None
@@ -63,7 +59,7 @@ class HostCheck(Model):
     others_running: list[str] = []         # what else measured or was measured (only with allow_busy)
 
 
-class Host(Model):
+class Host(StrictModel):
     runner_class: str = "local"
     hostname: str
     cpu_model: str
@@ -81,13 +77,13 @@ class Host(Model):
                              memory_gib=round((self.memory_bytes or 0) / 2**30))
 
 
-class HostSignature(Model):
+class HostSignature(StrictModel):
     cpu_model: str | None
     cpus: int | None
     memory_gib: int
 
 
-class Harness(Model):
+class Harness(StrictModel):
     """What produced the numbers: perfci's revision and the tools it drove."""
 
     git_sha: str = "unknown"
@@ -98,13 +94,13 @@ class Harness(Model):
     dependencies: dict[str, str] = Field({}, description="versions of the numeric and GitHub dependencies")
 
 
-class ServerConfig(Model):
+class ServerConfig(StrictModel):
     scenario: dict[str, ConfigValue] = {}
     overrides: dict[str, ConfigValue] = {}
     written: dict[str, ConfigValue] = Field({}, description="what went into my.cnf after capability mapping")
 
 
-class DsnAction(Model):
+class DsnAction(StrictModel):
     action: Literal["set_global", "not_applied", "created_database", "dropped_database", "restored_global",
                     "created_account", "dropped_account", "own_account_for_sysbench"]
     variable: str | None = None
@@ -118,7 +114,7 @@ class DsnAction(Model):
     reason: str | None = None
 
 
-class Server(Model):
+class Server(StrictModel):
     provider: str
     server_id: str | None = Field(None, description="the servers.yaml id whose spec this is, if any")
     flavor: Literal["mysql", "percona", "mariadb"]
@@ -139,7 +135,7 @@ class Server(Model):
     effective_config: dict[str, str] = Field({}, description="SHOW GLOBAL VARIABLES at the end of the run")
 
 
-class ScenarioRef(Model):
+class ScenarioRef(StrictModel):
     name: str
     profile: str
     file: str = ""
@@ -156,18 +152,18 @@ class ScenarioRef(Model):
 # ---------------------------------------------------------------- steps and phases
 
 
-class TableSize(Model):
+class TableSize(StrictModel):
     file_size: int
     allocated_size: int
 
 
-class Statement(Model):
+class Statement(StrictModel):
     sql: str
     duration_s: float
     rows: int
 
 
-class Step(Model):
+class Step(StrictModel):
     """One executed step; the fields after `duration_s` depend on its kind."""
 
     name: str
@@ -190,7 +186,7 @@ class Step(Model):
     buffer_pool_load: str | None = None
 
 
-class Interval(Model):
+class Interval(StrictModel):
     """One `--report-interval` line of sysbench."""
 
     t: float
@@ -206,7 +202,7 @@ class Interval(Model):
     reconnects_per_s: float
 
 
-class Quiesce(Model):
+class QuiesceOutcome(StrictModel):
     history_length_at_start: int | None = None
     dirty_pages_at_start: int | None = None
     history_length_at_end: int | None = None
@@ -252,7 +248,7 @@ class Metrics(BaseModel):
         return value
 
 
-class Counters(Model):
+class Counters(StrictModel):
     """Counter deltas over a phase."""
 
     innodb_metrics: dict[str, Number] = {}
@@ -262,7 +258,7 @@ class Counters(Model):
     server_cpu_seconds: float | None = None
 
 
-class Phase(Model):
+class Phase(StrictModel):
     workload: str
     threads: int
     time_s: int
@@ -273,7 +269,7 @@ class Phase(Model):
     rand_seed: int | None = Field(None, description="fixed work: sysbench --rand-seed")
     host_cpu: dict[str, float] | None = Field(
         None, description="average cores used during the phase: host, server, client, perfci, others")
-    quiesce: Quiesce = Quiesce()
+    quiesce: QuiesceOutcome = QuiesceOutcome()
     sysbench_version: str | None = None
     metrics: Metrics
     counters: Counters = Counters()
@@ -283,7 +279,7 @@ class Phase(Model):
     sizes_after: dict[str, TableSize] = {}
 
 
-class Headline(Model):
+class HeadlineValue(StrictModel):
     """A ratio of one phase metric between two phases (e.g. qps_write after/before)."""
 
     metric: str
@@ -296,7 +292,7 @@ class Headline(Model):
         return f"{self.metric} {self.numerator}/{self.denominator}"
 
 
-class ConfigNote(Model):
+class ConfigNote(StrictModel):
     """How a requested server option was mapped, skipped or overridden (never silent)."""
 
     option: str
@@ -307,12 +303,12 @@ class ConfigNote(Model):
     reason: str
 
 
-class TableState(Model):
+class TableState(StrictModel):
     rows: int
     checksum: int | None
 
 
-class SnapshotUse(Model):
+class SnapshotRecord(StrictModel):
     key: str
     restored: bool
     note: str
@@ -324,12 +320,12 @@ class SnapshotUse(Model):
     buffer_pool_load: str | None = None
 
 
-class DatasetState(Model):
+class DatasetState(StrictModel):
     tables: dict[str, TableState] = {}
-    snapshot: SnapshotUse | None = None
+    snapshot: SnapshotRecord | None = None
 
 
-class AbRole(Model):
+class AbRole(StrictModel):
     id: str
     side: Literal["a", "b"]
     round: int
@@ -339,14 +335,14 @@ class AbRole(Model):
 # ---------------------------------------------------------------- the result
 
 
-class Validity(Model):
+class Validity(StrictModel):
     """The run validity gate (validity.py): an invalid run enters no baseline and no verdict."""
 
     valid: bool = True
     reasons: list[str] = []
 
 
-class Result(Model):
+class Result(StrictModel):
     schema_: Literal["perfci.result/2"] = Field("perfci.result/2", alias="schema")
     id: str = Field(min_length=1)
     status: Status
@@ -363,7 +359,7 @@ class Result(Model):
     dataset: DatasetState = DatasetState()
     steps: list[Step] = []
     phases: dict[str, Phase] = {}
-    headline: list[Headline] = []
+    headline: list[HeadlineValue] = []
     notes: list[ConfigNote] = []
     reproduce: str = ""
     ab: AbRole | None = None

@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, BeforeValidator, Field, ValidationError, model_validator
 
+from perfci.model.base import StrictModel
 from perfci.util.errors import BadInput
 from perfci.util.paths import scenarios_dir
 from perfci.util.text import control_char, first_control_char
@@ -39,10 +40,6 @@ def _one_line(value: object) -> object:
 OneLine = Annotated[str, BeforeValidator(_one_line)]
 ConfigValue = Annotated[bool | int | float | str | None, BeforeValidator(_one_line)]
 SysbenchValue = bool | int | float | str
-
-
-class StrictModel(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 # a column, optionally with a prefix length: `c(20)`

@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
+from perfci.model.base import StrictModel
 from perfci.model.scenario import load_yaml, validation_message
 from perfci.providers.spec import GRAMMAR, SCHEMES, ServerSpec, parse_spec
 from perfci.util.errors import BadInput
@@ -20,9 +21,7 @@ SERVERS_FILE = "servers.yaml"
 ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
 
 
-class ServerEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class ServerEntry(StrictModel):
     id: str = Field(pattern=ID_PATTERN, description="lower-case letters, digits, '.', '_', '-'")
     spec: str = Field(description=f"a --server spec: {GRAMMAR}")
     enabled: bool = Field(False, description="in the nightly matrix")
@@ -42,9 +41,7 @@ class ServerEntry(BaseModel):
         return parse_spec(self.spec)
 
 
-class ServersFile(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class ServersFile(StrictModel):
     servers: list[ServerEntry]
 
     @model_validator(mode="after")

@@ -10,12 +10,12 @@ from typing import Literal
 from pydantic import Field
 
 from perfci.judge.compare import CaseComparison, Rules
-from perfci.model.result import Model
+from perfci.model.base import StrictModel
 
 COMPARISON_SCHEMA = "perfci.comparison/1"
 
 
-class RulesRecord(Model):
+class RulesRecord(StrictModel):
     confidence: float
     cv_floor: float
     prior_cv: float
@@ -25,7 +25,7 @@ class RulesRecord(Model):
     flag_rule: str = "beyond tolerance AND the interval excludes 1"
 
 
-class MetricVerdict(Model):
+class MetricVerdict(StrictModel):
     key: str
     direction: Literal["higher", "lower"]
     tolerance: float
@@ -43,7 +43,7 @@ class MetricVerdict(Model):
     movers: list[tuple[str, float, float]] = Field([], description="(counter, baseline per txn, current per txn)")
 
 
-class CaseRecord(Model):
+class CaseRecord(StrictModel):
     runner_class: str
     server: str
     scenario: str
@@ -60,7 +60,7 @@ class CaseRecord(Model):
     metrics: list[MetricVerdict]
 
 
-class ComparisonFile(Model):
+class ComparisonFile(StrictModel):
     schema_: Literal["perfci.comparison/1"] = Field("perfci.comparison/1", alias="schema")
     rules: RulesRecord
     cases: list[CaseRecord]

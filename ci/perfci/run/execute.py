@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 
 from perfci.host import hostinfo, hostlock
 from perfci.model.identity import server_line, slug
-from perfci.model.result import DatasetState, Harness, Headline, Host, Result, ScenarioRef, Server, Status
+from perfci.model.result import DatasetState, Harness, HeadlineValue, Host, Result, ScenarioRef, Server, Status
 from perfci.providers.base import ServerProvider
 from perfci.providers.servers import id_of_spec
 from perfci.run.inspect import RunningServer, SqlInspector, logs_dir
@@ -28,13 +28,13 @@ from perfci.util.progress import Progress
 InspectorFactory = Callable[[ServerProvider], RunningServer]
 
 
-def headlines(ctx: StepContext) -> list[Headline]:
+def headlines(ctx: StepContext) -> list[HeadlineValue]:
     out = []
     for h in ctx.resolved.headline:
         num = ctx.phases[h.numerator].metrics.get(h.metric)
         den = ctx.phases[h.denominator].metrics.get(h.metric)
         value = round(num / den, 4) if num is not None and den else None
-        out.append(Headline(metric=h.metric, numerator=h.numerator, denominator=h.denominator, value=value))
+        out.append(HeadlineValue(metric=h.metric, numerator=h.numerator, denominator=h.denominator, value=value))
     return out
 
 

@@ -10,7 +10,7 @@ from typing import Protocol
 
 from perfci.model.connection import Connection
 from perfci.model.flavor import identify
-from perfci.model.result import Counters, Quiesce, TableSize, TableState
+from perfci.model.result import Counters, QuiesceOutcome, TableSize, TableState
 from perfci.model.scenario import ResolvedScenario
 from perfci.providers.base import ServerProvider
 from perfci.run import collectors
@@ -33,7 +33,7 @@ class RunningServer(Protocol):
     def cmp_snapshot(self) -> dict[str, int]: ...
     def counters_snapshot(self) -> collectors.Snapshot: ...
     def gauges(self) -> dict[str, int]: ...
-    def quiesce(self, resolved: ResolvedScenario) -> Quiesce: ...
+    def quiesce(self, resolved: ResolvedScenario) -> QuiesceOutcome: ...
     def prepare_snapshot_shutdown(self) -> None: ...
 
 
@@ -106,10 +106,10 @@ class SqlInspector:
         with self.server.connect() as conn:
             return collectors.gauges(conn)
 
-    def quiesce(self, resolved: ResolvedScenario) -> Quiesce:
+    def quiesce(self, resolved: ResolvedScenario) -> QuiesceOutcome:
         q = resolved.quiesce
         with self.server.connect() as conn:
-            return Quiesce(**quiesce(conn, q.purge, q.flush_dirty_pages, q.timeout_s))
+            return QuiesceOutcome(**quiesce(conn, q.purge, q.flush_dirty_pages, q.timeout_s))
 
     def prepare_snapshot_shutdown(self) -> None:
         with self.server.connect() as conn:

@@ -7,8 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from perfci.model.result import DatasetState, Step
-from perfci.model.result import SnapshotUse as SnapshotRecord
+from perfci.model.result import DatasetState, SnapshotRecord, Step
 from perfci.run.plan import RunPlan
 from perfci.run.snapshots import Lookup, SnapshotCache, data_prefix, snapshot_spec, spec_key
 from perfci.run.steps import StepContext, run_steps

@@ -25,7 +25,7 @@ from pydantic import Field, ValidationError
 
 from perfci.judge.bursts import judge_run
 from perfci.judge.compare import CaseComparison
-from perfci.model.result import Model
+from perfci.model.base import StrictModel
 from perfci.providers.mycnf import parse_override
 from perfci.providers.servers import resolve_server
 from perfci.report.interleaved import interleaved_markdown
@@ -41,7 +41,7 @@ DEFAULT_BURSTS = 120  # pairs per phase: 5 % at >= 90 % power with this runner's
 SUFFIX = ".confirmation.json"
 
 
-class Confirmation(Model):
+class Confirmation(StrictModel):
     schema_: Literal["perfci.confirmation/1"] = Field("perfci.confirmation/1", alias="schema")
     result_id: str
     case: str

@@ -25,9 +25,10 @@ from typing import Literal
 
 from pydantic import Field, ValidationError
 
+from perfci.model.base import StrictModel
 from perfci.model.identity import DEFAULT_FOLLOW, CaseIdentity, Follow
 from perfci.model.metrics import counters_per_txn, flatten
-from perfci.model.result import HostSignature, Model, Result
+from perfci.model.result import HostSignature, Result
 from perfci.util.errors import BadInput
 
 HISTORY_SCHEMA = "perfci.history/2"
@@ -35,7 +36,7 @@ ANNOTATIONS = "perfci-annotations.jsonl"
 DEFAULT_HISTORY_WINDOW = 10
 
 
-class HistoryRecord(Model):
+class HistoryRecord(StrictModel):
     """One run of one case, as the history keeps it (one JSON line)."""
 
     schema_: str = Field(HISTORY_SCHEMA, alias="schema", pattern=r"^perfci\.history/[12]$")
@@ -55,7 +56,7 @@ class HistoryRecord(Model):
     judged_since: str | None = Field(None, description="the reset point (a result id) in effect when it was judged")
 
 
-class Annotation(Model):
+class Annotation(StrictModel):
     """A mark on the history: a sample excluded (kept, never used), or a case's
     baseline reset at a result (samples before it no longer count)."""
 
@@ -118,7 +119,7 @@ def read_history(path: Path) -> list[HistoryRecord]:
     return entries
 
 
-def _append_line(path: Path, model: Model) -> None:
+def _append_line(path: Path, model: StrictModel) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a") as f:
         f.write(json.dumps(model.model_dump(mode="json", by_alias=True), sort_keys=True) + "\n")
@@ -171,7 +172,7 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def case_key(root: Path, path: Path) -> str:
+def case_name(root: Path, path: Path) -> str:
     """A case's name in annotations: its history file under the root, without .jsonl."""
     return Path(path).relative_to(root).with_suffix("").as_posix()
 
@@ -227,7 +228,7 @@ class CaseHistory:
 
 def case_history(root: Path, case: CaseIdentity | Path) -> CaseHistory:
     path = case if isinstance(case, Path) else case.path(Path(root), ".jsonl")
-    key = case_key(Path(root), path)
+    key = case_name(Path(root), path)
     notes = read_annotations(root)
     return CaseHistory(path, key, read_history(path),
                        excluded={a.result_id: a for a in notes if a.kind == "exclude"},
@@ -248,7 +249,7 @@ def reset(root: Path, path: Path, result_id: str, reason: str, by: str = "") -> 
     records = read_history(path)
     if not any(r.result_id == result_id for r in records):
         raise BadInput(f"{path}: no record with result id {result_id!r} to reset at")
-    note = Annotation(kind="reset", result_id=result_id, case=case_key(Path(root), path), reason=reason,
+    note = Annotation(kind="reset", result_id=result_id, case=case_name(Path(root), path), reason=reason,
                       date=now(), by=by)
     annotate(root, note)
     return note
