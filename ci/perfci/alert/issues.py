@@ -18,6 +18,7 @@ from pathlib import Path
 
 from perfci.judge.compare import CaseComparison, MetricRow
 from perfci.model.identity import CaseIdentity
+from perfci.model.verdicts import Outcome
 from perfci.sessions.confirm import Confirmation, markdown_section
 from perfci.store.history import CaseHistory, case_history
 from perfci.util.errors import BadInput, InfraFailure
@@ -83,7 +84,7 @@ def body_for(comp: CaseComparison, row: MetricRow, fp: str, run_url: str,
     if row.movers:
         lines += ["", "Counters per transaction that moved most:", "", "| counter | baseline | current |", "|---|---|---|"]
         lines += [f"| {code_span(name)} | {b:.4g} | {c:.4g} |" for name, b, c in row.movers]
-    others = [r for r in comp.rows if r.verdict.verdict == "regression" and r.key != row.key]
+    others = [r for r in comp.rows if r.verdict.verdict == Outcome.REGRESSION and r.key != row.key]
     if others:
         lines += ["", "Also regressed in this case: " + ", ".join(f"{code_span(r.key)} ({r.verdict.change_pct:+.1f} %)"
                                                                   for r in others)]
@@ -217,7 +218,7 @@ def sync(comparisons: list[CaseComparison], run_url: str = "", repo: str | None 
         for row in comp.rows:
             fp = fingerprint(case, row.key)
             issue = open_issues.get(fp)
-            if row.verdict.verdict == "regression":
+            if row.verdict.verdict == Outcome.REGRESSION:
                 nights = regressed_since(comp, row, hist)
                 confirmed = confirmation is not None and confirmation.status == "confirmed"
                 if issue is None and len(nights) < min_nights and not confirmed:
@@ -243,7 +244,7 @@ def sync(comparisons: list[CaseComparison], run_url: str = "", repo: str | None 
                                             f"{markdown(tonight.server.full_version or tonight.server.version)}; "
                                             f"{row.verdict.reason}). {run_url}".rstrip())
                 actions.append(f"still worse: commented on #{issue['number']} ({row.key})")
-            elif gh and issue and row.verdict.verdict in ("unchanged", "improvement"):
+            elif gh and issue and row.verdict.verdict in (Outcome.UNCHANGED, Outcome.IMPROVEMENT):
                 actions.append(clean_night(gh, issue, row, close_after, run_url))
     return actions
 

@@ -12,6 +12,7 @@ from perfci.commands import options
 from perfci.host.hostlock import command_line, exclusive_host
 from perfci.judge.bursts import judge_run
 from perfci.model.result import Result
+from perfci.model.verdicts import Outcome
 from perfci.providers.mycnf import parse_override
 from perfci.providers.servers import resolve_server
 from perfci.report.interleaved import interleaved_markdown
@@ -97,7 +98,7 @@ def ab(scenario: str, a_spec: str, b_spec: str, a_config: tuple[str, ...], b_con
     if report_file:
         write_atomic(report_file, text)
     click.echo(text)
-    return EXIT_REGRESSION if any(r.verdict.verdict == "regression" for r in rows) else 0
+    return EXIT_REGRESSION if any(r.verdict.verdict == Outcome.REGRESSION for r in rows) else 0
 
 
 def _checked_rounds(scenario: str, profile: str, sides: tuple[Side, Side], rounds: int, out_dir: Path, parent: Path,
@@ -133,4 +134,4 @@ def _interleaved(scenario: str, profile: str, sides: tuple[Side, Side], parent: 
     if report_file:
         write_atomic(report_file, text)
     click.echo(text)
-    return EXIT_REGRESSION if any(r.verdict == "regression" for r in rows) else 0
+    return EXIT_REGRESSION if any(r.verdict == Outcome.REGRESSION for r in rows) else 0

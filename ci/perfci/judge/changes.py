@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from signal_processing_algorithms.energy_statistics.energy_statistics import e_divisive
 
+from perfci.judge.stats import below_floor, worse_beyond
 from perfci.model.base import StrictModel
 from perfci.model.metrics import MetricSpec
 from perfci.store.history import HistoryRecord
@@ -103,10 +104,9 @@ class Change:
 
 
 def _worse(spec: MetricSpec, before: float, after: float) -> bool:
-    if before <= 0 or abs(after - before) < spec.floor:
+    if before <= 0 or below_floor(before, after, spec.floor):
         return False
-    change = after / before - 1
-    return (change if spec.direction == "higher" else -change) < -spec.tolerance
+    return worse_beyond(after / before - 1, spec.direction, spec.tolerance)
 
 
 def persisting_changes(records: list[HistoryRecord], key: str, spec: MetricSpec, pvalue: float = DEFAULT_PVALUE,

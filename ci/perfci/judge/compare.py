@@ -12,11 +12,20 @@ from typing import TYPE_CHECKING
 from pydantic import ValidationError
 
 from perfci.judge import noise
-from perfci.judge.stats import DEFAULT_CONFIDENCE, DEFAULT_CV_FLOOR, DEFAULT_PRIOR_CV, DEFAULT_PRIOR_DF, Verdict, judge
+from perfci.judge.stats import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_CV_FLOOR,
+    DEFAULT_PRIOR_CV,
+    DEFAULT_PRIOR_DF,
+    Verdict,
+    judge,
+    worse_beyond,
+)
 from perfci.model.identity import DEFAULT_FOLLOW, CaseIdentity, Follow
 from perfci.model.metrics import MetricSpec, counters_per_txn, default_spec, flatten, judged_keys
 from perfci.model.result import Result
 from perfci.model.scenario import CompareSpec, load_scenario
+from perfci.model.verdicts import Direction, Outcome
 from perfci.store.baseline import Baseline, baseline_from_history, baseline_path, load_baseline, provenance
 from perfci.store.history import DEFAULT_HISTORY_WINDOW
 from perfci.util.errors import BadInput
@@ -52,11 +61,11 @@ class MetricRow:
         """A regression, or a change beyond tolerance on the bad side that one run could not
         call (inconclusive): a night like that must not join the baseline it is judged against."""
         v = self.verdict
-        if v.verdict == "regression":
+        if v.verdict == Outcome.REGRESSION:
             return True
-        if v.verdict != "inconclusive" or v.change_pct is None:
+        if v.verdict != Outcome.INCONCLUSIVE or v.change_pct is None:
             return False
-        return (v.change_pct if v.direction == "higher" else -v.change_pct) < -v.tolerance * 100
+        return worse_beyond(v.change_pct / 100, v.direction, v.tolerance)
 
 
 @dataclass
@@ -91,7 +100,7 @@ class CaseComparison:
 
     @property
     def regressions(self) -> list[MetricRow]:
-        return [r for r in self.rows if r.verdict.verdict == "regression"]
+        return [r for r in self.rows if r.verdict.verdict == Outcome.REGRESSION]
 
     @property
     def label(self) -> str:
@@ -186,7 +195,7 @@ def compare_case(results: list[Result], baseline: Baseline | None, baseline_file
             verdict = judge(current, base_values, spec.direction, spec.tolerance, rules.confidence, rules.cv_floor,
                             rules.prior_cv, floor=spec.floor if not key.startswith("headline.") else 0.0)
         row = MetricRow(key, spec, base_values, current, verdict)
-        if verdict.verdict == "regression" and baseline and not key.startswith("headline."):
+        if verdict.verdict == Outcome.REGRESSION and baseline and not key.startswith("headline."):
             row.movers = top_movers(key.split(".", 1)[0], ran, baseline)
         rows.append(row)
     return CaseComparison(ran, baseline, baseline_file, rows, warnings, specs_from, rules)
@@ -206,7 +215,7 @@ def deterministic_counters(model: NoiseModel, ran: list[Result], taken: set[str]
     """Every counter per transaction that the noise model found deterministic under
     fixed work (run CV <= 0.5 %) is judged too: more work per transaction is worse."""
     present = set().union(*(counters_per_txn(r) for r in ran))
-    return [(key, MetricSpec(key.rsplit(".", 1)[-1], "lower", noise.tolerance(m) or noise.MIN_TOLERANCE))
+    return [(key, MetricSpec(key.rsplit(".", 1)[-1], Direction.LOWER, noise.tolerance(m) or noise.MIN_TOLERANCE))
             for key, m in sorted(model.metrics.items())
             if key not in taken and key in present and m.run_cv is not None and m.run_cv <= DETERMINISTIC_CV]
 

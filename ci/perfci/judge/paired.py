@@ -32,8 +32,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from perfci.judge.stats import t_quantile, t_two_sided_p
+from perfci.judge.stats import below_floor, t_quantile, t_two_sided_p, worse_beyond
 from perfci.model.metrics import MetricSpec
+from perfci.model.verdicts import Outcome
 
 ALPHA = 0.005  # per A/B: half the 1 % target, so that the target holds with room (simulated)
 FDR = 0.05
@@ -42,6 +43,7 @@ MAX_LAG1 = 0.2
 MIN_BLOCKS = 6
 ABBA_BLOCK = 2
 DEFAULT_MIN_EFFECT = 0.01
+PENDING = Outcome.INCONCLUSIVE  # a row waiting for its family's adjusted p (judge_table decides every one)
 
 PairTable = Mapping[str, tuple[Sequence[float], Sequence[float]]]  # key -> (A values, B values), pair order
 
@@ -68,7 +70,7 @@ class PairedVerdict:
     b_mean: float
     estimate: PairedEstimate | None
     p_adjusted: float | None
-    verdict: str              # regression, improvement, unchanged, unstable, moved
+    verdict: Outcome
     reason: str = ""
 
     @property
@@ -178,18 +180,18 @@ def judge_table(table: PairTable, specs: Mapping[str, MetricSpec], alpha: float 
         spec = specs.get(key)
         a_mean, b_mean = float(np.mean(a)) if len(a) else 0.0, float(np.mean(b)) if len(b) else 0.0
         if len(a) and not any(a) and not any(b):
-            rows.append(PairedVerdict(key, spec, 0.0, 0.0, None, None, "unchanged", "zero on both sides"))
+            rows.append(PairedVerdict(key, spec, 0.0, 0.0, None, None, Outcome.UNCHANGED, "zero on both sides"))
             continue
         est = estimate(a, b)
         if est is None:
-            rows.append(PairedVerdict(key, spec, a_mean, b_mean, None, None, "unstable", "too few pairs"))
+            rows.append(PairedVerdict(key, spec, a_mean, b_mean, None, None, Outcome.UNSTABLE, "too few pairs"))
         elif est.spread > UNSTABLE_SD:
-            rows.append(PairedVerdict(key, spec, a_mean, b_mean, est, None, "unstable",
+            rows.append(PairedVerdict(key, spec, a_mean, b_mean, est, None, Outcome.UNSTABLE,
                                       f"pairs spread {est.spread:.0%} (limit {UNSTABLE_SD:.0%}): too noisy to judge"))
         else:
-            rows.append(PairedVerdict(key, spec, a_mean, b_mean, est, None, "pending"))
+            rows.append(PairedVerdict(key, spec, a_mean, b_mean, est, None, PENDING))
     for family, adjust in ((True, holm), (False, benjamini_hochberg)):
-        members = [r for r in rows if r.verdict == "pending" and (r.spec is not None) == family]
+        members = [r for r in rows if r.verdict is PENDING and (r.spec is not None) == family]
         for row, p_adj in zip(members, adjust([r.estimate.p for r in members if r.estimate])):
             row.p_adjusted = p_adj
             _decide(row, alpha if family else fdr, (min_effects or {}).get(row.key, min_effect))
@@ -200,17 +202,16 @@ def _decide(row: PairedVerdict, level: float, min_effect: float) -> None:
     assert row.estimate is not None and row.p_adjusted is not None
     change = row.estimate.ratio - 1
     if row.p_adjusted >= level:
-        row.verdict, row.reason = "unchanged", f"adjusted p {row.p_adjusted:.2g} >= {level:g}"
+        row.verdict, row.reason = Outcome.UNCHANGED, f"adjusted p {row.p_adjusted:.2g} >= {level:g}"
         return
     if abs(change) < min_effect:
-        row.verdict, row.reason = "unchanged", f"significant but below the minimum effect {min_effect:.1%}"
+        row.verdict, row.reason = Outcome.UNCHANGED, f"significant but below the minimum effect {min_effect:.1%}"
         return
     if row.spec is None:
-        row.verdict, row.reason = "moved", f"adjusted p {row.p_adjusted:.2g} (FDR {level:g})"
+        row.verdict, row.reason = Outcome.MOVED, f"adjusted p {row.p_adjusted:.2g} (FDR {level:g})"
         return
-    if row.spec.floor and abs(row.b_mean - row.a_mean) < row.spec.floor:
-        row.verdict, row.reason = "unchanged", f"change below the metric's absolute floor {row.spec.floor:g}"
+    if below_floor(row.a_mean, row.b_mean, row.spec.floor):
+        row.verdict, row.reason = Outcome.UNCHANGED, f"change below the metric's absolute floor {row.spec.floor:g}"
         return
-    worse = change < 0 if row.spec.direction == "higher" else change > 0
-    row.verdict = "regression" if worse else "improvement"
+    row.verdict = Outcome.REGRESSION if worse_beyond(change, row.spec.direction, 0.0) else Outcome.IMPROVEMENT
     row.reason = f"adjusted p {row.p_adjusted:.2g} < {level:g} (Holm)"

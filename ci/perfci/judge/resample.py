@@ -25,6 +25,7 @@ import numpy as np
 from perfci.judge.bursts import judged_specs, pair_table
 from perfci.judge.paired import ABBA_BLOCK, DEFAULT_MIN_EFFECT, judge_table
 from perfci.model.bursts import InterleavedRun
+from perfci.model.verdicts import Outcome
 
 # the exponent of (1 - effect) a slowdown puts on a time metric of side B
 TIME_METRICS = {"tps": 1, "qps": 1, "qps_write": 1, "latency_ms_avg": -1, "latency_ms_p95": -1}
@@ -101,10 +102,10 @@ def simulate(runs: Sequence[InterleavedRun], effect: float, pairs: int, trials: 
                     slot[1].extend(_slowed(key, b, effect))
         rows = judge_table(table, judged_specs(table, []), min_effect=min_effect)
         verdicts = {r.key: r.verdict for r in rows if r.spec is not None}
-        regressions += any(v == "regression" for v in verdicts.values())
-        flags += any(v in ("regression", "improvement") for v in verdicts.values())
+        regressions += any(v == Outcome.REGRESSION for v in verdicts.values())
+        flags += any(v in (Outcome.REGRESSION, Outcome.IMPROVEMENT) for v in verdicts.values())
         for phase in pools:
-            detected[phase] += verdicts.get(f"{phase}.tps") == "regression"
+            detected[phase] += verdicts.get(f"{phase}.tps") == Outcome.REGRESSION
     return SimulatedRate(effect, per_phase * ABBA_BLOCK, trials, regressions / trials, flags / trials,
                          {phase: hits / trials for phase, hits in detected.items()})
 

@@ -21,6 +21,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from perfci.model.verdicts import Direction, Outcome
+
 DEFAULT_CONFIDENCE = 0.995  # two-sided; each direction is a 0.25 % one-sided test
 DEFAULT_CV_FLOOR = 0.01
 # Prior for the run-level spread (moderated t, as in limma): a CV of 5 % worth two
@@ -29,7 +31,7 @@ DEFAULT_CV_FLOOR = 0.01
 DEFAULT_PRIOR_CV = 0.05
 DEFAULT_PRIOR_DF = 2
 
-VERDICTS = ("regression", "improvement", "unchanged", "inconclusive", "no-baseline")
+VERDICTS = (Outcome.REGRESSION, Outcome.IMPROVEMENT, Outcome.UNCHANGED, Outcome.INCONCLUSIVE, Outcome.NO_BASELINE)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -90,34 +92,25 @@ def ratio_interval(current: list[float], baseline: list[float], confidence: floa
 
 @dataclass(frozen=True)
 class Verdict:
-    verdict: str
+    verdict: Outcome
     change_pct: float | None     # signed change of the metric, current vs baseline
     estimate: RatioEstimate | None
     tolerance: float
-    direction: str
+    direction: Direction
     reason: str = ""
 
 
-def judge(current: list[float], baseline: list[float], direction: str, tolerance: float,
+def judge(current: list[float], baseline: list[float], direction: Direction, tolerance: float,
           confidence: float = DEFAULT_CONFIDENCE, cv_floor: float = DEFAULT_CV_FLOOR,
           prior_cv: float = DEFAULT_PRIOR_CV, floor: float = 0.0, prior_df: int = DEFAULT_PRIOR_DF) -> Verdict:
-    """The verdict for one metric. `direction`: "higher" or "lower" is better;
+    """The verdict for one metric. `direction`: Direction.HIGHER or Direction.LOWER is better;
     `floor`: an absolute change below it is unchanged, whatever its ratio."""
     if not baseline:
-        return Verdict("no-baseline", None, None, tolerance, direction, "no baseline samples for this metric")
+        return Verdict(Outcome.NO_BASELINE, None, None, tolerance, direction, "no baseline samples for this metric")
     if not current:
-        return Verdict("inconclusive", None, None, tolerance, direction, "no current value")
-    c_mean, b_mean = (sum(current) / len(current), sum(baseline) / len(baseline)) if floor else (0.0, 0.0)
-    if floor and abs(c_mean - b_mean) < floor:
-        change = (c_mean / b_mean - 1) * 100 if b_mean > 0 else None
-        return Verdict("unchanged", change, None, tolerance, direction,
-                       f"change of {c_mean - b_mean:+.3g} is below the metric's absolute floor {floor:g}")
-    values = [*current, *baseline]
-    if any(v is None or v <= 0 for v in values):
-        if all(v == 0 for v in values):
-            return Verdict("unchanged", 0.0, None, tolerance, direction, "zero on both sides")
-        return Verdict("inconclusive", None, None, tolerance, direction,
-                       "zero or negative values: no ratio (counter absent on one side?)")
+        return Verdict(Outcome.INCONCLUSIVE, None, None, tolerance, direction, "no current value")
+    if (early := before_ratio(current, baseline, direction, tolerance, floor)) is not None:
+        return early
     return judge_estimate(ratio_interval(current, baseline, confidence, cv_floor, prior_cv, prior_df), direction,
                           tolerance)
 
@@ -139,20 +132,53 @@ def paired_interval(ratios: list[float], confidence: float = DEFAULT_CONFIDENCE)
                          math.expm1(sd), confidence)
 
 
-def judge_estimate(est: RatioEstimate, direction: str, tolerance: float) -> Verdict:
+def signed_change(change: float, direction: Direction) -> float:
+    """A relative change with its sign turned so that positive is better."""
+    return change if direction == Direction.HIGHER else -change
+
+
+def worse_beyond(change: float, direction: Direction, tolerance: float) -> bool:
+    """THE rule of "worse": a relative change beyond `tolerance` on the bad side. compare,
+    the A/Bs, change points and the history's held-out nights all ask it here."""
+    return signed_change(change, direction) < -tolerance
+
+
+def below_floor(baseline_mean: float, current_mean: float, floor: float) -> bool:
+    """An absolute change smaller than the metric's floor is no change, whatever its ratio."""
+    return bool(floor) and abs(current_mean - baseline_mean) < floor
+
+
+def before_ratio(current: list[float], baseline: list[float], direction: Direction, tolerance: float,
+                 floor: float = 0.0) -> Verdict | None:
+    """The rules that come before any ratio: the absolute floor, and zero or negative
+    values (no ratio). None: a ratio can be taken."""
+    c_mean, b_mean = (sum(current) / len(current), sum(baseline) / len(baseline)) if floor else (0.0, 0.0)
+    if below_floor(b_mean, c_mean, floor):
+        change = (c_mean / b_mean - 1) * 100 if b_mean > 0 else None
+        return Verdict(Outcome.UNCHANGED, change, None, tolerance, direction,
+                       f"change of {c_mean - b_mean:+.3g} is below the metric's absolute floor {floor:g}")
+    values = [*current, *baseline]
+    if any(v is None or v <= 0 for v in values):
+        if all(v == 0 for v in values):
+            return Verdict(Outcome.UNCHANGED, 0.0, None, tolerance, direction, "zero on both sides")
+        return Verdict(Outcome.INCONCLUSIVE, None, None, tolerance, direction,
+                       "zero or negative values: no ratio (counter absent on one side?)")
+    return None
+
+
+def judge_estimate(est: RatioEstimate, direction: Direction, tolerance: float) -> Verdict:
     """The verdict rule applied to a ratio estimate (shared by compare and A/B)."""
     assert est.ratio is not None
     change = est.ratio - 1
-    sign = 1 if direction == "higher" else -1  # +1: up is good
-    worse = sign * change < -tolerance
-    better = sign * change > tolerance
+    worse = worse_beyond(change, direction, tolerance)
+    better = worse_beyond(-change, direction, tolerance)
     if not (worse or better):
-        return Verdict("unchanged", change * 100, est, tolerance, direction, "within tolerance")
+        return Verdict(Outcome.UNCHANGED, change * 100, est, tolerance, direction, "within tolerance")
     if est.low is None or est.high is None:
-        return Verdict("inconclusive", change * 100, est, tolerance, direction,
+        return Verdict(Outcome.INCONCLUSIVE, change * 100, est, tolerance, direction,
                        "beyond tolerance, but there is no spread to judge it by (too few samples)")
     if est.low <= 1 <= est.high:
-        return Verdict("inconclusive", change * 100, est, tolerance, direction,
+        return Verdict(Outcome.INCONCLUSIVE, change * 100, est, tolerance, direction,
                        "beyond tolerance, but the interval includes no change (noise)")
-    return Verdict("regression" if worse else "improvement", change * 100, est, tolerance, direction,
+    return Verdict(Outcome.REGRESSION if worse else Outcome.IMPROVEMENT, change * 100, est, tolerance, direction,
                    "beyond tolerance and the interval excludes no change")

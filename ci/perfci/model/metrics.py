@@ -7,6 +7,8 @@ import fnmatch
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from perfci.model.verdicts import Direction
+
 if TYPE_CHECKING:
     from perfci.model.result import Result
 
@@ -20,12 +22,12 @@ DEFAULT_COMPARED = (
 
 # (pattern on the base metric name, direction, default tolerance), first match wins.
 DEFAULT_SPECS = (
-    ("tps", "higher", 0.05),
-    ("qps*", "higher", 0.05),
-    ("latency_ms_*", "lower", 0.10),
-    ("*_per_txn", "lower", 0.10),
-    ("compress_miss_rate", "lower", 0.10),
-    ("*", "higher", 0.05),
+    ("tps", Direction.HIGHER, 0.05),
+    ("qps*", Direction.HIGHER, 0.05),
+    ("latency_ms_*", Direction.LOWER, 0.10),
+    ("*_per_txn", Direction.LOWER, 0.10),
+    ("compress_miss_rate", Direction.LOWER, 0.10),
+    ("*", Direction.HIGHER, 0.05),
 )
 
 
@@ -41,7 +43,7 @@ DEFAULT_FLOORS = {"fsyncs_per_txn": 0.05, "pages_written_per_txn": 1.0}
 @dataclass(frozen=True)
 class MetricSpec:
     metric: str        # base name, e.g. "qps_write"
-    direction: str     # "higher" or "lower" is better
+    direction: Direction
     tolerance: float   # relative change allowed before a verdict other than unchanged
     floor: float = 0.0  # absolute change below which the verdict is unchanged
 

@@ -18,6 +18,7 @@ import yaml
 from pydantic import BaseModel, BeforeValidator, Field, ValidationError, model_validator
 
 from perfci.model.base import StrictModel
+from perfci.model.verdicts import Direction
 from perfci.util.errors import BadInput
 from perfci.util.paths import scenarios_dir
 from perfci.util.text import control_char, first_control_char
@@ -292,7 +293,7 @@ class CompareSpec(StrictModel):
     """A metric to judge against baselines (applies to every phase and headline)."""
 
     metric: str
-    direction: Literal["higher", "lower"] | None = None
+    direction: Direction | None = None
     tolerance: float | None = Field(None, gt=0, lt=1, description="relative, e.g. 0.05 for 5 %")
     floor: float | None = Field(None, ge=0, description="absolute change below which nothing is flagged")
 

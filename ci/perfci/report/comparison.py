@@ -11,6 +11,7 @@ from pydantic import Field
 
 from perfci.judge.compare import CaseComparison, Rules
 from perfci.model.base import StrictModel
+from perfci.model.verdicts import Direction, Outcome
 
 COMPARISON_SCHEMA = "perfci.comparison/1"
 
@@ -27,10 +28,10 @@ class RulesRecord(StrictModel):
 
 class MetricVerdict(StrictModel):
     key: str
-    direction: Literal["higher", "lower"]
+    direction: Direction
     tolerance: float
     floor: float = 0.0
-    verdict: Literal["regression", "improvement", "unchanged", "inconclusive", "no-baseline"]
+    verdict: Outcome
     reason: str
     change_pct: float | None
     ratio: float | None
@@ -79,8 +80,8 @@ def record(comparisons: list[CaseComparison], rules: Rules) -> ComparisonFile:
         for row in comp.rows:
             v, est = row.verdict, row.verdict.estimate
             metrics.append(MetricVerdict(
-                key=row.key, direction="higher" if row.spec.direction == "higher" else "lower",
-                tolerance=row.spec.tolerance, floor=row.spec.floor, verdict=v.verdict,  # type: ignore[arg-type]
+                key=row.key, direction=row.spec.direction,
+                tolerance=row.spec.tolerance, floor=row.spec.floor, verdict=v.verdict,
                 reason=v.reason, change_pct=v.change_pct,
                 ratio=est.ratio if est else None, low=est.low if est else None, high=est.high if est else None,
                 df=est.df if est else None, cv=est.cv if est else None,

@@ -5,9 +5,10 @@ from __future__ import annotations
 from perfci.judge.bursts import BUSY_BURST_CORES, busy_pairs
 from perfci.judge.paired import ALPHA, FDR, PairedVerdict
 from perfci.model.bursts import InterleavedRun
+from perfci.model.verdicts import Outcome
 
-VERDICT_TEXT = {"regression": "🔴 regression", "improvement": "🟢 improvement", "unchanged": "unchanged",
-                "unstable": "〰 unstable", "moved": "moved"}
+VERDICT_TEXT = {"regression": "🔴 regression", Outcome.IMPROVEMENT: "🟢 improvement", Outcome.UNCHANGED: Outcome.UNCHANGED,
+                Outcome.UNSTABLE: "〰 unstable", Outcome.MOVED: Outcome.MOVED}
 
 
 def _fmt(x: float) -> str:
@@ -45,14 +46,14 @@ def interleaved_markdown(run: InterleavedRun, rows: list[PairedVerdict], min_eff
     judged = [r for r in rows if r.spec is not None]
     for r in judged:
         lines.append(_row(r))
-    moved = [r for r in rows if r.spec is None and r.verdict == "moved"]
+    moved = [r for r in rows if r.spec is None and r.verdict == Outcome.MOVED]
     moved.sort(key=lambda r: -abs(r.estimate.ratio - 1) if r.estimate else 0)
     if moved:
         lines += ["", f"### Counters per transaction that moved (FDR {FDR:.0%}; {len(moved)} of "
                       f"{sum(1 for r in rows if r.spec is None)})", "",
                   "| counter | A mean | B mean | B/A | 95 % CI | adj. p | pairs (block) | |", "|---|---|---|---|---|---|---|---|"]
         lines += [_row(r) for r in moved[:25]]
-    unstable = [r for r in rows if r.verdict == "unstable"]
+    unstable = [r for r in rows if r.verdict == Outcome.UNSTABLE]
     if unstable:
         shown = ", ".join(f"`{r.key}` ({r.estimate.spread:.0%})" if r.estimate else f"`{r.key}`" for r in unstable[:30])
         lines += ["", f"Unstable (pair spread beyond the limit, not judged): {shown}"
@@ -63,7 +64,7 @@ def interleaved_markdown(run: InterleavedRun, rows: list[PairedVerdict], min_eff
 
 def _row(r: PairedVerdict) -> str:
     e = r.estimate
-    arrow = "" if r.spec is None else (" ↑" if r.spec.direction == "higher" else " ↓")
+    arrow = "" if r.spec is None else " " + r.spec.direction.arrow
     ratio = f"{e.ratio:.4f}" if e else "–"
     ci = f"[{e.low:.4f}, {e.high:.4f}]" if e else "–"
     p = f"{r.p_adjusted:.2g}" if r.p_adjusted is not None else "–"

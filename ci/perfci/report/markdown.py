@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from perfci.judge.stats import t_quantile
 from perfci.model.result import Interval, Result, TableSize
+from perfci.model.verdicts import Outcome
 from perfci.report import plots
 
 if TYPE_CHECKING:
@@ -124,8 +125,8 @@ def summary_markdown(result: Result) -> str:
 
 # ---------------------------------------------------------------- comparisons
 
-VERDICT_MARK = {"regression": "🔴 regression", "improvement": "🟢 improvement", "unchanged": "unchanged",
-                "inconclusive": "⚪ inconclusive", "no-baseline": "no baseline"}
+VERDICT_MARK = {"regression": "🔴 regression", Outcome.IMPROVEMENT: "🟢 improvement", Outcome.UNCHANGED: Outcome.UNCHANGED,
+                Outcome.INCONCLUSIVE: "⚪ inconclusive", Outcome.NO_BASELINE: "no baseline"}
 
 
 def _mean_pm(values: list[float], confidence: float) -> str:
@@ -176,7 +177,7 @@ def comparison_markdown(comparisons: list[CaseComparison], confidence: float,
             ci = f"[{est.low:.3f}, {est.high:.3f}]" if est and est.low is not None else "–"
             change = f"{v.change_pct:+.1f} %" if v.change_pct is not None else "–"
             current = statistics.mean(row.current) if row.current else None
-            arrow = "↑" if row.spec.direction == "higher" else "↓"
+            arrow = row.spec.direction.arrow
             lines.append(f"| `{row.key}` {arrow} | {_mean_pm(row.baseline, confidence)} | "
                          f"{'–' if current is None else f'{current:.4g}'} | {change} | {ci} | "
                          f"±{row.spec.tolerance:.0%} | {VERDICT_MARK[v.verdict]} |")

@@ -7,7 +7,7 @@ spec and `--config` overrides) is in its reproduce command. The A/B uses a
 fixed-work profile (default `smoke`: nightly phases are time-boxed and cannot be
 split into bursts). Its outcome, per regressed case:
 - confirmed: the A/B flags a judged regression of B (this run's server) too;
-- not-confirmed: the A/B sees none. The nightly's "regression" was the runner's
+- not-confirmed: the A/B sees none. The nightly's Outcome.REGRESSION was the runner's
   drift or noise between nights: no issue is opened (the A/B is in the job's output);
 - not-run: the A/B could not say (this run's server and config are the baseline's
   own, the last good server is not available, the phases cannot be split, the A/B
@@ -26,6 +26,7 @@ from pydantic import Field, ValidationError
 from perfci.judge.bursts import judge_run
 from perfci.judge.compare import CaseComparison
 from perfci.model.base import StrictModel
+from perfci.model.verdicts import Outcome
 from perfci.providers.mycnf import parse_override
 from perfci.providers.servers import resolve_server
 from perfci.report.interleaved import interleaved_markdown
@@ -117,7 +118,7 @@ def confirm_case(comp: CaseComparison, profile: str, bursts: int, parent: Path, 
     bursts_file = out_dir / f"{run.id}.bursts.json"
     write_atomic(bursts_file, json.dumps(run.dump(), indent=1) + "\n")
     rows = judge_run(run, plans[1].resolved.compare, min_effect)
-    flagged = [r.key for r in rows if r.verdict == "regression"]
+    flagged = [r.key for r in rows if r.verdict == Outcome.REGRESSION]
     return found.model_copy(update={
         "status": "confirmed" if flagged else "not-confirmed",
         "reason": (f"the A/B flags {', '.join(flagged)}" if flagged else

@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from perfci.judge.compare import compare_specs
-from perfci.judge.stats import DEFAULT_CONFIDENCE, Verdict, judge_estimate, paired_interval
+from perfci.judge.stats import DEFAULT_CONFIDENCE, Verdict, before_ratio, judge_estimate, paired_interval
 from perfci.model.metrics import MetricSpec, flatten, judged_keys
 from perfci.model.result import AbRole, Result
+from perfci.model.verdicts import Outcome
 from perfci.providers.capabilities import Requested
 from perfci.report.markdown import VERDICT_MARK
 from perfci.run.execute import execute
@@ -82,15 +83,11 @@ def judge_pairs(results: list[list[Result]], confidence: float = DEFAULT_CONFIDE
         pairs = [(a[key], b[key]) for a, b in zip(a_flat, b_flat) if key in a and key in b]
         a_vals, b_vals = [p[0] for p in pairs], [p[1] for p in pairs]
         floor = spec.floor if not key.startswith("headline.") else 0.0
-        if pairs and floor and abs(sum(b_vals) / len(b_vals) - sum(a_vals) / len(a_vals)) < floor:
-            verdict = Verdict("unchanged", None, None, spec.tolerance, spec.direction,
-                              f"change below the metric's absolute floor {floor:g}")
-        elif not pairs or any(v <= 0 for v in a_vals + b_vals):
-            verdict = Verdict("unchanged" if a_vals == b_vals else "inconclusive", None, None, spec.tolerance,
-                              spec.direction, "zero or negative values: no ratio")
+        if not pairs:
+            verdict = Verdict(Outcome.UNCHANGED, None, None, spec.tolerance, spec.direction, "no value on either side")
         else:
-            verdict = judge_estimate(paired_interval([b / a for a, b in pairs], confidence),
-                                     spec.direction, spec.tolerance)
+            verdict = before_ratio(b_vals, a_vals, spec.direction, spec.tolerance, floor) or judge_estimate(
+                paired_interval([b / a for a, b in pairs], confidence), spec.direction, spec.tolerance)
         rows.append(PairedRow(key, spec, a_vals, b_vals, verdict))
     return rows
 
@@ -118,7 +115,7 @@ def ab_markdown(sides: tuple[Side, Side], results: list[list[Result]], rows: lis
         ratio = f"{est.ratio:.3f}" if est else "–"
         a_mean = f"{statistics.mean(row.a):.4g}" if row.a else "–"
         b_mean = f"{statistics.mean(row.b):.4g}" if row.b else "–"
-        arrow = "↑" if row.spec.direction == "higher" else "↓"
+        arrow = row.spec.direction.arrow
         lines.append(f"| `{row.key}` {arrow} | {a_mean} | {b_mean} | {ratio} | {ci} | ±{row.spec.tolerance:.0%} | "
                      f"{VERDICT_MARK[row.verdict.verdict]} |")
     lines.append("")
