@@ -9,6 +9,7 @@ from perfci.alert.issues import FINGERPRINT_RE, REGRESSION_MARK, TRIAGE_HELP, Gi
 from perfci.judge.changes import Change, persisting_changes
 from perfci.judge.compare import CaseComparison, MetricRow, moved_counters
 from perfci.model.identity import CaseIdentity
+from perfci.report.table import table
 from perfci.store.history import HistoryRecord, case_history
 from perfci.util.files import write_atomic
 from perfci.util.text import code_fence, code_span, issue_title, markdown
@@ -57,8 +58,7 @@ def change_text(case: CaseIdentity, change: Change, reproduce: str, site_url: st
     movers = moved_counters(phase, [r.counters for r in change.after], [r.counters for r in change.before])
     if movers and phase != "headline":
         lines += ["", "Counters per transaction that moved most (mean before -> after):", "",
-                  "| counter | before | after |", "|---|---|---|"]
-        lines += [f"| {code_span(name)} | {b:.4g} | {c:.4g} |" for name, b, c in movers]
+                  *table(["counter", "before", "after"], ([code_span(n), f"{b:.4g}", f"{c:.4g}"] for n, b, c in movers))]
     lines += ["", "Reproduce tonight's run:", "", code_fence(reproduce, "sh")]
     return lines
 

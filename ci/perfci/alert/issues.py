@@ -19,6 +19,7 @@ from pathlib import Path
 from perfci.judge.compare import CaseComparison, MetricRow
 from perfci.model.identity import CaseIdentity
 from perfci.model.verdicts import Outcome
+from perfci.report.table import table
 from perfci.sessions.confirm import Confirmation, markdown_section
 from perfci.store.history import CaseHistory, case_history
 from perfci.util.errors import BadInput, InfraFailure
@@ -82,8 +83,8 @@ def body_for(comp: CaseComparison, row: MetricRow, fp: str, run_url: str,
     if run_url:
         lines.append(f"- run and artifacts: {markdown(run_url)}")
     if row.movers:
-        lines += ["", "Counters per transaction that moved most:", "", "| counter | baseline | current |", "|---|---|---|"]
-        lines += [f"| {code_span(name)} | {b:.4g} | {c:.4g} |" for name, b, c in row.movers]
+        lines += ["", "Counters per transaction that moved most:", "",
+                  *table(["counter", "baseline", "current"], ([code_span(n), f"{b:.4g}", f"{c:.4g}"] for n, b, c in row.movers))]
     others = [r for r in comp.rows if r.verdict.verdict == Outcome.REGRESSION and r.key != row.key]
     if others:
         lines += ["", "Also regressed in this case: " + ", ".join(f"{code_span(r.key)} ({r.verdict.change_pct:+.1f} %)"

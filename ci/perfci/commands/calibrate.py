@@ -15,6 +15,7 @@ from perfci.judge import noise, resample
 from perfci.judge.bursts import judged_specs, pair_table
 from perfci.model.bursts import InterleavedRun
 from perfci.providers.servers import resolve_server
+from perfci.report.table import table
 from perfci.run.steps import utc_now
 from perfci.sessions.interleave import plan_sides, run_interleaved
 from perfci.sessions.rounds import Side
@@ -103,19 +104,17 @@ def report(model: noise.NoiseModel, run: InterleavedRun, pairs: int, path: Path)
              f"baseline; A/B = {pairs} burst pairs per phase, "
              f"about {pairs * noise.cycle_seconds(model) / 60:.0f} minutes of bursts "
              f"(Holm over {len(specs)} judged metrics)",
-             "", "| metric | pair sd | lag-1 | run CV | nightly MDE | A/B MDE | compare tolerance |",
-             "|---|---|---|---|---|---|---|"]
+             ""]
 
     def pct(x: float | None) -> str:
         return f"{x:.2%}" if x is not None else "–"
 
     keys = [k for k in model.metrics if k in specs] + sorted(
         k for k in model.metrics if k not in specs and (model.metrics[k].run_cv or 1) <= 0.005)
-    for key in keys:
-        m = model.metrics[key]
-        lines.append(f"| `{key}`{' (judged)' if key in specs else ''} | {pct(m.pair_sd)} | {m.lag1:+.2f} | "
-                     f"{pct(m.run_cv)} | {pct(noise.nightly_mde(m))} | {pct(noise.ab_mde(m, pairs, len(specs)))} | "
-                     f"{pct(noise.tolerance(m))} |")
+    lines += table(["metric", "pair sd", "lag-1", "run CV", "nightly MDE", "A/B MDE", "compare tolerance"], (
+        [f"`{key}`{' (judged)' if key in specs else ''}", pct(m.pair_sd), f"{m.lag1:+.2f}", pct(m.run_cv),
+         pct(noise.nightly_mde(m)), pct(noise.ab_mde(m, pairs, len(specs))), pct(noise.tolerance(m))]
+        for key, m in ((k, model.metrics[k]) for k in keys)))
     lines += ["", f"Counters with a run CV <= 0.5 % are listed after the judged metrics (deterministic under fixed work); "
                   f"{len(model.metrics)} metrics in the model.", ""]
     return "\n".join(lines)
@@ -127,12 +126,9 @@ def simulated(runs: list[InterleavedRun], pairs: int, trials: int) -> str:
     phases = list(rates[0].detected)
     lines = [f"### Simulated A/Bs: {trials} per row, {rates[0].pairs} pairs per phase, blocks resampled "
              f"from the {len(runs)} A/A runs", "",
-             "| slowdown on B | any judged regression | any judged flag | "
-             + " | ".join(f"`{p}.tps` flagged" for p in phases) + " |",
-             "|---|---|---|" + "---|" * len(phases)]
-    for r in rates:
-        lines.append(f"| {r.effect:.0%} | {r.any_regression:.1%} | {r.any_flag:.1%} | "
-                     + " | ".join(f"{r.detected[p]:.1%}" for p in phases) + " |")
+             *table(["slowdown on B", "any judged regression", "any judged flag", *(f"`{p}.tps` flagged" for p in phases)],
+                    ([f"{r.effect:.0%}", f"{r.any_regression:.1%}", f"{r.any_flag:.1%}",
+                      *(f"{r.detected[p]:.1%}" for p in phases)] for r in rates))]
     lines += ["", "A slowdown is put on B's throughput and latency only (a CPU cost, no extra work); "
                   "at 0 % the first columns are the family-wise false-alarm rate of one A/B.", ""]
     return "\n".join(lines)

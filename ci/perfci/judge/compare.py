@@ -7,11 +7,11 @@ import math
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
 from perfci.judge import noise
+from perfci.judge.noise import NoiseModel
 from perfci.judge.stats import (
     DEFAULT_CONFIDENCE,
     DEFAULT_CV_FLOOR,
@@ -30,9 +30,6 @@ from perfci.store.baseline import Baseline, baseline_from_history, baseline_path
 from perfci.store.history import DEFAULT_HISTORY_WINDOW
 from perfci.util.errors import BadInput
 from perfci.util.paths import baselines_dir
-
-if TYPE_CHECKING:
-    from perfci.judge.noise import NoiseModel
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
-if TYPE_CHECKING:
-    from perfci.model.result import Result
+from perfci.model.result import Result
 
 Follow = Literal["line", "version"]
 FOLLOW_CHOICES: tuple[Follow, ...] = ("line", "version")

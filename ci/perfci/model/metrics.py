@@ -5,12 +5,9 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from perfci.model.result import Result
 from perfci.model.verdicts import Direction
-
-if TYPE_CHECKING:
-    from perfci.model.result import Result
 
 # Judged when a scenario has no `compare:` list: throughput, latency, and the
 # per-transaction work counters (far less noisy than throughput).

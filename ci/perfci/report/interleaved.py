@@ -6,9 +6,7 @@ from perfci.judge.bursts import BUSY_BURST_CORES, busy_pairs
 from perfci.judge.paired import ALPHA, FDR, PairedVerdict
 from perfci.model.bursts import InterleavedRun
 from perfci.model.verdicts import Outcome
-
-VERDICT_TEXT = {"regression": "🔴 regression", Outcome.IMPROVEMENT: "🟢 improvement", Outcome.UNCHANGED: Outcome.UNCHANGED,
-                Outcome.UNSTABLE: "〰 unstable", Outcome.MOVED: Outcome.MOVED}
+from perfci.report.table import VERDICT_LABEL, table
 
 
 def _fmt(x: float) -> str:
@@ -41,18 +39,13 @@ def interleaved_markdown(run: InterleavedRun, rows: list[PairedVerdict], min_eff
     for side in run.sides:
         if side.setup_sql:
             lines.append(f"- setup SQL on {side.name.upper()}: " + "; ".join(f"`{s}`" for s in side.setup_sql))
-    lines += ["", "| metric | A mean | B mean | B/A | 95 % CI | adj. p | pairs (block) | verdict |",
-              "|---|---|---|---|---|---|---|---|"]
-    judged = [r for r in rows if r.spec is not None]
-    for r in judged:
-        lines.append(_row(r))
+    lines += ["", *table([*COLUMNS, "verdict"], (_cells(r) for r in rows if r.spec is not None))]
     moved = [r for r in rows if r.spec is None and r.verdict == Outcome.MOVED]
     moved.sort(key=lambda r: -abs(r.estimate.ratio - 1) if r.estimate else 0)
     if moved:
         lines += ["", f"### Counters per transaction that moved (FDR {FDR:.0%}; {len(moved)} of "
                       f"{sum(1 for r in rows if r.spec is None)})", "",
-                  "| counter | A mean | B mean | B/A | 95 % CI | adj. p | pairs (block) | |", "|---|---|---|---|---|---|---|---|"]
-        lines += [_row(r) for r in moved[:25]]
+                  *table([*COLUMNS, ""], (_cells(r) for r in moved[:25]))]
     unstable = [r for r in rows if r.verdict == Outcome.UNSTABLE]
     if unstable:
         shown = ", ".join(f"`{r.key}` ({r.estimate.spread:.0%})" if r.estimate else f"`{r.key}`" for r in unstable[:30])
@@ -62,12 +55,12 @@ def interleaved_markdown(run: InterleavedRun, rows: list[PairedVerdict], min_eff
     return "\n".join(lines)
 
 
-def _row(r: PairedVerdict) -> str:
+COLUMNS = ["metric", "A mean", "B mean", "B/A", "95 % CI", "adj. p", "pairs (block)"]
+
+
+def _cells(r: PairedVerdict) -> list[str]:
     e = r.estimate
-    arrow = "" if r.spec is None else " " + r.spec.direction.arrow
-    ratio = f"{e.ratio:.4f}" if e else "–"
-    ci = f"[{e.low:.4f}, {e.high:.4f}]" if e else "–"
-    p = f"{r.p_adjusted:.2g}" if r.p_adjusted is not None else "–"
-    pairs = f"{e.n_pairs} ({e.block})" if e else "–"
-    return (f"| `{r.key}`{arrow} | {_fmt(r.a_mean)} | {_fmt(r.b_mean)} | {ratio} | {ci} | {p} | {pairs} | "
-            f"{VERDICT_TEXT.get(r.verdict, r.verdict)} |")
+    return [f"`{r.key}`" + ("" if r.spec is None else " " + r.spec.direction.arrow), _fmt(r.a_mean), _fmt(r.b_mean),
+            f"{e.ratio:.4f}" if e else "–", f"[{e.low:.4f}, {e.high:.4f}]" if e else "–",
+            f"{r.p_adjusted:.2g}" if r.p_adjusted is not None else "–", f"{e.n_pairs} ({e.block})" if e else "–",
+            VERDICT_LABEL[r.verdict]]

@@ -5,15 +5,12 @@ from __future__ import annotations
 
 import statistics
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from perfci.judge.compare import CaseComparison, MetricRow
 from perfci.judge.stats import t_quantile
 from perfci.model.result import Interval, Result, TableSize
-from perfci.model.verdicts import Outcome
 from perfci.report import plots
-
-if TYPE_CHECKING:
-    from perfci.judge.compare import CaseComparison
+from perfci.report.table import VERDICT_LABEL, table
 
 # (metric key, label, format) in the order a performance engineer reads them.
 SUMMARY_METRICS = (
@@ -89,31 +86,27 @@ def summary_markdown(result: Result) -> str:
     header = ["metric", *names]
     if ratio_pair:
         header.append(f"{ratio_pair[0]}/{ratio_pair[1]}")
-    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    rows: list[list[str]] = []
     for key, label, fmt in SUMMARY_METRICS:
         values = [phases[p].metrics.get(key) for p in names]
         if all(v is None for v in values) or all(v == 0 for v in values):
             continue
-        row = [label, *(_fmt(v, fmt) for v in values)]
+        cells = [label, *(_fmt(v, fmt) for v in values)]
         if ratio_pair:
             num, den = phases[ratio_pair[0]].metrics.get(key), phases[ratio_pair[1]].metrics.get(key)
-            row.append(f"{num / den:.3f}" if num is not None and den else "–")
-        lines.append("| " + " | ".join(row) + " |")
-    cvs = [interval_cv(phases[p].intervals) for p in names]
-    counts = [len(phases[p].intervals) for p in names]
-    lines.append("| tps interval CV (n intervals) | " + " | ".join(
-        f"{cv:.1%} (n={n})" if cv is not None else f"– (n={n})" for cv, n in zip(cvs, counts))
-        + (" | |" if ratio_pair else " |"))
-    lines.append("| .ibd MiB at phase end | " + " | ".join(_mib(_total_size(phases[p].sizes_after)) for p in names)
-                 + (" | |" if ratio_pair else " |"))
+            cells.append(f"{num / den:.3f}" if num is not None and den else "–")
+        rows.append(cells)
+    no_ratio = [""] if ratio_pair else []
+    rows.append(["tps interval CV (n intervals)", *(f"{cv:.1%} (n={n})" if cv is not None else f"– (n={n})"
+                 for cv, n in ((interval_cv(phases[p].intervals), len(phases[p].intervals)) for p in names)), *no_ratio])
+    rows.append([".ibd MiB at phase end", *(_mib(_total_size(phases[p].sizes_after)) for p in names), *no_ratio])
+    lines += table(header, rows)
     if result.headline:
         lines += ["", "**Headline:** " + " · ".join(
             f"{h.key} = {'–' if h.value is None else f'{h.value:.3f}'}" for h in result.headline)]
-    lines += ["", "| step | kind | duration (s) | .ibd MiB after | compress miss rate |", "|---|---|---|---|---|"]
-    for step in result.steps:
-        miss = step.compress_miss_rate
-        lines.append(f"| {step.name} | {step.kind} | {step.duration_s:.1f} | "
-                     f"{_mib(_total_size(step.sizes_after))} | {'–' if miss is None else f'{miss:.1%}'} |")
+    lines += ["", *table(["step", "kind", "duration (s)", ".ibd MiB after", "compress miss rate"], (
+        [step.name, step.kind, f"{step.duration_s:.1f}", _mib(_total_size(step.sizes_after)),
+         "–" if step.compress_miss_rate is None else f"{step.compress_miss_rate:.1%}"] for step in result.steps))]
     if result.notes:
         lines += ["", "Config notes:"]
         for note in result.notes:
@@ -125,8 +118,6 @@ def summary_markdown(result: Result) -> str:
 
 # ---------------------------------------------------------------- comparisons
 
-VERDICT_MARK = {"regression": "🔴 regression", Outcome.IMPROVEMENT: "🟢 improvement", Outcome.UNCHANGED: Outcome.UNCHANGED,
-                Outcome.INCONCLUSIVE: "⚪ inconclusive", Outcome.NO_BASELINE: "no baseline"}
 
 
 def _mean_pm(values: list[float], confidence: float) -> str:
@@ -169,24 +160,13 @@ def comparison_markdown(comparisons: list[CaseComparison], confidence: float,
                      f"flagged only beyond tolerance AND with the interval excluding 1; metric specs: {comp.specs_from}")
         for w in comp.warnings:
             lines.append(f"- ⚠️ {w}")
-        lines += ["", "| metric | baseline mean ± CI | current | change | ratio CI | tolerance | verdict |",
-                  "|---|---|---|---|---|---|---|"]
-        for row in comp.rows:
-            v = row.verdict
-            est = v.estimate
-            ci = f"[{est.low:.3f}, {est.high:.3f}]" if est and est.low is not None else "–"
-            change = f"{v.change_pct:+.1f} %" if v.change_pct is not None else "–"
-            current = statistics.mean(row.current) if row.current else None
-            arrow = row.spec.direction.arrow
-            lines.append(f"| `{row.key}` {arrow} | {_mean_pm(row.baseline, confidence)} | "
-                         f"{'–' if current is None else f'{current:.4g}'} | {change} | {ci} | "
-                         f"±{row.spec.tolerance:.0%} | {VERDICT_MARK[v.verdict]} |")
+        lines += ["", *table(["metric", "baseline mean ± CI", "current", "change", "ratio CI", "tolerance", "verdict"],
+                             (_comparison_cells(row, confidence) for row in comp.rows))]
         for row in comp.regressions:
             if row.movers:
                 lines += ["", f"Counters per transaction that moved most beside `{row.key}`:", "",
-                          "| counter | baseline | current |", "|---|---|---|"]
-                for name, before, after in row.movers:
-                    lines.append(f"| `{name}` | {before:.4g} | {after:.4g} |")
+                          *table(["counter", "baseline", "current"],
+                                 ([f"`{name}`", f"{before:.4g}", f"{after:.4g}"] for name, before, after in row.movers))]
         if plots and plots[i]:
             lines += [""] + [f"![{Path(p).stem}]({p})" for p in plots[i]]
         reproduce = first.reproduce
@@ -210,6 +190,17 @@ MATRIX_METRICS = (
 )
 
 
+def _comparison_cells(row: MetricRow, confidence: float) -> list[str]:
+    v = row.verdict
+    est = v.estimate
+    current = statistics.mean(row.current) if row.current else None
+    return [f"`{row.key}` {row.spec.direction.arrow}", _mean_pm(row.baseline, confidence),
+            "–" if current is None else f"{current:.4g}",
+            f"{v.change_pct:+.1f} %" if v.change_pct is not None else "–",
+            f"[{est.low:.3f}, {est.high:.3f}]" if est and est.low is not None else "–",
+            f"±{row.spec.tolerance:.0%}", VERDICT_LABEL[v.verdict]]
+
+
 def matrix_markdown(results: list[Result], out_dir: Path) -> str:
     """All cases of one matrix run side by side, with the plots (written to out_dir/plots)."""
 
@@ -221,29 +212,28 @@ def matrix_markdown(results: list[Result], out_dir: Path) -> str:
              f"harness `{first.harness.git_sha[:10]}` · 1 run per case; spread = CV of interval tps", ""]
     phases = list(dict.fromkeys(p for r in results for p in r.phases))
     header = ["case", "phase", *(label for _, label, _ in MATRIX_METRICS), "tps CV"]
-    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    rows: list[list[str]] = []
     for r in results:
         if not r.ran:
-            lines.append(f"| `{r.case}` | skipped | {r.skip_reason} |" + " |" * (len(header) - 3))
+            rows.append([f"`{r.case}`", "skipped", r.skip_reason or "", *[""] * (len(header) - 3)])
             continue
         for phase in phases:
             if phase not in r.phases:
                 continue
             ph = r.phases[phase]
             cv = interval_cv(ph.intervals)
-            lines.append(f"| `{r.case}` | {phase} | " + " | ".join(
-                _fmt(ph.metrics.get(key), fmt) for key, _, fmt in MATRIX_METRICS)
-                + f" | {'–' if cv is None else f'{cv:.1%}'} |")
+            rows.append([f"`{r.case}`", phase, *(_fmt(ph.metrics.get(key), fmt) for key, _, fmt in MATRIX_METRICS),
+                         "–" if cv is None else f"{cv:.1%}"])
+    lines += table(header, rows)
     ran = [r for r in results if r.ran]
     step_names = list(dict.fromkeys(s.name for r in ran for s in r.steps if s.kind != "measure"))
     if step_names:
-        lines += ["", "Steps: duration s / .ibd MiB after", "",
-                  "| case | " + " | ".join(step_names) + " |", "|---|" + "---|" * len(step_names)]
+        step_rows = []
         for r in ran:
             by_name = {s.name: s for s in r.steps}
-            cells = [f"{by_name[n].duration_s:.1f} / {_mib(_total_size(by_name[n].sizes_after))}"
-                     if n in by_name else "–" for n in step_names]
-            lines.append(f"| `{r.case}` | " + " | ".join(cells) + " |")
+            step_rows.append([f"`{r.case}`", *(f"{by_name[n].duration_s:.1f} / {_mib(_total_size(by_name[n].sizes_after))}"
+                                               if n in by_name else "–" for n in step_names)])
+        lines += ["", "Steps: duration s / .ibd MiB after", "", *table(["case", *step_names], step_rows)]
     if ran:
         plot_dir = Path(out_dir) / "plots"
         made = plots.matrix_plots(ran, plot_dir)

@@ -19,7 +19,7 @@ from perfci.model.metrics import MetricSpec, flatten, judged_keys
 from perfci.model.result import AbRole, Result
 from perfci.model.verdicts import Outcome
 from perfci.providers.capabilities import Requested
-from perfci.report.markdown import VERDICT_MARK
+from perfci.report.table import VERDICT_LABEL, table
 from perfci.run.execute import execute
 from perfci.run.plan import plan_run, use_snapshots
 from perfci.run.snapshots import SnapshotCache
@@ -106,17 +106,15 @@ def ab_markdown(sides: tuple[Side, Side], results: list[list[Result]], rows: lis
         f"({host.cpu_model}, {host.cpus} CPUs) · scenario hash `{first.scenario.hash[:19]}…`",
         f"- interval: {confidence:.1%} paired t on log(B/A); flagged only beyond tolerance AND excluding 1",
         "",
-        "| metric | A mean | B mean | B/A | ratio CI | tolerance | verdict |",
-        "|---|---|---|---|---|---|---|",
+        *table(["metric", "A mean", "B mean", "B/A", "ratio CI", "tolerance", "verdict"], (_cells(row) for row in rows)),
+        "",
     ]
-    for row in rows:
-        est = row.verdict.estimate
-        ci = f"[{est.low:.3f}, {est.high:.3f}]" if est and est.low is not None else "–"
-        ratio = f"{est.ratio:.3f}" if est else "–"
-        a_mean = f"{statistics.mean(row.a):.4g}" if row.a else "–"
-        b_mean = f"{statistics.mean(row.b):.4g}" if row.b else "–"
-        arrow = row.spec.direction.arrow
-        lines.append(f"| `{row.key}` {arrow} | {a_mean} | {b_mean} | {ratio} | {ci} | ±{row.spec.tolerance:.0%} | "
-                     f"{VERDICT_MARK[row.verdict.verdict]} |")
-    lines.append("")
     return "\n".join(lines)
+
+
+def _cells(row: PairedRow) -> list[str]:
+    est = row.verdict.estimate
+    return [f"`{row.key}` {row.spec.direction.arrow}", f"{statistics.mean(row.a):.4g}" if row.a else "–",
+            f"{statistics.mean(row.b):.4g}" if row.b else "–", f"{est.ratio:.3f}" if est else "–",
+            f"[{est.low:.3f}, {est.high:.3f}]" if est and est.low is not None else "–",
+            f"±{row.spec.tolerance:.0%}", VERDICT_LABEL[row.verdict.verdict]]
