@@ -163,4 +163,4 @@ def test_a_hand_edited_result_with_an_unknown_status_is_one_line(tmp_path):
     path.write_text(json.dumps(edited(make_result(), status="failed")))
     proc = run_perfci("baseline", "update", str(path), "--baseline-dir", str(tmp_path / "b"))
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
-    assert f"{path} (result): field status:" in proc.stderr and not (tmp_path / "b").exists()
+    assert f"{path} (corrupt result): field status:" in proc.stderr and not (tmp_path / "b").exists()

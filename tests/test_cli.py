@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 
 from perfci import cli
-from perfci.commands.schema import json_schema
+from perfci.commands.schema import KINDS, json_schema
 from perfci.util.paths import project_root, scenarios_dir
 
 from conftest import DATA, REPO, run_perfci
@@ -25,7 +25,7 @@ def test_a_result_with_an_empty_server_object_is_bad_input_in_one_line(tmp_path)
     path.write_text(json.dumps(edited(result, server={})))
     proc = run_perfci("compare", str(path), "--baseline-dir", str(tmp_path / "b"))
     assert proc.returncode == 2, proc.stderr
-    assert proc.stderr.count("\n") == 1 and f"{path} (result): field server.provider: required but missing" in proc.stderr
+    assert proc.stderr.count("\n") == 1 and f"{path} (corrupt result): field server.provider: required but missing" in proc.stderr
 
 
 def test_an_unexpected_exception_is_an_internal_error_with_exit_3(tmp_path, monkeypatch, capsys):
@@ -110,7 +110,7 @@ def test_outside_a_project_there_is_no_scenario_dir_to_guess(tmp_path):
     assert not Path(REPO / "ci" / "perfci" / "_scenarios").exists()
 
 
-@pytest.mark.parametrize("kind", ["result", "baseline", "history", "comparison"])
+@pytest.mark.parametrize("kind", KINDS)
 def test_the_published_schemas_are_the_ones_perfci_prints(kind):
     """docs/schema/*.schema.json (linked from the README) never drift from the model."""
     published = json.loads((REPO / "docs" / "schema" / f"{kind}.schema.json").read_text())

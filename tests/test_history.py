@@ -34,7 +34,7 @@ def test_lines_written_before_records_had_a_schema_still_load(tmp_path):
     path.write_text(json.dumps({"result_id": "r1", "date": "", "harness_sha": "abc", "scenario_hash": "sha256:aaaa",
                                 "server_version": "10.11.19", "metrics": {"after.tps": 1.0}}) + "\n")
     [entry] = read_history(path)
-    assert entry.result_id == "r1" and entry.schema_ == "perfci.history/1"
+    assert entry.result_id == "r1" and entry.schema_ == "perfci.history/2"  # upgraded on load
 
 
 def test_a_history_path_never_leaves_the_history_dir(tmp_path):

@@ -13,7 +13,7 @@ from perfci.commands import options
 from perfci.host.hostlock import command_line, exclusive_host
 from perfci.judge import noise, resample
 from perfci.judge.bursts import judged_specs, pair_table
-from perfci.model.bursts import InterleavedRun
+from perfci.model.bursts import BURSTS_FILE, InterleavedRun
 from perfci.providers.servers import resolve_server
 from perfci.report.table import table
 from perfci.run.steps import utc_now
@@ -66,7 +66,7 @@ def calibrate(scenario: str, server_spec: str, profile: str, rounds: int, bursts
     handle_cancellation()
     progress = Progress(quiet=quiet)
     if from_files:
-        runs = [InterleavedRun.model_validate(json.loads(p.read_text())) for p in from_files]
+        runs = [BURSTS_FILE.load(p) for p in from_files]
     else:
         spec = resolve_server(server_spec).spec
         sides = (Side("a", spec, []), Side("b", spec, []))

@@ -1,4 +1,4 @@
-"""`perfci schema KIND`: the JSON Schema of perfci's file formats."""
+"""`perfci schema KIND`: the JSON Schema of each of perfci's file formats."""
 
 from __future__ import annotations
 
@@ -8,17 +8,31 @@ import click
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
+from perfci.judge.noise import NOISE_FILE
+from perfci.model.bursts import BURSTS_FILE
 from perfci.model.result import Result, ResultV1
-from perfci.report.comparison import ComparisonFile
-from perfci.store.baseline import Baseline
-from perfci.store.history import HistoryRecord
+from perfci.model.scenario import Scenario
+from perfci.providers.servers import ServersFile
+from perfci.report.comparison import COMPARISON_FILE
+from perfci.sessions.confirm import CONFIRMATION_FILE
+from perfci.store.baseline import BASELINE_FILE
+from perfci.store.history import HISTORY_LINE, Annotation
+from perfci.store.results import RESULT_FILE
 
-
-def models() -> dict[str, type[BaseModel]]:
-    return {"result": Result, "baseline": Baseline, "history": HistoryRecord, "comparison": ComparisonFile}
-
-
-KINDS = ("result", "baseline", "history", "comparison")
+# kind -> (model, what the file is): the JSON files (read by model/formats.py) and the YAML inputs
+FORMATS: dict[str, tuple[type[BaseModel], str]] = {
+    "result": (RESULT_FILE.model, "one run of one case (perfci run): RESULT.json"),
+    "baseline": (BASELINE_FILE.model, "a case's pinned baseline: baselines/.../CASE.json"),
+    "history": (HISTORY_LINE.model, "one line of a case's history: history/.../CASE.jsonl"),
+    "annotation": (Annotation, "one line of history/perfci-annotations.jsonl (exclusions, resets)"),
+    "comparison": (COMPARISON_FILE.model, "perfci compare --json"),
+    "noise": (NOISE_FILE.model, "a case's noise model (perfci calibrate): baselines/noise/.../CASE.json"),
+    "bursts": (BURSTS_FILE.model, "an interleaved A/B's bursts: *.bursts.json"),
+    "confirmation": (CONFIRMATION_FILE.model, "a nightly confirmation A/B: *.confirmation.json"),
+    "scenario": (Scenario, "a scenario: scenarios/NAME.yaml"),
+    "servers": (ServersFile, "the named servers: servers.yaml"),
+}
+KINDS = tuple(FORMATS)
 
 
 def json_schema(kind: str) -> dict[str, object]:
@@ -30,15 +44,16 @@ def json_schema(kind: str) -> dict[str, object]:
         defs = top["$defs"]
         return {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": top["title"],
                 "oneOf": [{"$ref": "#/$defs/Result"}, {"$ref": "#/$defs/ResultV1"}], "$defs": defs}
-    schema = models()[kind].model_json_schema(by_alias=True)
-    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
+    schema = FORMATS[kind][0].model_json_schema(by_alias=True)
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "description": FORMATS[kind][1], **schema}
 
 
-@click.command()
+HELP = ("Print the JSON Schema of a file format (default: result).\n\n\b\n"
+        + "\n".join(f"{k}: {what}" for k, (_, what) in FORMATS.items())
+        + "\n\nOlder files are upgraded on load; a file from a newer perfci is refused.")
+
+
+@click.command(help=HELP)
 @click.argument("kind", type=click.Choice(KINDS), default="result")
 def schema(kind: str) -> None:
-    """Print the JSON Schema of a file format: result (default), baseline, history or comparison.
-
-    Older result files (perfci.result/1) are upgraded on load; the schema describes
-    the current version."""
     click.echo(json.dumps(json_schema(kind), indent=2))

@@ -36,8 +36,8 @@ from perfci.judge.paired import ABBA_BLOCK, ALPHA, block_means, differences, lag
 from perfci.judge.stats import t_quantile
 from perfci.model.base import StrictModel
 from perfci.model.bursts import InterleavedRun
+from perfci.model.formats import FileFormat
 from perfci.model.identity import slug
-from perfci.util.errors import BadInput
 from perfci.util.files import write_atomic
 
 POWER = 0.90
@@ -73,6 +73,9 @@ class NoiseModel(StrictModel):
 
     def dump(self) -> dict:
         return self.model_dump(mode="json", by_alias=True)
+
+
+NOISE_FILE = FileFormat("noise model", NoiseModel, "perfci.noise/1")
 
 
 def noise_path(root: Path, runner_class: str, server_line: str, scenario: str, profile: str, case: str) -> Path:
@@ -123,10 +126,7 @@ def save(model: NoiseModel, root: Path) -> Path:
 
 
 def load(path: Path) -> NoiseModel:
-    try:
-        return NoiseModel.model_validate(json.loads(path.read_text()))
-    except (OSError, ValueError) as exc:
-        raise BadInput(f"{path}: not a perfci noise model: {str(exc).splitlines()[0]}") from None
+    return NOISE_FILE.load(path)
 
 
 def find(root: Path, runner_class: str, server_line: str, scenario: str, profile: str, case: str) -> NoiseModel | None:

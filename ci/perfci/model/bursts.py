@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import Field
 
 from perfci.model.base import StrictModel
+from perfci.model.formats import FileFormat
 from perfci.model.result import Host
 
 
@@ -57,3 +58,6 @@ class InterleavedRun(StrictModel):
 
     def dump(self) -> dict:
         return self.model_dump(mode="json", by_alias=True)
+
+
+BURSTS_FILE = FileFormat("A/B bursts file", InterleavedRun, "perfci.ab-bursts/1")

@@ -11,6 +11,7 @@ from pydantic import Field
 
 from perfci.judge.compare import CaseComparison, Rules
 from perfci.model.base import StrictModel
+from perfci.model.formats import FileFormat
 from perfci.model.verdicts import Direction, Outcome
 
 COMPARISON_SCHEMA = "perfci.comparison/1"
@@ -65,6 +66,9 @@ class ComparisonFile(StrictModel):
     schema_: Literal["perfci.comparison/1"] = Field("perfci.comparison/1", alias="schema")
     rules: RulesRecord
     cases: list[CaseRecord]
+
+
+COMPARISON_FILE = FileFormat("comparison", ComparisonFile, COMPARISON_SCHEMA)
 
 
 def _rules(rules: Rules) -> RulesRecord:

@@ -21,11 +21,12 @@ import shlex
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
 from perfci.judge.bursts import judge_run
 from perfci.judge.compare import CaseComparison
 from perfci.model.base import StrictModel
+from perfci.model.formats import FileFormat
 from perfci.model.verdicts import Outcome
 from perfci.providers.mycnf import parse_override
 from perfci.providers.servers import resolve_server
@@ -132,14 +133,14 @@ def save(confirmation: Confirmation, out_dir: Path) -> Path:
     return path
 
 
+CONFIRMATION_FILE = FileFormat("confirmation", Confirmation, "perfci.confirmation/1")
+
+
 def load_all(directory: Path) -> dict[str, Confirmation]:
     """Confirmations by the nightly result they judge; a missing directory has none."""
     found: dict[str, Confirmation] = {}
     for path in sorted(Path(directory).glob(f"*{SUFFIX}")):
-        try:
-            c = Confirmation.model_validate(json.loads(path.read_text()))
-        except (OSError, ValueError, ValidationError) as exc:
-            raise BadInput(f"{path}: not a perfci confirmation: {str(exc).splitlines()[0]}") from None
+        c = CONFIRMATION_FILE.load(path)
         found[c.result_id] = c
     return found
 

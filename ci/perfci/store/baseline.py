@@ -9,16 +9,15 @@ load through the upgrade step below.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from perfci.model.formats import FileFormat
 from perfci.model.identity import DEFAULT_FOLLOW, CaseIdentity, Follow
 from perfci.model.metrics import counters_per_txn, flatten
 from perfci.model.result import HostSignature, Result
-from perfci.model.scenario import validation_message
 from perfci.store.history import DEFAULT_HISTORY_WINDOW, CaseHistory, case_history
 from perfci.util.errors import BadInput
 from perfci.util.files import write_json_atomic
@@ -89,7 +88,8 @@ def _v1_to_v2(data: dict[str, JsonValue]) -> dict[str, JsonValue]:
     return out
 
 
-UPGRADES = {"perfci.baseline/1": _v1_to_v2}
+BASELINE_FILE = FileFormat("baseline", Baseline, BASELINE_SCHEMA, upgrades={"perfci.baseline/1": _v1_to_v2},
+                           hint="restore it from git or rebuild it with 'perfci baseline update'")
 
 
 def baseline_path(root: Path | None, result: Result, follow: Follow = DEFAULT_FOLLOW) -> Path:
@@ -97,23 +97,7 @@ def baseline_path(root: Path | None, result: Result, follow: Follow = DEFAULT_FO
 
 
 def load_baseline(path: Path) -> Baseline:
-    try:
-        text = Path(path).read_text()
-    except FileNotFoundError:
-        raise BadInput(f"{path}: no such baseline") from None
-    except OSError as exc:
-        raise BadInput(f"{path}: cannot read baseline: {exc.strerror}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise BadInput(f"{path}: corrupt baseline (not JSON: {exc.msg} at line {exc.lineno}); "
-                       "restore it from git or rebuild it with 'perfci baseline update'") from None
-    if isinstance(data, dict) and data.get("schema") in UPGRADES:
-        data = UPGRADES[data["schema"]](data)
-    try:
-        return Baseline.model_validate(data)
-    except ValidationError as exc:
-        raise BadInput(validation_message(f"{path} (corrupt baseline)", exc, Baseline)) from None
+    return BASELINE_FILE.load(path)
 
 
 def sample_from(result: Result, forced: list[str]) -> Sample:

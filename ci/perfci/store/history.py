@@ -26,6 +26,7 @@ from typing import Literal
 from pydantic import Field, ValidationError
 
 from perfci.model.base import StrictModel
+from perfci.model.formats import FileFormat, JsonObject
 from perfci.model.identity import DEFAULT_FOLLOW, CaseIdentity, Follow
 from perfci.model.metrics import counters_per_txn, flatten
 from perfci.model.result import HostSignature, Result
@@ -39,7 +40,7 @@ DEFAULT_HISTORY_WINDOW = 10
 class HistoryRecord(StrictModel):
     """One run of one case, as the history keeps it (one JSON line)."""
 
-    schema_: str = Field(HISTORY_SCHEMA, alias="schema", pattern=r"^perfci\.history/[12]$")
+    schema_: Literal["perfci.history/2"] = Field("perfci.history/2", alias="schema")
     result_id: str
     date: str = ""
     harness_sha: str | None = None
@@ -54,6 +55,15 @@ class HistoryRecord(StrictModel):
     run_url: str = ""
     regressed: list[str] = Field([], description="metric keys judged a regression against the history that night")
     judged_since: str | None = Field(None, description="the reset point (a result id) in effect when it was judged")
+
+
+def _v1_to_v2(data: JsonObject) -> JsonObject:
+    """/1 lines carried no schema and no baseline fields: those default (valid, no counters)."""
+    return {**data, "schema": HISTORY_SCHEMA}
+
+
+HISTORY_LINE = FileFormat("history record", HistoryRecord, HISTORY_SCHEMA, upgrades={"perfci.history/1": _v1_to_v2},
+                          unversioned="perfci.history/1")
 
 
 class Annotation(StrictModel):
@@ -108,14 +118,7 @@ def read_history(path: Path) -> list[HistoryRecord]:
             if number == len(lines):
                 continue
             raise BadInput(f"{path}:{number}: corrupt history line (not JSON)") from None
-        if isinstance(data, dict):
-            data.setdefault("schema", "perfci.history/1")
-        try:
-            entries.append(HistoryRecord.model_validate(data))
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            raise BadInput(f"{path}:{number}: not a history record: field {'.'.join(map(str, err['loc']))}: "
-                           f"{err['msg']}") from None
+        entries.append(HISTORY_LINE.parse(data, f"{path}:{number}"))
     return entries
 
 

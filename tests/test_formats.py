@@ -1,0 +1,51 @@
+"""The one versioned loader (model/formats.py), through the real formats."""
+
+import json
+
+import pytest
+
+from perfci.judge.noise import NOISE_FILE
+from perfci.model.bursts import BURSTS_FILE
+from perfci.report.comparison import COMPARISON_FILE
+from perfci.sessions.confirm import CONFIRMATION_FILE
+from perfci.store.baseline import BASELINE_FILE
+from perfci.store.history import HISTORY_LINE, read_history
+from perfci.store.results import RESULT_FILE
+from perfci.util.errors import BadInput
+
+ALL = [RESULT_FILE, BASELINE_FILE, HISTORY_LINE, COMPARISON_FILE, NOISE_FILE, BURSTS_FILE, CONFIRMATION_FILE]
+
+
+@pytest.mark.parametrize("fmt", ALL, ids=lambda f: f.kind)
+def test_a_file_from_a_newer_perfci_is_refused_naming_both_versions(tmp_path, fmt):
+    family, version = fmt.current.rsplit("/", 1)
+    newer = f"{family}/{int(version) + 1}"
+    path = tmp_path / "f.json"
+    path.write_text(json.dumps({"schema": newer}))
+    with pytest.raises(BadInput, match=rf"^{path}: written by a newer perfci \({newer}\); this perfci reads .*{fmt.current}"):
+        fmt.load(path)
+
+
+@pytest.mark.parametrize("fmt", ALL, ids=lambda f: f.kind)
+def test_another_kind_not_json_and_missing_are_one_line_errors(tmp_path, fmt):
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"schema": "perfci.somethingelse/1"}))
+    with pytest.raises(BadInput, match=rf"not a perfci {fmt.kind} \(schema 'perfci.somethingelse/1'"):
+        fmt.load(other)
+    torn = tmp_path / "torn.json"
+    torn.write_text('{"schema": ')
+    with pytest.raises(BadInput, match=rf"^{torn}: corrupt {fmt.kind} \(not JSON"):
+        fmt.load(torn)
+    with pytest.raises(BadInput, match=rf"no such {fmt.kind} file"):
+        fmt.load(tmp_path / "absent.json")
+
+
+def test_an_older_history_line_is_upgraded_and_a_bad_field_names_file_line_and_field(tmp_path):
+    path = tmp_path / "case.jsonl"
+    v1 = {"result_id": "r1", "scenario_hash": "sha256:x", "metrics": {"before.tps": 1.0}}  # /1: no schema
+    path.write_text(json.dumps(v1) + "\n" + json.dumps({**v1, "result_id": "r2", "metrics": "x"}) + "\n{")
+    with pytest.raises(BadInput, match=rf"^{path}:2 \(corrupt history record\): field metrics"):
+        read_history(path)
+    path.write_text(json.dumps(v1) + "\n{")  # a torn last line is still skipped
+    [record] = read_history(path)
+    assert record.schema_ == "perfci.history/2" and record.valid and record.counters == {}
