@@ -83,3 +83,14 @@ def test_excluding_an_unknown_result_is_a_one_line_input_error(tmp_path):
     proc = run_perfci("history", "exclude", "no-such-run", "--reason", "x", "--dir", str(tmp_path))
     assert proc.returncode == 2 and "no history record with result id 'no-such-run'" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_a_history_baseline_pools_only_the_judged_runs_host_and_says_what_it_left_out(tmp_path):
+    """HostSignature's policy: samples of another host signature never pool into a baseline."""
+    two_cores, eight_cores = [make_result(tps=1000, cpus=2) for _ in range(3)], [make_result(tps=4000, cpus=8)]
+    append(two_cores + eight_cores, tmp_path)
+    [comp] = compare([make_result(tps=1000, cpus=2)], history_root=tmp_path)
+    assert [s.result_id for s in comp.baseline.samples] == [r.id for r in two_cores]
+    assert any("left out 1 sample(s) from another host" in line for line in comp.provenance)
+    [comp] = compare([make_result(tps=4000, cpus=8)], history_root=tmp_path)
+    assert [s.result_id for s in comp.baseline.samples] == [eight_cores[0].id]

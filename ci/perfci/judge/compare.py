@@ -168,8 +168,8 @@ def compare_case(results: list[Result], baseline: Baseline | None, baseline_file
         if {r.scenario.hash for r in ran} != {baseline.scenario_hash}:
             warnings.append("the scenario changed since the baseline was recorded (different scenario hash): "
                             "the comparison may not be like for like")
-        if any(r.host.signature() != baseline.host for r in ran):
-            warnings.append(f"host differs from the baseline's ({baseline.host.model_dump()})")
+        mismatches = {m for r in ran if (m := r.host.signature().mismatch(baseline.host))}
+        warnings[:0] = sorted(mismatches)  # first: every number below compares two hosts
         if len(baseline.samples) < 3:
             warnings.append(f"the baseline has only {len(baseline.samples)} sample(s): only large changes can be judged")
     model = noise_model_for(first, rules)

@@ -78,9 +78,23 @@ class Host(StrictModel):
 
 
 class HostSignature(StrictModel):
+    """perfci's one host-compatibility policy: numbers are comparable only between runs
+    on the same signature (CPU model, CPU count, memory). Samples of different signatures
+    never pool: `baseline update` refuses a run of another host (unless --force, which
+    the sample records), and a history baseline takes only the samples of the judged
+    run's host (the report says how many it left out). A pinned baseline file of another
+    host is still judged against, since someone chose that file, but the report's
+    first warning says the hosts differ."""
+
     cpu_model: str | None
     cpus: int | None
     memory_gib: int
+
+    def mismatch(self, other: HostSignature | None) -> str | None:
+        """Why `other` is not comparable with this host; None when it is (or is unknown)."""
+        if other is None or other == self:
+            return None
+        return f"host {self.model_dump()} is not the baseline's {other.model_dump()}"
 
 
 class Harness(StrictModel):

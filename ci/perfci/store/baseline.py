@@ -135,8 +135,8 @@ def refusals(result: Result, baseline: Baseline | None) -> list[str]:
         why.append(f"profile {result.scenario.profile!r} is not the baseline's {baseline.case.profile!r}")
     if result.runner_class != baseline.runner_class:
         why.append(f"runner class {result.runner_class!r} is not the baseline's {baseline.runner_class!r}")
-    if result.host.signature() != baseline.host:
-        why.append(f"host {result.host.signature().model_dump()} does not match the baseline's {baseline.host.model_dump()}")
+    if (host := result.host.signature().mismatch(baseline.host)) is not None:
+        why.append(host)
     return why
 
 
@@ -200,7 +200,7 @@ def baseline_from_history(root: Path, result: Result, window: int = DEFAULT_HIST
     (see CaseHistory.baseline_records) of the result's scenario hash; None when there are none."""
     ident = CaseIdentity.of(result, follow)
     hist = case_history(root, ident)
-    records = hist.baseline_records(result.scenario.hash, window, skip=result.id)
+    records = hist.baseline_records(result.scenario.hash, window, skip=result.id, host=result.host.signature())
     if not records:
         return None, hist
     host = records[-1].host or result.host.signature()
@@ -225,4 +225,9 @@ def provenance(hist: CaseHistory, baseline: Baseline | None) -> list[str]:
             if r.regressed and r.judged_since == hist.reset_id and r.result_id not in used]
     if held:
         lines.append(f"left out {len(held)} night(s) that regressed and no reset accepted (from `{held[0]}`)")
+    if baseline is not None:
+        other = [r.result_id for r in hist.usable(baseline.scenario_hash) if baseline.host.mismatch(r.host)]
+        if other:
+            lines.append(f"left out {len(other)} sample(s) from another host (from `{other[0]}`): "
+                         "numbers pool only within one host signature")
     return lines

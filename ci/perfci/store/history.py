@@ -211,11 +211,14 @@ class CaseHistory:
         wanted = scenario_hash or (kept[-1].scenario_hash if kept else None)
         return [r for r in kept if r.scenario_hash == wanted]
 
-    def baseline_records(self, scenario_hash: str | None, window: int, skip: str = "") -> list[HistoryRecord]:
-        """What a baseline takes: usable records that did not regress against the current
-        reset's baseline (a regressed night joins when a later reset accepts it)."""
+    def baseline_records(self, scenario_hash: str | None, window: int, skip: str = "",
+                         host: HostSignature | None = None) -> list[HistoryRecord]:
+        """What a baseline takes: usable records of `host` (HostSignature's policy) that did
+        not regress against the current reset's baseline (a regressed night joins when a
+        later reset accepts it)."""
         kept = [r for r in self.usable(scenario_hash) if r.result_id != skip
-                and not (r.regressed and r.judged_since == self.reset_id)]
+                and not (r.regressed and r.judged_since == self.reset_id)
+                and (host is None or host.mismatch(r.host) is None)]
         return kept[-window:]
 
     def regressed_streak(self, key: str, scenario_hash: str | None, skip: str = "") -> list[str]:
