@@ -42,7 +42,7 @@ def test_rolling_window_keeps_the_newest(tmp_path):
 @pytest.mark.parametrize("bad, why", [
     (dict(phases=("before",)), "partial run: phases without metrics: after"),
     (dict(scenario_hash="sha256:bbbb"), "scenario hash sha256:bbbb differs"),
-    (dict(cpus=64), "does not match the baseline's"),
+    (dict(cpus=64), "is not the baseline's"),
 ])
 def test_refusals_name_the_reason_and_write_nothing(tmp_path, bad, why):
     root = tmp_path / "b"
