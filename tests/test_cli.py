@@ -4,7 +4,10 @@ finding the project it runs in."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import jsonschema
@@ -14,7 +17,7 @@ from perfci import cli
 from perfci.commands.schema import KINDS, json_schema
 from perfci.util.paths import project_root, scenarios_dir
 
-from conftest import DATA, REPO, run_perfci
+from conftest import DATA, REPO, SOURCE_ENV, run_perfci
 from factories import edited, make_result, write_results
 
 V1_RESULTS = sorted((DATA / "results-v1").glob("*.json"))
@@ -23,6 +26,7 @@ V1_RESULTS = sorted((DATA / "results-v1").glob("*.json"))
 def test_a_result_with_an_empty_server_object_is_bad_input_in_one_line(tmp_path):
     [(path, result)] = write_results(tmp_path, [make_result()])
     path.write_text(json.dumps(edited(result, server={})))
+    (tmp_path / "b").mkdir()
     proc = run_perfci("compare", str(path), "--baseline-dir", str(tmp_path / "b"))
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.count("\n") == 1 and f"{path} (corrupt result): field server.provider: required but missing" in proc.stderr
@@ -37,13 +41,13 @@ def test_an_unexpected_exception_is_an_internal_error_with_exit_3(tmp_path, monk
 
     monkeypatch.setattr(command, "compare_results", boom)
     with pytest.raises(SystemExit) as exit_:
-        cli.main(["compare", str(path), "--baseline-dir", str(tmp_path / "b")])
+        cli.main(["compare", str(path), "--baseline-dir", str(tmp_path)])
     err = capsys.readouterr().err
     assert exit_.value.code == 3
     assert err == "perfci: internal error: KeyError: 'flavor'; rerun with PERFCI_DEBUG=1 for the traceback\n"
     monkeypatch.setenv("PERFCI_DEBUG", "1")
     with pytest.raises(SystemExit):
-        cli.main(["compare", str(path), "--baseline-dir", str(tmp_path / "b")])
+        cli.main(["compare", str(path), "--baseline-dir", str(tmp_path)])
     assert "Traceback" in capsys.readouterr().err
 
 
@@ -116,3 +120,59 @@ def test_the_published_schemas_are_the_ones_perfci_prints(kind):
     published = json.loads((REPO / "docs" / "schema" / f"{kind}.schema.json").read_text())
     assert published == json.loads(json.dumps(json_schema(kind))), \
         f"regenerate: perfci schema {kind} > docs/schema/{kind}.schema.json"
+
+
+@pytest.mark.parametrize("args", [
+    ["compare", "{result}", "--baseline-dir", "{tmp}/nowhere"],
+    ["compare", "{result}", "--history", "{tmp}/nowhere"],
+    ["issues", "sync", "{result}", "--history", "{tmp}/nowhere", "--dry-run"],
+    ["nightly", "{result}", "--history", "{tmp}/nowhere", "--dry-run"],
+    ["history", "exclude", "r1", "--reason", "x", "--history", "{tmp}/nowhere"],
+])
+def test_a_directory_to_read_that_does_not_exist_is_bad_input_never_no_baseline_and_green(tmp_path, args):
+    [(path, _)] = write_results(tmp_path, [make_result()])
+    proc = run_perfci(*(a.format(result=path, tmp=tmp_path) for a in args))
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith("error: Invalid value for '--") and "does not exist" in proc.stderr
+
+
+def test_out_without_dry_run_is_refused_not_ignored(tmp_path):
+    [(path, _)] = write_results(tmp_path, [make_result()])
+    proc = run_perfci("issues", "sync", str(path), "--out", str(tmp_path / "issues"))
+    assert proc.returncode == 2 and "--out is where --dry-run writes the issues" in proc.stderr
+
+
+@pytest.mark.parametrize("args, named", [
+    (["run", "no-such-scenario"], "no-such-scenario"),
+    (["run", "rebuild-after-delete", "--profile", "smok"], "unknown profile 'smok'"),
+    (["ab", "rebuild-after-delete", "--a", "local", "--b", "no-such-server"], "no-such-server"),
+])
+def test_a_typo_is_exit_2_before_the_host_lock_is_taken(tmp_path, args, named):
+    """The host lock is held by another process all along: a typo must not wait for it or name it."""
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK], env={**os.environ, **SOURCE_ENV},
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        proc = run_perfci(*args, "--host-wait", "30", cwd=REPO)
+        assert proc.returncode == 2 and named in proc.stderr and "host lock" not in proc.stderr, proc.stderr
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+HOLD_LOCK = """
+import sys, time
+from perfci.host.hostlock import exclusive_host
+with exclusive_host("perfci run held-by-test", allow_busy=True):
+    print("held", flush=True)
+    time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("args, refused", [
+    (["--rounds", "4"], "--rounds only apply to --mode rounds"),
+    (["--mode", "rounds", "--min-effect", "0.05"], "--min-effect only apply to --mode interleaved"),
+])
+def test_an_ab_option_of_the_other_mode_is_refused_not_silently_ignored(args, refused):
+    proc = run_perfci("ab", "rebuild-after-delete", *args)
+    assert proc.returncode == 2 and refused in proc.stderr and proc.stderr.count("\n") == 1

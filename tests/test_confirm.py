@@ -69,7 +69,7 @@ def test_confirmations_decide_whether_a_regression_opens_an_issue(tmp_path):
                           nightly_regressions=[r.key for r in comp.regressions], a="local", b="local --config x=1",
                           profile="smoke", report="| the A/B's table |"), confirm_dir)
         return run_perfci("issues", "sync", str(tmp_path / "candidate.json"), "--baseline-dir", str(root),
-                          "--dry-run", str(issues), "--confirmations", str(confirm_dir))
+                          "--dry-run", "--out", str(issues), "--confirmations", str(confirm_dir))
 
     proc = sync_with("not-confirmed", "the A/B finds no judged regression")
     assert proc.returncode == 0, proc.stderr
@@ -88,6 +88,6 @@ def test_a_corrupt_confirmation_is_a_one_line_error(tmp_path):
     (tmp_path / "confirm").mkdir()
     (tmp_path / "confirm" / "x.confirmation.json").write_text("{}")
     proc = run_perfci("issues", "sync", str(tmp_path / "candidate.json"), "--baseline-dir", str(root),
-                      "--dry-run", str(tmp_path / "issues"), "--confirmations", str(tmp_path / "confirm"))
+                      "--dry-run", "--out", str(tmp_path / "issues"), "--confirmations", str(tmp_path / "confirm"))
     assert proc.returncode == 2 and "x.confirmation.json: not a perfci confirmation" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1

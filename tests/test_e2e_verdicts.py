@@ -82,7 +82,7 @@ def test_the_regression_is_confirmed_by_an_ab_against_the_last_good_config_befor
     assert len(list(confirm.glob("*.bursts.json"))) == 1
     issues = tmp_path / "issues"
     proc = run_perfci("issues", "sync", str(slow["path"]), "--baseline-dir", str(baseline_dir),
-                      "--dry-run", str(issues), "--confirmations", str(confirm))
+                      "--dry-run", "--out", str(issues), "--confirmations", str(confirm))
     assert proc.returncode == 0, proc.stderr
     text = next(issues.glob("*.md")).read_text()
     assert "- **confirmed**: the A/B flags" in text and "perfci A/B (interleaved)" in text

@@ -70,7 +70,7 @@ def test_cli_appends_and_reports_changes_with_a_plot(tmp_path):
     results = [make_result(tps=1000 + (i % 3)) for i in range(12)] + [make_result(tps=800 + (i % 3)) for i in range(12)]
     rdir = tmp_path / "r"
     write_results(rdir, results)
-    proc = run_perfci("history", "append", str(rdir), "--dir", str(tmp_path / "h"))
+    proc = run_perfci("history", "append", str(rdir), "--history", str(tmp_path / "h"))
     assert proc.returncode == 0 and "+24" in proc.stdout
     proc = run_perfci("history", "changes", str(tmp_path / "h"), "--metric", "after.tps",
                       "--plots", str(tmp_path / "plots"))

@@ -52,7 +52,7 @@ def test_a_second_run_refuses_at_once_naming_the_holder(holder, tmp_path):
                                   f"pid {holder.pid} (perfci run held-by-test) since ")
     assert "--allow-busy" in proc.stderr and proc.stderr.count("\n") == 1
     assert elapsed < 5 and not (tmp_path / "o").exists()
-    proc = run_perfci("ab", "rebuild-after-delete", "--rounds", "2", "--out", str(tmp_path / "o"))
+    proc = run_perfci("ab", "rebuild-after-delete", "--mode", "rounds", "--rounds", "2", "--out", str(tmp_path / "o"))
     assert proc.returncode == 3 and f"held by pid {holder.pid}" in proc.stderr
 
 

@@ -89,12 +89,12 @@ def test_api_error_is_a_clear_error(setup, tmp_path):
 def test_dry_run_writes_issue_files_named_by_fingerprint(setup, tmp_path):
     root, candidate = setup
     out = tmp_path / "issues"
-    proc = run_perfci("issues", "sync", candidate(700), "--baseline-dir", str(root), "--dry-run", str(out))
+    proc = run_perfci("issues", "sync", candidate(700), "--baseline-dir", str(root), "--dry-run", "--out", str(out))
     assert proc.returncode == 0, proc.stderr
     fp = fingerprint(CaseIdentity.of(make_result()), "before.tps")
     text = (out / f"{fp}.md").read_text()
     assert text.startswith("# Perf regression: before.tps") and "labels: perf-regression" in text
-    proc = run_perfci("issues", "sync", candidate(1000), "--baseline-dir", str(root), "--dry-run", str(tmp_path / "none"))
+    proc = run_perfci("issues", "sync", candidate(1000), "--baseline-dir", str(root), "--dry-run", "--out", str(tmp_path / "none"))
     assert proc.returncode == 0 and not (tmp_path / "none").exists()
 
 

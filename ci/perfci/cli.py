@@ -75,11 +75,18 @@ def internal_error(exc: BaseException) -> None:
     sys.exit(EXIT_INFRA)
 
 
+def usage(exc: click.ClickException) -> None:
+    """A usage error in one line, with where to look: `error: ... (see perfci CMD --help)`."""
+    ctx = getattr(exc, "ctx", None)
+    where = f" (see {ctx.command_path} --help)" if ctx is not None else ""
+    click.echo(f"error: {exc.format_message()}{where}", err=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     try:
         rv = cli.main(args=argv, prog_name="perfci", standalone_mode=False)
     except click.ClickException as exc:  # usage errors: one line, exit 2
-        exc.show()
+        usage(exc)
         sys.exit(EXIT_BAD_INPUT)
     except click.Abort:  # Ctrl-C outside run/ab (they handle it and say what was kept)
         click.echo("interrupted", err=True)

@@ -7,6 +7,7 @@ import tempfile
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
 from perfci.commands import options
 from perfci.host.hostlock import command_line, exclusive_host
@@ -14,7 +15,6 @@ from perfci.judge.bursts import judge_run
 from perfci.model.result import Result
 from perfci.model.verdicts import Outcome
 from perfci.providers.mycnf import parse_override
-from perfci.providers.servers import resolve_server
 from perfci.report.interleaved import interleaved_markdown
 from perfci.run.plan import plan_run
 from perfci.sessions.interleave import plan_sides, run_interleaved
@@ -65,17 +65,20 @@ def ab(scenario: str, a_spec: str, b_spec: str, a_config: tuple[str, ...], b_con
        min_effect: float, a_sql: tuple[str, ...], b_sql: tuple[str, ...], case_pattern: str | None, out_dir: Path,
        workdir: Path | None, confidence: float, report_file: Path | None, runner_class: str, allow_busy: bool, host_wait: float,
        quiet: bool) -> int:
-    """Paired A/B runs of SCENARIO: B against A, round by round on this host.
+    """A/B of SCENARIO on this host: B against A, interleaved by default (both servers
+    alive from one dataset, fixed-work bursts alternating A B B A, the idle side
+    frozen); --mode rounds runs whole runs on fresh servers instead.
 
     \b
     Examples:
-      perfci ab rebuild-after-delete --b-config innodb_flush_log_at_trx_commit=1 --rounds 4
+      perfci ab rebuild-after-delete --b-config innodb_flush_log_at_trx_commit=1
       perfci ab rebuild-after-delete --a local:/opt/mysql-8.0.42 --b local:/opt/mysql-8.4.5
+      perfci ab rebuild-after-delete --mode rounds --rounds 4 --b-config innodb_page_size=8k
     Exit codes: 0 no regression of B, 1 regression of B, 2 bad input, 3 infrastructure or internal error."""
     handle_cancellation()
     progress = Progress(quiet=quiet)
-    # a mistyped spec or server id is bad input even on a busy host
-    a_spec, b_spec = resolve_server(a_spec).spec, resolve_server(b_spec).spec
+    refuse_other_modes_options(mode)
+    a_spec, b_spec = options.check_inputs(scenario, profile, a_spec, b_spec)  # typos: exit 2 before the lock
     sides = (Side("a", a_spec, [parse_override(c) for c in a_config], str(a_scenario) if a_scenario else None),
              Side("b", b_spec, [parse_override(c) for c in b_config]))
     parent = Path(workdir or tempfile.gettempdir())
@@ -84,8 +87,6 @@ def ab(scenario: str, a_spec: str, b_spec: str, a_config: tuple[str, ...], b_con
         return _interleaved(scenario, profile, sides, parent, case_pattern, bursts, warmup, min_effect,
                             (list(a_sql), list(b_sql)), out_dir, report_file, runner_class, allow_busy, host_wait,
                             dsn_only, progress)
-    if a_sql or b_sql:
-        raise click.UsageError("--a-sql/--b-sql need --mode interleaved")
     try:
         with exclusive_host(command_line(), allow_busy, ignore_servers=dsn_only, wait_s=host_wait):
             results = _checked_rounds(scenario, profile, sides, rounds, out_dir, parent, progress, runner_class,
@@ -99,6 +100,19 @@ def ab(scenario: str, a_spec: str, b_spec: str, a_config: tuple[str, ...], b_con
         write_atomic(report_file, text)
     click.echo(text)
     return EXIT_REGRESSION if any(r.verdict.verdict == Outcome.REGRESSION for r in rows) else 0
+
+
+# options that only one mode reads: given in the other mode they would be silently ignored
+MODE_OPTIONS = {"rounds": ("rounds", "confidence"), "interleaved": ("bursts", "warmup", "min_effect", "a_sql", "b_sql")}
+
+
+def refuse_other_modes_options(mode: str) -> None:
+    ctx = click.get_current_context()
+    for other, names in MODE_OPTIONS.items():
+        given = [n for n in names if other != mode and ctx.get_parameter_source(n) != ParameterSource.DEFAULT]
+        if given:
+            flags = ", ".join("--" + n.replace("_", "-") for n in given)
+            raise click.UsageError(f"{flags} only apply to --mode {other} (this A/B is --mode {mode})")
 
 
 def _checked_rounds(scenario: str, profile: str, sides: tuple[Side, Side], rounds: int, out_dir: Path, parent: Path,

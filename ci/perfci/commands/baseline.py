@@ -20,7 +20,7 @@ def baseline() -> None:
 
 @baseline.command("update")
 @click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
-@options.baseline_dir
+@options.baseline_dir_to_write
 @click.option("--baseline", "baseline_file", type=click.Path(path_type=Path),
               help="Write this baseline file instead of the one the layout names.")
 @click.option("--window", type=click.IntRange(1, 1000), default=None,

@@ -14,7 +14,6 @@ from perfci.host.hostlock import command_line, exclusive_host
 from perfci.judge import noise, resample
 from perfci.judge.bursts import judged_specs, pair_table
 from perfci.model.bursts import BURSTS_FILE, InterleavedRun
-from perfci.providers.servers import resolve_server
 from perfci.report.table import table
 from perfci.run.steps import utc_now
 from perfci.sessions.interleave import plan_sides, run_interleaved
@@ -68,7 +67,7 @@ def calibrate(scenario: str, server_spec: str, profile: str, rounds: int, bursts
     if from_files:
         runs = [BURSTS_FILE.load(p) for p in from_files]
     else:
-        spec = resolve_server(server_spec).spec
+        [spec] = options.check_inputs(scenario, profile, server_spec)
         sides = (Side("a", spec, []), Side("b", spec, []))
         parent = Path(workdir or tempfile.gettempdir())
         runs = []

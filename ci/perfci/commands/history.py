@@ -21,7 +21,7 @@ def history() -> None:
 
 @history.command("append")
 @click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--dir", "history_dir", type=click.Path(path_type=Path), default=Path("history"), show_default=True)
+@options.history_to_write
 @options.follow
 def history_append(results: tuple[Path, ...], history_dir: Path, follow: Follow) -> None:
     """Append RESULT files' summaries (a result already there is skipped)."""
@@ -33,8 +33,7 @@ def history_append(results: tuple[Path, ...], history_dir: Path, follow: Follow)
 @history.command("exclude")
 @click.argument("result_id")
 @click.option("--reason", required=True, help="Why (shown in every report that leaves it out).")
-@click.option("--dir", "history_dir", type=click.Path(path_type=Path, file_okay=False), default=Path("history"),
-              show_default=True)
+@options.history_to_read
 def history_exclude(result_id: str, reason: str, history_dir: Path) -> None:
     """Exclude RESULT_ID's sample from baselines and change points (kept, marked, listed in reports)."""
     if not reason.strip():

@@ -27,8 +27,8 @@ def issues() -> None:
 @click.option("--run-url", default="", help="Link to the workflow run and its artifacts.")
 @click.option("--close-after", type=click.IntRange(1, 100), default=issues_mod.DEFAULT_CLOSE_AFTER, show_default=True,
               help="Close an issue after this many consecutive clean runs.")
-@click.option("--dry-run", "dry_run_dir", type=click.Path(path_type=Path),
-              help="Write each issue's Markdown to DIR/<fingerprint>.md instead of calling GitHub.")
+@options.dry_run
+@options.issues_out
 @click.option("--confirmations", "confirm_dir", type=click.Path(path_type=Path), default=None,
               help="Results of `perfci confirm`: a regression its A/B did not confirm opens no issue; "
                    "the others carry the A/B.")
@@ -38,9 +38,10 @@ def issues() -> None:
 @options.window
 @options.min_nights
 def issues_sync(results: tuple[Path, ...], baseline_dir: Path | None, repo: str | None, run_url: str,
-                close_after: int, dry_run_dir: Path | None, confirm_dir: Path | None, noise_dir: Path | None,
+                close_after: int, dry_run: bool, issues_out: Path, confirm_dir: Path | None, noise_dir: Path | None,
                 follow: Follow, history_dir: Path | None, window: int, min_nights: int) -> None:
     """Open, update or close one issue per regressed metric of RESULTS."""
+    dry_run_dir = options.dry_run_dir(dry_run, issues_out)
     loaded = [load_result(p) for p in expand(list(results))]
     comparisons = compare_results(loaded, baseline_root=baseline_dir, rules=Rules(follow=follow, noise_dir=noise_dir),
                                   history_root=history_dir, window=window)

@@ -18,16 +18,17 @@ from perfci.store.results import expand, load_result
 
 @click.command()
 @click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--history", "history_dir", required=True, type=click.Path(path_type=Path, file_okay=False),
-              help="The history directory (a checkout of the results branch's history/); tonight's results are appended.")
+@click.option("--history", "history_dir", required=True, type=click.Path(path_type=Path, exists=True, file_okay=False),
+              help="The history directory, which must exist (a checkout of the results branch's history/); "
+                   "tonight's results are appended.")
 @options.baseline_dir
 @options.window
 @options.min_nights
 @click.option("--close-after", type=click.IntRange(1, 100), default=issues_mod.DEFAULT_CLOSE_AFTER, show_default=True,
               help="Close an issue after this many consecutive clean nights.")
 @click.option("--repo", default=None, help="OWNER/NAME (default: $GITHUB_REPOSITORY).")
-@click.option("--dry-run", "dry_run_dir", type=click.Path(path_type=Path),
-              help="Write issue bodies to DIR instead of calling GitHub (no triage: it reads GitHub).")
+@options.dry_run
+@options.issues_out
 @click.option("--run-url", default="", help="Link to the workflow run and its artifacts.")
 @click.option("--site-url", default="", envvar="PERFCI_SITE_URL", help="Where the dashboard is published (linked from issues).")
 @click.option("--confirmations", "confirm_dir", type=click.Path(path_type=Path), default=None,
@@ -35,11 +36,12 @@ from perfci.store.results import expand, load_result
 @options.noise_dir
 @options.follow
 def nightly(results: tuple[Path, ...], history_dir: Path, baseline_dir: Path | None, window: int, min_nights: int,
-            close_after: int, repo: str | None, dry_run_dir: Path | None, run_url: str, site_url: str,
+            close_after: int, repo: str | None, dry_run: bool, issues_out: Path, run_url: str, site_url: str,
             confirm_dir: Path | None, noise_dir: Path | None, follow: Follow) -> None:
     """After a nightly's bench jobs: triage accepted issues (reset their baselines), open,
     comment or close threshold issues against the history, append RESULTS to the
     history, and open one issue per persisting change point."""
+    dry_run_dir = options.dry_run_dir(dry_run, issues_out)
     loaded = [load_result(p) for p in expand(list(results))]
     gh = None if dry_run_dir else issues_mod.GitHub(repo or os.environ.get("GITHUB_REPOSITORY", ""))
     opts = NightOptions(history_root=history_dir, baseline_root=baseline_dir, rules=Rules(follow=follow, noise_dir=noise_dir),

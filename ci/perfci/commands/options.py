@@ -10,12 +10,17 @@ import click
 
 from perfci.judge.stats import DEFAULT_CONFIDENCE, DEFAULT_CV_FLOOR, DEFAULT_PRIOR_CV
 from perfci.model.identity import DEFAULT_FOLLOW, FOLLOW_CHOICES
+from perfci.model.scenario import cases, load_scenario
+from perfci.providers.servers import resolve_server
 
 F = TypeVar("F", bound=Callable[..., object])
 
 baseline_dir = click.option(
-    "--baseline-dir", type=click.Path(path_type=Path), default=None,
-    help="Baselines root (default: baselines/ of the perfci project here or above, or $PERFCI_ROOT).")
+    "--baseline-dir", type=click.Path(path_type=Path, exists=True, file_okay=False), default=None,
+    help="Baselines root, which must exist (default: baselines/ of the perfci project here or above, or $PERFCI_ROOT).")
+baseline_dir_to_write = click.option(
+    "--baseline-dir", type=click.Path(path_type=Path, file_okay=False), default=None,
+    help="Baselines root (created if missing; default: baselines/ of the perfci project here or above, or $PERFCI_ROOT).")
 runner_class = click.option(
     "--runner-class", envvar="PERFCI_RUNNER_CLASS", default="local", show_default=True,
     help="Label of this host's kind (baselines are kept per runner class). Env: PERFCI_RUNNER_CLASS.")
@@ -51,7 +56,8 @@ noise_dir = click.option(
     help="Noise models from `perfci calibrate` (default: baselines/noise of the project): where one matches a "
          "case, its tolerances and spreads replace the defaults, and every counter it found deterministic is judged too.")
 history = click.option(
-    "--history", "history_dir", type=click.Path(path_type=Path, file_okay=False), default=None, envvar="PERFCI_HISTORY",
+    "--history", "history_dir", type=click.Path(path_type=Path, exists=True, file_okay=False), default=None,
+    envvar="PERFCI_HISTORY",
     help="History directory (the results branch's history/): a case without a pinned baseline file is judged "
          "against its last --window usable samples there (valid, not excluded, after the last reset). Env: PERFCI_HISTORY.")
 window = click.option(
@@ -61,6 +67,18 @@ min_nights = click.option(
     "--min-nights", type=click.IntRange(1, 30), default=2, show_default=True, envvar="PERFCI_MIN_NIGHTS",
     help="With --history: open an issue only when a metric regressed on this many consecutive nights (a one-night "
          "spike opens none), or an A/B confirmed it. Env: PERFCI_MIN_NIGHTS.")
+history_to_write = click.option(
+    "--history", "history_dir", type=click.Path(path_type=Path, file_okay=False), default=Path("history"),
+    show_default=True, envvar="PERFCI_HISTORY", help="History directory (created if missing). Env: PERFCI_HISTORY.")
+history_to_read = click.option(
+    "--history", "history_dir", type=click.Path(path_type=Path, exists=True, file_okay=False), default=Path("history"),
+    show_default=True, envvar="PERFCI_HISTORY", help="History directory, which must exist. Env: PERFCI_HISTORY.")
+dry_run = click.option(
+    "--dry-run", is_flag=True,
+    help="Call no GitHub API: write each issue's Markdown (title, labels, body) under --out instead.")
+issues_out = click.option(
+    "--out", "issues_out", type=click.Path(path_type=Path, file_okay=False), default=Path("issues"), show_default=True,
+    help="With --dry-run: where the issues' Markdown goes (DIR/<fingerprint>.md).")
 quiet = click.option("--quiet", "-q", is_flag=True, help="No progress output; print only results and summaries.")
 
 
@@ -69,3 +87,20 @@ def verdict_rules(fn: F) -> F:
     for option in (follow, prior_cv, cv_floor, confidence):
         fn = option(fn)
     return fn
+
+
+def check_inputs(scenario: str, profile: str, *server_specs: str) -> list[str]:
+    """The inputs a benchmark names, checked before it takes the host lock, so a typo in
+    a scenario, a profile or a server is exit 2 at once, even on a busy host. Returns
+    the servers' resolved specs."""
+    loaded, path = load_scenario(scenario)
+    cases(loaded, profile, str(path))  # an unknown profile (or a broken matrix) is BadInput here
+    return [resolve_server(spec).spec for spec in server_specs]
+
+
+def dry_run_dir(dry_run: bool, out: Path) -> Path | None:
+    """Where --dry-run writes issues; --out without --dry-run would be silently ignored: refused."""
+    source = click.get_current_context().get_parameter_source("issues_out")
+    if not dry_run and source is not None and source.name != "DEFAULT":
+        raise click.UsageError("--out is where --dry-run writes the issues: give --dry-run too, or drop --out")
+    return out if dry_run else None

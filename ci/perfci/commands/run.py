@@ -10,7 +10,6 @@ import click
 from perfci.commands import options
 from perfci.host.hostlock import command_line, exclusive_host
 from perfci.providers.mycnf import parse_config_file, parse_override
-from perfci.providers.servers import resolve_server
 from perfci.sessions.session import handle_cancellation, run_session
 from perfci.util.errors import EXIT_INTERRUPTED
 from perfci.util.progress import Progress
@@ -77,7 +76,7 @@ def run(scenario: str, profile: str, server_spec: str, configs: tuple[str, ...],
     overrides = [parse_override(c) for c in configs]
     if config_file:
         overrides = parse_config_file(config_file) + overrides
-    server_spec = resolve_server(server_spec).spec  # a mistyped spec or id is bad input even on a busy host
+    [server_spec] = options.check_inputs(scenario, profile, server_spec)  # typos: exit 2 even on a busy host
 
     def show(path: Path, summary: str) -> None:
         click.echo(summary)
