@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -101,8 +103,10 @@ def test_job_completed_removes_what_the_job_left(tmp_path):
     unrelated = tmp / "keep-me"
     unrelated.mkdir()
     # a sysbench of the job (its auth file lies in the job's workdir) and one that is not
-    stray = subprocess.Popen(["bash", "-c", f"exec -a sysbench python3 -c 'import time; time.sleep(120)' "
-                                            f"--config-file={datadir}/sysbench-auth.cnf"])
+    # the interpreter itself, not `python3` from PATH: a wrapper there (a pyenv shim) would run
+    # python as its child and lose the `exec -a sysbench` name
+    stray = subprocess.Popen(["bash", "-c", f"exec -a sysbench {shlex.quote(sys.executable)} "
+                                            f"-c 'import time; time.sleep(120)' --config-file={datadir}/sysbench-auth.cnf"])
     other = subprocess.Popen(["bash", "-c", "exec -a sysbench sleep 120"])
     try:
         time.sleep(0.3)
