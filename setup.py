@@ -1,6 +1,6 @@
 """Build hook only (metadata lives in pyproject.toml): the wheel carries the
 project's built-in scenarios as `perfci/_scenarios`, the fallback when perfci runs
-outside a perfci project (see perfci/paths.py)."""
+outside a perfci project (see perfci/util/paths.py)."""
 
 import shutil
 from pathlib import Path

@@ -1,4 +1,4 @@
-"""Verdicts simulated from measured bursts (resample.py): seeded, through the real
+"""Verdicts simulated from measured bursts (judge/resample.py): seeded, through the real
 verdict code, on A/A runs whose noise is known."""
 
 from __future__ import annotations

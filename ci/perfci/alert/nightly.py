@@ -8,7 +8,7 @@ it; the self-hosted runner never holds a write token):
    after --min-nights consecutive regressed nights, commented while they last,
    closed after K clean nights — on every nightly outcome, not only on exit 1;
 3. tonight's results join the history, with what they regressed on;
-4. change points over each judged metric's history open or comment (changes.py).
+4. change points over each judged metric's history open or comment (judge/changes.py, alert/change_issues.py).
 """
 
 from __future__ import annotations

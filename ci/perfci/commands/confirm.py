@@ -1,4 +1,4 @@
-"""`perfci confirm`: the second stage of a nightly alert (see confirm.py)."""
+"""`perfci confirm`: the second stage of a nightly alert (see sessions/confirm.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`perfci nightly`: one night's triage, issues, history and change points (see nightly.py)."""
+"""`perfci nightly`: one night's triage, issues, history and change points (see alert/nightly.py)."""
 
 from __future__ import annotations
 

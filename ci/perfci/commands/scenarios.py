@@ -38,7 +38,7 @@ def list_scenarios() -> None:
         except PerfciError as err:
             click.echo(f"{path.stem}: INVALID: {err}")
             continue
-        click.echo(f"{scenario.name}" + (f"  (seed {scenario.seed})" if scenario.seed else ""))
+        click.echo(f"{scenario.name}" + (f"  ({scenario.source})" if scenario.source else ""))
         click.echo(f"  {scenario.description}")
         for axis in scenario.axes:
             click.echo(f"  axis {axis.name}: {', '.join(axis.ids())}")

@@ -91,7 +91,7 @@ class CaseComparison:
 
     @property
     def invalid(self) -> bool:
-        """Every result that ran was invalid: nothing was judged (validity.py)."""
+        """Every result that ran was invalid: nothing was judged (run/validity.py)."""
         ran = [r for r in self.results if r.ran]
         return bool(ran) and not any(r.validity.valid for r in ran)
 

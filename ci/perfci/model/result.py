@@ -1,7 +1,7 @@
 """The result of one run of one case: a typed, versioned model.
 
 Every writer builds a `Result` and every reader gets one from `results.load_result`,
-which upgrades older formats first (`perfci.result/1` -> `/2`, see `results.py`).
+which upgrades older formats first (`perfci.result/1` -> `/2`, see `store/results.py`).
 `perfci schema result` prints the JSON Schema of this model.
 
 Values stay plain JSON types (numbers, strings, lists, mappings); where a mapping
@@ -350,7 +350,7 @@ class AbRole(StrictModel):
 
 
 class Validity(StrictModel):
-    """The run validity gate (validity.py): an invalid run enters no baseline and no verdict."""
+    """The run validity gate (run/validity.py): an invalid run enters no baseline and no verdict."""
 
     valid: bool = True
     reasons: list[str] = []
@@ -395,7 +395,7 @@ class Result(StrictModel):
 
 class ResultV1(Result):
     """What perfci wrote before /2 (headline ratios as one joined key). Read only
-    through the upgrade in `results.py`; here so `perfci schema result` can say
+    through the upgrade in `store/results.py`; here so `perfci schema result` can say
     which older files it accepts."""
 
     schema_: Literal["perfci.result/1"] = Field("perfci.result/1", alias="schema")  # type: ignore[assignment]

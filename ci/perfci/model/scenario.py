@@ -301,7 +301,7 @@ class CompareSpec(StrictModel):
 class Scenario(StrictModel):
     name: Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]*$")]
     description: str
-    seed: str | None = Field(None, description="the seed document it reproduces")
+    source: str | None = Field(None, description="the public report it reproduces: a bug number and title, an article")
     dataset: Dataset
     server: ServerSection = ServerSection()
     workload: Workload = Workload()
@@ -309,10 +309,17 @@ class Scenario(StrictModel):
     steps: list[Step] = Field(min_length=1)
     profiles: dict[StepName, Profile]
     headline: list[Headline] = []
-    compare: list[CompareSpec] = Field([], description="metrics judged against baselines; default: see ci/perfci/metrics.py")
+    compare: list[CompareSpec] = Field([], description="metrics judged against baselines; default: see ci/perfci/model/metrics.py")
     axes: list[Axis] = Field([], description="the case matrix: one case per point of the product of axes")
     snapshot: bool = Field(False, description="keep the dataset built by the leading data steps in the snapshot "
                                               "cache and restore it on later runs (not where load time is a metric)")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _seed_is_the_old_name_of_source(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "seed" in data and "source" not in data:
+            data = {**{k: v for k, v in data.items() if k != "seed"}, "source": data["seed"]}
+        return data
 
     @model_validator(mode="after")
     def _consistent(self):

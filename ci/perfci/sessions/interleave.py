@@ -6,9 +6,9 @@ steps), run the same non-measure steps, and walk through the same sequence of
 seeded transactions: burst k of a phase runs `burst_transactions` transactions with
 `--rand-seed = rand_seed + k` on A and on B, in the order A B, B A, A B, ... (ABBA:
 a linear drift of the host within two pairs weighs on both sides alike). The side
-not measured is frozen (freezer.py), so its background threads do not take CPU
+not measured is frozen (host/freezer.py), so its background threads do not take CPU
 from the measured one. The first `warmup` pairs of each phase are dropped; the
-rest are paired burst by burst (paired.py judges them).
+rest are paired burst by burst (judge/paired.py judges them).
 
 Everything is checked before a server starts: both sides' plans, every measured
 phase splittable into bursts (fixed work), both buffer pools fitting in memory.

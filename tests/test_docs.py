@@ -1,0 +1,76 @@
+"""The documentation a user reads: every link resolves, the README stays short, and every
+`perfci` command line it shows names real commands and options."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import click
+import pytest
+
+from perfci.cli import COMMANDS, cli
+
+from conftest import REPO
+
+PAGES = sorted([REPO / "README.md", REPO / "CONTRIBUTING.md", REPO / "SECURITY.md", *(REPO / "docs").rglob("*.md")])
+LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces to dashes."""
+    text = re.sub(r"[`*_]", "", heading.strip().lower())
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def anchors(page: Path) -> set[str]:
+    return {slug(m.group(1)) for m in re.finditer(r"(?m)^#+ (.+)$", page.read_text())}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(REPO)))
+def test_every_link_resolves(page: Path):
+    broken = []
+    for target in LINK.findall(page.read_text()):
+        if re.match(r"^[a-z]+:", target):
+            continue  # an external address: not ours to check offline
+        path, _, anchor = target.partition("#")
+        resolved = (page.parent / path).resolve() if path else page
+        if not resolved.exists():
+            broken.append(f"{target}: no such file")
+        elif anchor and resolved.suffix == ".md" and anchor not in anchors(resolved):
+            broken.append(f"{target}: no heading #{anchor}")
+    assert broken == [], f"{page.relative_to(REPO)}: {broken}"
+
+
+def test_the_pages_link_to_each_other_and_the_checker_sees_a_broken_link(tmp_path: Path):
+    assert anchors(REPO / "docs" / "scenarios.md") >= {"glossary", "dataset-snapshots"}
+    bad = tmp_path / "bad.md"
+    bad.write_text("[x](nowhere.md) [y](#no-heading)\n# Real heading\n")
+    assert LINK.findall(bad.read_text()) == ["nowhere.md", "#no-heading"] and "real-heading" in anchors(bad)
+
+
+def test_the_readme_is_read_in_five_minutes():
+    assert len((REPO / "README.md").read_text().splitlines()) <= 200
+
+
+def readme_command_lines() -> list[list[str]]:
+    text = (REPO / "README.md").read_text()
+    blocks = re.findall(r"```sh\n(.*?)```", text, re.S)
+    lines = [line.split("#", 1)[0].strip() for block in blocks for line in block.splitlines()]
+    return [shlex.split(line) for line in lines if line.startswith("perfci ")]
+
+
+@pytest.mark.parametrize("argv", readme_command_lines(), ids=lambda a: " ".join(a[:3]))
+def test_every_readme_command_names_real_commands_and_options(argv: list[str]):
+    ctx = click.Context(cli)
+    command: click.Command | None = cli.get_command(ctx, argv[1])
+    assert command is not None and argv[1] in COMMANDS, f"no command {argv[1]!r}"
+    rest = argv[2:]
+    while isinstance(command, click.Group) and rest and not rest[0].startswith("-"):
+        command = command.get_command(ctx, rest[0])
+        assert command is not None, f"no subcommand {rest[0]!r} in {' '.join(argv)}"
+        rest = rest[1:]
+    known = {name for p in command.params for name in getattr(p, "opts", [])}
+    unknown = [a for a in rest if a.startswith("--") and a.split("=", 1)[0] not in known]
+    assert unknown == [], f"{' '.join(argv)}: no such option {unknown}"
