@@ -94,3 +94,22 @@ def test_a_history_baseline_pools_only_the_judged_runs_host_and_says_what_it_lef
     assert any("left out 1 sample(s) from another host" in line for line in comp.provenance)
     [comp] = compare([make_result(tps=4000, cpus=8)], history_root=tmp_path)
     assert [s.result_id for s in comp.baseline.samples] == [eight_cores[0].id]
+
+
+def test_a_night_reads_each_case_history_once(tmp_path, monkeypatch):
+    """compare, issues, append and change points share one Histories: each case file and
+    the annotations are read once a night, and change points see tonight's record."""
+    from perfci.alert.nightly import NightOptions, run_night
+    from perfci.store import history as history_mod
+
+    history = tmp_path / "history"
+    append([make_result(tps=1000) for _ in range(4)], history)
+    reads: list[str] = []
+    real_read = history_mod.read_history
+    monkeypatch.setattr(history_mod, "read_history", lambda path: reads.append(path.name) or real_read(path))
+    tonight = make_result(tps=500)
+    actions = run_night([tonight], NightOptions(history_root=history, min_nights=1), dry_run_dir=tmp_path / "issues")
+    assert any(a.startswith("wrote ") for a in actions) and any(a.endswith(": +1") for a in actions)
+    assert len(reads) == 1, reads
+    [path] = history_mod.case_files(history)
+    assert [r.result_id for r in real_read(path)][-1] == tonight.id

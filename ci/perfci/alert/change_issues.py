@@ -10,7 +10,7 @@ from perfci.judge.changes import Change, persisting_changes
 from perfci.judge.compare import CaseComparison, MetricRow, moved_counters
 from perfci.model.identity import CaseIdentity
 from perfci.report.table import table
-from perfci.store.history import HistoryRecord, case_history
+from perfci.store.history import Histories, HistoryRecord, case_history
 from perfci.util.files import write_atomic
 from perfci.util.text import code_fence, code_span, issue_title, markdown
 
@@ -77,7 +77,7 @@ def _told(gh: GitHub, issue: dict, mark: str) -> bool:
                if (c.get("user") or {}).get("login") == author)
 
 
-def sync_changes(comparisons: list[CaseComparison], history_root: Path, gh: GitHub | None = None,
+def sync_changes(comparisons: list[CaseComparison], history_root: Path | Histories, gh: GitHub | None = None,
                  dry_run_dir: Path | None = None, site_url: str = "") -> list[str]:
     """One issue per (case, metric, change location): a change a threshold issue of the
     same fingerprint already covers is a comment there (one conversation per problem);

@@ -21,7 +21,7 @@ from perfci.model.identity import CaseIdentity
 from perfci.model.verdicts import Outcome
 from perfci.report.table import table
 from perfci.sessions.confirm import Confirmation, markdown_section
-from perfci.store.history import CaseHistory, case_history
+from perfci.store.history import CaseHistory, Histories, case_history
 from perfci.util.errors import BadInput, InfraFailure
 from perfci.util.files import write_atomic
 from perfci.util.text import code_fence, code_span, issue_title, markdown
@@ -197,7 +197,7 @@ def regressed_since(comp: CaseComparison, row: MetricRow, hist: CaseHistory | No
 
 def sync(comparisons: list[CaseComparison], run_url: str = "", repo: str | None = None,
          dry_run_dir: Path | None = None, close_after: int = DEFAULT_CLOSE_AFTER,
-         confirmations: dict[str, Confirmation] | None = None, history_root: Path | None = None,
+         confirmations: dict[str, Confirmation] | None = None, history_root: Path | Histories | None = None,
          min_nights: int = 1, gh: GitHub | None = None) -> list[str]:
     """Open, update or close issues; returns one line per action taken. `confirmations`
     (by result id, from `perfci confirm`): a regression whose A/B did not confirm it

@@ -93,12 +93,13 @@ def run_night(results: list[Result], opts: NightOptions, gh: GitHub | None = Non
     """Steps 1-4 above; returns one line per action."""
     confirmations = confirmations or {}
     actions = triage(gh, opts.history_root, opts.run_url) if gh else []
+    histories = history.Histories(opts.history_root)  # after triage: its resets are annotations to read
     comparisons = compare(results, baseline_root=opts.baseline_root, rules=opts.rules,
-                          history_root=opts.history_root, window=opts.window)
+                          history_root=histories, window=opts.window)
     actions += sync(comparisons, opts.run_url, dry_run_dir=dry_run_dir, close_after=opts.close_after,
-                    confirmations=confirmations, history_root=opts.history_root, min_nights=opts.min_nights, gh=gh)
-    for path, added in history.append(results, opts.history_root, opts.rules.follow,
-                                      regressed_keys(comparisons, confirmations), opts.run_url):
+                    confirmations=confirmations, history_root=histories, min_nights=opts.min_nights, gh=gh)
+    for path, added in histories.append(results, opts.rules.follow, regressed_keys(comparisons, confirmations),
+                                        opts.run_url):
         actions.append(f"history {path}: +{added}")
-    actions += sync_changes(comparisons, opts.history_root, gh, dry_run_dir, opts.site_url)
+    actions += sync_changes(comparisons, histories, gh, dry_run_dir, opts.site_url)
     return actions

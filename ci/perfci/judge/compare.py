@@ -27,7 +27,7 @@ from perfci.model.result import Result
 from perfci.model.scenario import CompareSpec, load_scenario
 from perfci.model.verdicts import Direction, Outcome
 from perfci.store.baseline import Baseline, baseline_from_history, baseline_path, load_baseline, provenance
-from perfci.store.history import DEFAULT_HISTORY_WINDOW
+from perfci.store.history import DEFAULT_HISTORY_WINDOW, Histories
 from perfci.util.errors import BadInput
 from perfci.util.paths import baselines_dir
 
@@ -218,7 +218,7 @@ def deterministic_counters(model: NoiseModel, ran: list[Result], taken: set[str]
 
 
 def compare(results: list[Result], baseline_file: Path | None = None, baseline_root: Path | None = None,
-            rules: Rules = Rules(), history_root: Path | None = None,
+            rules: Rules = Rules(), history_root: Path | Histories | None = None,
             window: int = DEFAULT_HISTORY_WINDOW) -> list[CaseComparison]:
     """Group results by case and compare each group with its baseline: a pinned file
     (--baseline, or one under the baselines root) wins; else, with `history_root`, the

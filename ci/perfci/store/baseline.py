@@ -18,7 +18,7 @@ from perfci.model.formats import FileFormat
 from perfci.model.identity import DEFAULT_FOLLOW, CaseIdentity, Follow
 from perfci.model.metrics import counters_per_txn, flatten
 from perfci.model.result import HostSignature, Result
-from perfci.store.history import DEFAULT_HISTORY_WINDOW, CaseHistory, case_history
+from perfci.store.history import DEFAULT_HISTORY_WINDOW, CaseHistory, Histories, case_history
 from perfci.util.errors import BadInput
 from perfci.util.files import write_json_atomic
 from perfci.util.paths import baselines_dir
@@ -194,7 +194,7 @@ def update(results: list[tuple[Path, Result]], root: Path | None = None, path: P
     return written
 
 
-def baseline_from_history(root: Path, result: Result, window: int = DEFAULT_HISTORY_WINDOW,
+def baseline_from_history(root: Path | Histories, result: Result, window: int = DEFAULT_HISTORY_WINDOW,
                           follow: Follow = DEFAULT_FOLLOW) -> tuple[Baseline | None, CaseHistory]:
     """The case's baseline made from its history: the last `window` baseline records
     (see CaseHistory.baseline_records) of the result's scenario hash; None when there are none."""

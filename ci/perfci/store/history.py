@@ -130,22 +130,11 @@ def _append_line(path: Path, model: StrictModel) -> None:
         os.fsync(f.fileno())
 
 
-def append(results: list[Result], root: Path, follow: Follow = DEFAULT_FOLLOW,
+def append(results: list[Result], root: Path | Histories, follow: Follow = DEFAULT_FOLLOW,
            verdicts: dict[str, list[str]] | None = None, run_url: str = "") -> list[tuple[Path, int]]:
     """Append each result's summary to its history file; a result already there is skipped.
     `verdicts`: the metric keys each result (by id) regressed on against the history."""
-    written: dict[Path, int] = {}
-    for result in results:
-        if not result.ran:
-            continue
-        path = history_path(root, result, follow)
-        if any(e.result_id == result.id for e in read_history(path)):
-            written.setdefault(path, 0)
-            continue
-        since = case_history(root, CaseIdentity.of(result, follow)).reset_id
-        _append_line(path, summary_line(result, (verdicts or {}).get(result.id), since, run_url))
-        written[path] = written.get(path, 0) + 1
-    return list(written.items())
+    return Histories.of(root).append(results, follow, verdicts, run_url)
 
 
 def read_annotations(root: Path) -> list[Annotation]:
@@ -232,13 +221,54 @@ class CaseHistory:
         return streak
 
 
-def case_history(root: Path, case: CaseIdentity | Path) -> CaseHistory:
-    path = case if isinstance(case, Path) else case.path(Path(root), ".jsonl")
-    key = case_name(Path(root), path)
-    notes = read_annotations(root)
-    return CaseHistory(path, key, read_history(path),
-                       excluded={a.result_id: a for a in notes if a.kind == "exclude"},
-                       resets=[a for a in notes if a.kind == "reset" and a.case == key])
+def case_history(root: Path | Histories, case: CaseIdentity | Path) -> CaseHistory:
+    return Histories.of(root).case(case)
+
+
+class Histories:
+    """The history directory with each case's file and the annotations read at most once:
+    a night opens one and passes it along (compare, issues, append, change points), and
+    what it appends is added to what it holds."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self._cases: dict[Path, CaseHistory] = {}
+        self._notes: list[Annotation] | None = None
+
+    @classmethod
+    def of(cls, root: Path | Histories) -> Histories:
+        return root if isinstance(root, Histories) else cls(root)
+
+    def _read_annotations(self) -> list[Annotation]:
+        if self._notes is None:
+            self._notes = read_annotations(self.root)
+        return self._notes
+
+    def case(self, case: CaseIdentity | Path) -> CaseHistory:
+        path = case if isinstance(case, Path) else case.path(self.root, ".jsonl")
+        if path not in self._cases:
+            key = case_name(self.root, path)
+            notes = self._read_annotations()
+            self._cases[path] = CaseHistory(path, key, read_history(path),
+                                            excluded={a.result_id: a for a in notes if a.kind == "exclude"},
+                                            resets=[a for a in notes if a.kind == "reset" and a.case == key])
+        return self._cases[path]
+
+    def append(self, results: list[Result], follow: Follow = DEFAULT_FOLLOW,
+               verdicts: dict[str, list[str]] | None = None, run_url: str = "") -> list[tuple[Path, int]]:
+        written: dict[Path, int] = {}
+        for result in results:
+            if not result.ran:
+                continue
+            hist = self.case(CaseIdentity.of(result, follow))
+            if any(e.result_id == result.id for e in hist.records):
+                written.setdefault(hist.path, 0)
+                continue
+            record = summary_line(result, (verdicts or {}).get(result.id), hist.reset_id, run_url)
+            _append_line(hist.path, record)
+            hist.records.append(record)
+            written[hist.path] = written.get(hist.path, 0) + 1
+        return list(written.items())
 
 
 def exclude(root: Path, result_id: str, reason: str, by: str = "") -> list[Path]:
