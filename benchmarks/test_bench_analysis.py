@@ -24,7 +24,7 @@ DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
 def test_parse_sysbench_report(benchmark):
     text = (DATA / "sysbench-1.0.20-oltp_write_only.txt").read_text()
     report = benchmark(parse_report, text)
-    assert report["metrics"]["tps"] > 0
+    assert report.metrics["tps"] > 0
     assert benchmark.stats.stats.median < 0.005  # 5 ms per report
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from perfci.model.connection import Connection
-from perfci.model.flavor import ServerIdentity, Version
+from perfci.model.flavor import ServerIdentity, ServerInfo, Version
 from perfci.model.result import Interval, Metrics, Phase, QuiesceOutcome, TableSize, TableState
 from perfci.model.scenario import ResolvedScenario
 from perfci.run.steps import ScenarioStep, StepContext, StepFields
@@ -73,11 +73,11 @@ class FakeInspector:
         self.provider = provider
         self.effective = effective or {}
 
-    def setup(self) -> tuple[dict[str, str], Connection]:
+    def setup(self) -> tuple[ServerInfo, Connection]:
         self.provider.calls.append("setup")
-        ident = self.provider.identity
-        return ({"flavor": ident.flavor, "version": str(ident.version), "full_version": ident.full_version,
-                 "version_comment": "fake"}, Connection("127.0.0.1", 1, "perfci", "sbtest"))
+        info = self.provider.identity.info(running=True)
+        info["version_comment"] = "fake"
+        return info, Connection("127.0.0.1", 1, "perfci", "sbtest")
 
     def effective_config(self) -> dict[str, str]:
         return dict(self.effective)

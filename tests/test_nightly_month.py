@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from perfci.alert.issues import ACCEPT_LABEL, GitHub, fingerprint
+from perfci.alert.github import GitHub
+from perfci.alert.issues import ACCEPT_LABEL, fingerprint
 from perfci.alert.nightly import NightOptions, run_night
 from perfci.model.identity import CaseIdentity
 from perfci.store.history import case_history, read_annotations

@@ -10,8 +10,8 @@ from conftest import DATA
 
 def test_parses_sysbench_1_0_20_report_and_intervals():
     rep = parse_report((DATA / "sysbench-1.0.20-oltp_write_only.txt").read_text())
-    m = rep["metrics"]
-    assert rep["sysbench_version"] == "1.0.20"
+    m = rep.metrics
+    assert rep.sysbench_version == "1.0.20"
     assert m["transactions"] == 8104 and m["tps"] == 270.10
     assert m["queries"] == 81040 and m["qps"] == 2701.02
     assert (m["queries_read"], m["queries_write"], m["queries_other"]) == (0, 70377, 10663)
@@ -19,29 +19,29 @@ def test_parses_sysbench_1_0_20_report_and_intervals():
     assert m["duration_s"] == 30.0028 and m["events"] == 8104
     assert (m["latency_ms_min"], m["latency_ms_avg"], m["latency_ms_max"], m["latency_ms_p95"]) == (0.41, 3.70, 23.25, 7.17)
     assert m["errors"] == 0 and m["reconnects"] == 0
-    assert len(rep["intervals"]) == 30
-    first = rep["intervals"][0]
-    assert first == {"t": 1.0, "threads": 1, "tps": 76.75, "qps": 775.47, "qps_read": 0.0, "qps_write": 472.46,
-                     "qps_other": 303.01, "latency_pct": 95.0, "latency_ms": 20.37,
-                     "errors_per_s": 0.0, "reconnects_per_s": 0.0}
+    assert len(rep.intervals) == 30
+    first = rep.intervals[0]
+    assert first.model_dump() == {"t": 1.0, "threads": 1, "tps": 76.75, "qps": 775.47, "qps_read": 0.0,
+                                  "qps_write": 472.46, "qps_other": 303.01, "latency_pct": 95.0, "latency_ms": 20.37,
+                                  "errors_per_s": 0.0, "reconnects_per_s": 0.0}
 
 
 def test_parses_sysbench_1_1_report_with_throughput_section():
     rep = parse_report((DATA / "sysbench-1.1.0-oltp_write_only.txt").read_text())
-    m = rep["metrics"]
-    assert rep["sysbench_version"] == "1.1.0"
+    m = rep.metrics
+    assert rep.sysbench_version == "1.1.0"
     assert m["duration_s"] == 600.0013 and m["events"] == 184677
     assert m["tps"] == 307.79 and m["qps"] == 3077.94
     assert m["queries_write"] == 1193318 and m["latency_ms_p95"] == 5.57
-    assert [iv["t"] for iv in rep["intervals"]] == [599.0, 600.0]
-    assert rep["intervals"][-1]["qps_other"] == 1020.99
+    assert [iv.t for iv in rep.intervals] == [599.0, 600.0]
+    assert rep.intervals[-1].qps_other == 1020.99
 
 
 def test_interval_line_with_errors_and_99th_percentile():
     iv = parse_interval("[ 12s ] thds: 32 tps: 1234.50 qps: 24690.00 (r/w/o: 17283.00/4938.00/2469.00) "
                         "lat (ms,99%): 101.13 err/s: 3.00 reconn/s: 0.50")
-    assert iv["threads"] == 32 and iv["latency_pct"] == 99.0 and iv["latency_ms"] == 101.13
-    assert iv["errors_per_s"] == 3.0 and iv["reconnects_per_s"] == 0.5
+    assert iv is not None and iv.threads == 32 and iv.latency_pct == 99.0 and iv.latency_ms == 101.13
+    assert iv.errors_per_s == 3.0 and iv.reconnects_per_s == 0.5
     assert parse_interval("Threads started!") is None
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from perfci.alert.issues import FINGERPRINT_RE, REGRESSION_MARK, TRIAGE_HELP, GitHub, fingerprint, labels_for, markers
+from perfci.alert.github import GitHub, Issue, body_of, login
+from perfci.alert.issues import FINGERPRINT_RE, REGRESSION_MARK, TRIAGE_HELP, fingerprint, labels_for, markers
 from perfci.judge.changes import Change, persisting_changes
 from perfci.judge.compare import CaseComparison, MetricRow, moved_counters
 from perfci.model.identity import CaseIdentity
@@ -68,13 +69,11 @@ def title_for(case: CaseIdentity, change: Change) -> str:
                        f"{case.scenario}/{case.profile}/{case.case} on {case.server} ({case.runner_class})")
 
 
-def _told(gh: GitHub, issue: dict, mark: str) -> bool:
+def _told(gh: GitHub, issue: Issue, mark: str) -> bool:
     """Has this issue (body or perfci's comments) already reported the change?"""
-    if mark in (issue.get("body") or ""):
+    if mark in body_of(issue):
         return True
-    author = (issue.get("user") or {}).get("login")
-    return any(mark in (c.get("body") or "") for c in gh.comments(issue["number"])
-               if (c.get("user") or {}).get("login") == author)
+    return any(mark in body_of(c) for c in gh.comments(issue["number"]) if login(c) == login(issue))
 
 
 def sync_changes(comparisons: list[CaseComparison], history_root: Path | Histories, gh: GitHub | None = None,
@@ -96,7 +95,7 @@ def sync_changes(comparisons: list[CaseComparison], history_root: Path | Histori
     return actions
 
 
-def _report(case: CaseIdentity, row: MetricRow, change: Change, reproduce: str, known: list[dict],
+def _report(case: CaseIdentity, row: MetricRow, change: Change, reproduce: str, known: list[Issue],
             gh: GitHub | None, dry_run_dir: Path | None, site_url: str) -> list[str]:
     fp = fingerprint(case, row.key)
     mark = CHANGE_MARK.format(change.location.result_id)
@@ -106,7 +105,7 @@ def _report(case: CaseIdentity, row: MetricRow, change: Change, reproduce: str, 
         path = Path(dry_run_dir or ".") / f"{fp}-change-{change.index}.md"
         write_atomic(path, f"# {title_for(case, change)}\n\nlabels: {', '.join(labels_for(case))}\n\n{body}")
         return [f"wrote {path}"]
-    same = [i for i in known if (m := FINGERPRINT_RE.search(i.get("body") or "")) and m.group(1) == fp]
+    same = [i for i in known if (m := FINGERPRINT_RE.search(body_of(i))) and m.group(1) == fp]
     if any(_told(gh, i, mark) for i in same):
         return []
     open_one = next((i for i in same if i.get("state") == "open"), None)

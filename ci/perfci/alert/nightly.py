@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from perfci.alert.change_issues import sync_changes
-from perfci.alert.issues import ACCEPT_LABEL, CASE_RE, SINCE_RE, GitHub, sync
+from perfci.alert.github import Comment, GitHub, Issue, body_of, login
+from perfci.alert.issues import ACCEPT_LABEL, CASE_RE, SINCE_RE, sync
 from perfci.judge.compare import CaseComparison, Rules, compare
 from perfci.model.result import Result
 from perfci.sessions.confirm import Confirmation
@@ -30,21 +31,21 @@ ACCEPT_RE = re.compile(r"^\s*/perfci\s+accept\b", re.MULTILINE)
 RESET_MARK = "<!-- perfci-reset -->"
 
 
-def acceptance(issue: dict, comments: list[dict]) -> str | None:
+def acceptance(issue: Issue, comments: list[Comment]) -> str | None:
     """How a person accepted the regression (None: nobody did). Anyone can comment on a
     public issue: a `/perfci accept` counts only from someone with write access."""
     if ACCEPT_LABEL in [label.get("name") for label in issue.get("labels") or []]:
         return f"label {ACCEPT_LABEL}"
     for c in comments:
-        if ACCEPT_RE.search(c.get("body") or "") and c.get("author_association") in TRUSTED:
-            return f"/perfci accept by @{(c.get('user') or {}).get('login')}"
+        if ACCEPT_RE.search(body_of(c)) and c.get("author_association") in TRUSTED:
+            return f"/perfci accept by @{login(c)}"
     return None
 
 
 def triage(gh: GitHub, history_root: Path, run_url: str = "") -> list[str]:
     actions = []
     for issue in gh.issues("open"):
-        body = issue.get("body") or ""
+        body = body_of(issue)
         case, since = CASE_RE.search(body), SINCE_RE.search(body)
         if not (case and since):
             continue  # opened before issues named their case: triage it by hand

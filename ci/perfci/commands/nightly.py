@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from perfci.alert import issues as issues_mod
+from perfci.alert.github import GitHub
 from perfci.alert.nightly import NightOptions, run_night
 from perfci.commands import options
 from perfci.judge.compare import Rules
@@ -43,7 +44,7 @@ def nightly(results: tuple[Path, ...], history_dir: Path, baseline_dir: Path | N
     history, and open one issue per persisting change point."""
     dry_run_dir = options.dry_run_dir(dry_run, issues_out)
     loaded = [load_result(p) for p in expand(list(results))]
-    gh = None if dry_run_dir else issues_mod.GitHub(repo or os.environ.get("GITHUB_REPOSITORY", ""))
+    gh = None if dry_run_dir else GitHub(repo or os.environ.get("GITHUB_REPOSITORY", ""))
     opts = NightOptions(history_root=history_dir, baseline_root=baseline_dir, rules=Rules(follow=follow, noise_dir=noise_dir),
                         window=window, min_nights=min_nights, close_after=close_after, run_url=run_url, site_url=site_url)
     for line in run_night(loaded, opts, gh, dry_run_dir, load_all(confirm_dir) if confirm_dir else None):

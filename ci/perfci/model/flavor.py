@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import NotRequired, TypedDict
 
 FLAVORS = ("mysql", "percona", "mariadb")
 
@@ -41,6 +42,22 @@ class ServerIdentity:
     @property
     def label(self) -> str:
         return f"{self.flavor}-{self.version}"
+
+    def info(self, running: bool) -> ServerInfo:
+        """The fields a result's server records; the version comment only from a running server."""
+        info = ServerInfo(flavor=self.flavor, version=str(self.version), full_version=self.full_version)
+        if running:
+            info["version_comment"] = self.comment
+        return info
+
+
+class ServerInfo(TypedDict):
+    """Who the server is, as result.server records it."""
+
+    flavor: str
+    version: str
+    full_version: str
+    version_comment: NotRequired[str]
 
 
 def _flavor_of(text: str) -> str:

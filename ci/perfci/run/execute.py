@@ -68,8 +68,7 @@ def execute(plan: RunPlan, progress: Progress, keep_workdir: bool = False, runne
     for note in plan.config_notes:
         progress.info(f"  note: {note.option} {note.action}: {note.reason}")
     skip_reason = plan.skip_reason
-    server_info = {"flavor": server.identity.flavor, "version": str(server.identity.version),
-                   "full_version": server.identity.full_version}
+    server_info = server.identity.info(running=False)
     effective: dict[str, str] = {}
     ctx: StepContext | None = None
     dataset = DatasetState()

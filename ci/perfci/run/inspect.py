@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Protocol
 
 from perfci.model.connection import Connection
-from perfci.model.flavor import identify
+from perfci.model.flavor import ServerInfo, identify
 from perfci.model.result import Counters, QuiesceOutcome, TableSize, TableState
 from perfci.model.scenario import ResolvedScenario
 from perfci.providers.base import ServerProvider
@@ -23,7 +23,7 @@ DATABASE = "sbtest"
 class RunningServer(Protocol):
     """Reads the runner makes around steps and phases."""
 
-    def setup(self) -> tuple[dict[str, str], Connection]:
+    def setup(self) -> tuple[ServerInfo, Connection]:
         """Server identity fields (flavor, version, ...) and the benchmark account."""
 
     def effective_config(self) -> dict[str, str]: ...
@@ -43,7 +43,7 @@ class SqlInspector:
     def __init__(self, server: ServerProvider):
         self.server = server
 
-    def setup(self) -> tuple[dict[str, str], Connection]:
+    def setup(self) -> tuple[ServerInfo, Connection]:
         with self.server.connect() as conn, conn.cursor() as cur:
             cur.execute("SELECT VERSION(), @@version_comment")
             row = cur.fetchone()
@@ -51,9 +51,7 @@ class SqlInspector:
             version, comment = row
             cur.execute(f"CREATE DATABASE IF NOT EXISTS {DATABASE}")
             bench = self.server.bench_connection(cur, DATABASE)
-        running = identify(version, comment)
-        return ({"flavor": running.flavor, "version": str(running.version),
-                 "full_version": running.full_version, "version_comment": running.comment}, bench)
+        return identify(version, comment).info(running=True), bench
 
     def effective_config(self) -> dict[str, str]:
         with self.server.connect() as conn, conn.cursor() as cur:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from perfci.model.result import DatasetState, SnapshotRecord, Step
 from perfci.run.plan import RunPlan
-from perfci.run.snapshots import Lookup, SnapshotCache, data_prefix, snapshot_spec, spec_key
+from perfci.run.snapshots import Lookup, SnapshotCache, SnapshotServer, data_prefix, snapshot_spec, spec_key
 from perfci.run.steps import StepContext, run_steps
 from perfci.util.errors import InfraFailure
 
@@ -55,7 +55,8 @@ class SnapshotUse:
             ctx.inspector.prepare_snapshot_shutdown()
             clean = server.stop(slow=True)
             entry = self.cache.save(self.key, self.spec, server.datadir,
-                                    {"flavor": server.identity.flavor, "full_version": server.identity.full_version},
+                                    SnapshotServer(flavor=server.identity.flavor,
+                                                   full_version=server.identity.full_version),
                                     clean, {k: v.model_dump() for k, v in tables.items()},
                                     [s.model_dump(mode="json") for s in ctx.steps])
             restart()  # the same datadir, as cold as a restore

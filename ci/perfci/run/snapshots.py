@@ -28,6 +28,7 @@ import subprocess
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, NotRequired, TypedDict
 
 from perfci.model.flavor import ServerIdentity
 from perfci.model.scenario import ApplyLayoutStep, DeleteRandomStep, PrepareStep, ResolvedScenario
@@ -101,11 +102,34 @@ def shrink_redo(conn, identity: ServerIdentity) -> bool:
         return False
 
 
+class SnapshotServer(TypedDict):
+    flavor: str
+    full_version: str
+
+
+class SnapshotManifest(TypedDict):
+    """manifest.json of a cache entry: what was prepared, on which server, and the sha256
+    of every data file (manifest_sha256 covers the rest; a restore checks both)."""
+
+    schema: str
+    key: str
+    spec: dict[str, Any]
+    server: SnapshotServer
+    clean_shutdown: bool
+    created_at: str
+    last_used_at: str
+    bytes: int
+    tables: dict[str, dict[str, Any]]  # TableState fields by table
+    steps: list[dict[str, Any]]  # the Step records of the data steps it replaces
+    files: dict[str, str]
+    manifest_sha256: NotRequired[str]
+
+
 def spec_key(spec: dict) -> str:
     return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:20]
 
 
-def _manifest_digest(manifest: dict) -> str:
+def _manifest_digest(manifest: SnapshotManifest) -> str:
     body = {k: v for k, v in manifest.items() if k != "manifest_sha256"}
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
 
@@ -143,7 +167,7 @@ def first_difference(recorded: dict[str, str], found: dict[str, str]) -> str | N
 @dataclass
 class Lookup:
     datadir: Path | None      # the snapshot's datadir to restore, or None: prepare
-    manifest: dict | None
+    manifest: SnapshotManifest | None
     note: str                 # what happened, for the result
 
 
@@ -159,7 +183,7 @@ class SnapshotCache:
         if not entry.is_dir():
             return Lookup(None, None, "no snapshot yet: prepared and saved")
         try:
-            manifest = json.loads(manifest_path.read_text())
+            manifest: SnapshotManifest = json.loads(manifest_path.read_text())
         except (OSError, json.JSONDecodeError):
             self._discard(entry)
             return Lookup(None, None, "refused a snapshot without a readable manifest (discarded): prepared")
@@ -183,8 +207,8 @@ class SnapshotCache:
         write_json_atomic(manifest_path, manifest)
         return Lookup(entry / "data", manifest, f"restored snapshot {key}")
 
-    def save(self, key: str, spec: dict, datadir: Path, server: dict, clean: bool, tables: dict,
-             steps: list[dict]) -> Path | None:
+    def save(self, key: str, spec: dict, datadir: Path, server: SnapshotServer, clean: bool,
+             tables: dict[str, dict[str, Any]], steps: list[dict[str, Any]]) -> Path | None:
         """Copy `datadir` into the cache (only after a clean shutdown); returns the entry."""
         if not clean:
             return None
@@ -196,9 +220,9 @@ class SnapshotCache:
         if done.returncode != 0:
             shutil.rmtree(staging, ignore_errors=True)
             return None
-        manifest = {"schema": SCHEMA, "key": key, "spec": spec, "server": server, "clean_shutdown": clean,
-                    "created_at": _now(), "last_used_at": _now(), "bytes": dir_bytes(staging / "data"),
-                    "tables": tables, "steps": steps, "files": file_digests(staging / "data")}
+        manifest = SnapshotManifest(schema=SCHEMA, key=key, spec=spec, server=server, clean_shutdown=clean,
+                                    created_at=_now(), last_used_at=_now(), bytes=dir_bytes(staging / "data"),
+                                    tables=tables, steps=steps, files=file_digests(staging / "data"))
         manifest["manifest_sha256"] = _manifest_digest(manifest)
         write_json_atomic(staging / MANIFEST, manifest)
         entry = self.root / key

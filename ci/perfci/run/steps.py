@@ -228,7 +228,7 @@ def measure(ctx: StepContext, step: ScenarioStep) -> StepFields:
     def on_line(line: str) -> None:
         iv = sysbench.parse_interval(line)
         if iv:
-            ctx.progress.update(f"[{iv['t']:.0f}/{seconds}s] tps {iv['tps']:.1f} qps {iv['qps']:.1f}")
+            ctx.progress.update(f"[{iv.t:.0f}/{seconds}s] tps {iv.tps:.1f} qps {iv.qps:.1f}")
 
     cpu_before = hostcpu.sample(ctx.server.pid)
     out = sysbench.run(args, on_line=on_line, log_path=ctx.logs_dir / f"measure-{step.phase}.log")
@@ -239,17 +239,17 @@ def measure(ctx: StepContext, step: ScenarioStep) -> StepFields:
     report = parsed_report(step.workload, out)
     counters = counters_delta(snap_before, snap_after)
     raw = collectors.delta(snap_before, snap_after)
-    metrics = Metrics.model_validate({**report["metrics"], **collectors.derived(raw, report["metrics"])})
+    metrics = Metrics.model_validate({**report.metrics, **collectors.derived(raw, report.metrics)})
     ctx.phases[step.phase] = Phase.model_validate({
         "workload": step.workload, "threads": threads, "time_s": seconds, "command": sysbench.shown(args),
         **bound.record(), "host_cpu": cpu_used,
-        "quiesce": quiet or {}, "sysbench_version": report["sysbench_version"], "metrics": metrics,
-        "counters": counters, "gauges_after": gauges_after, "intervals": report["intervals"],
+        "quiesce": quiet or {}, "sysbench_version": report.sysbench_version, "metrics": metrics,
+        "counters": counters, "gauges_after": gauges_after, "intervals": report.intervals,
         "sizes_before": sizes_before, "sizes_after": sizes_after})
     return {"phase": step.phase}
 
 
-def parsed_report(workload: str, out: str) -> dict:
+def parsed_report(workload: str, out: str) -> sysbench.SysbenchReport:
     try:
         return sysbench.parse_report(out)
     except ValueError as exc:

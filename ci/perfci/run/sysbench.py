@@ -14,9 +14,11 @@ import shlex
 import shutil
 import subprocess
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from perfci.model.connection import Connection
+from perfci.model.result import Interval
 from perfci.util.errors import BadInput, InfraFailure
 
 
@@ -94,17 +96,25 @@ _INTERVAL_RE = re.compile(
 )
 
 
-def parse_interval(line: str) -> dict | None:
+def parse_interval(line: str) -> Interval | None:
     m = _INTERVAL_RE.match(line.strip())
     if not m:
         return None
     t, thds, tps, qps, r, w, o, pct, lat, err, reconn = m.groups()
-    return {
-        "t": float(t), "threads": int(thds), "tps": float(tps), "qps": float(qps),
-        "qps_read": float(r), "qps_write": float(w), "qps_other": float(o),
-        "latency_pct": float(pct), "latency_ms": float(lat),
-        "errors_per_s": float(err), "reconnects_per_s": float(reconn),
-    }
+    return Interval(t=float(t), threads=int(thds), tps=float(tps), qps=float(qps),
+                    qps_read=float(r), qps_write=float(w), qps_other=float(o),
+                    latency_pct=float(pct), latency_ms=float(lat),
+                    errors_per_s=float(err), reconnects_per_s=float(reconn))
+
+
+@dataclass(frozen=True)
+class SysbenchReport:
+    """A finished run's report: its final figures by name (tps, qps, latency_ms_p95, ...;
+    the percentile's name follows --percentile) and its interval lines."""
+
+    sysbench_version: str | None
+    metrics: dict[str, float]
+    intervals: list[Interval]
 
 
 def _field(text: str, label: str, pattern: str = _NUM) -> str | None:
@@ -112,7 +122,7 @@ def _field(text: str, label: str, pattern: str = _NUM) -> str | None:
     return m.group(1) if m else None
 
 
-def parse_report(text: str) -> dict:
+def parse_report(text: str) -> SysbenchReport:
     """The final report of a sysbench OLTP run as flat metrics, plus the interval series.
 
     Raises ValueError when the text holds no final report."""
@@ -132,7 +142,7 @@ def parse_report(text: str) -> dict:
     if missing or duration is None or events is None or trx is None or queries is None:
         raise ValueError(f"sysbench report lacks: {', '.join(missing)}")
     duration_s = float(duration)
-    metrics = {
+    metrics: dict[str, float] = {
         "duration_s": duration_s,
         "events": int(events),
         "transactions": int(trx.group(1)),
@@ -156,4 +166,4 @@ def parse_report(text: str) -> dict:
     if pct:
         metrics[f"latency_ms_p{pct.group(1)}"] = float(pct.group(2))
     intervals = [iv for iv in (parse_interval(line) for line in text.splitlines()) if iv]
-    return {"sysbench_version": version, "metrics": metrics, "intervals": intervals}
+    return SysbenchReport(version, metrics, intervals)

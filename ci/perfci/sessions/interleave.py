@@ -26,6 +26,7 @@ from pathlib import Path
 from perfci.host import hostcpu, hostinfo
 from perfci.host.freezer import Freezer, freezer_for
 from perfci.model.bursts import Burst, InterleavedRun, SideInfo
+from perfci.model.flavor import ServerInfo
 from perfci.model.identity import server_line
 from perfci.model.result import Host
 from perfci.model.scenario import MeasureStep
@@ -89,7 +90,7 @@ class SideServer:
     inspector: SqlInspector = field(init=False)
     ctx: StepContext = field(init=False)
     freezer: Freezer = field(init=False)
-    server_info: dict[str, str] = field(default_factory=dict)
+    server_info: ServerInfo | None = None
 
     @property
     def label(self) -> str:
@@ -137,11 +138,19 @@ class SideServer:
         cpu = hostcpu.cores_used(cpu_before, hostcpu.sample(self.plan.provider.pid))
         after = self.inspector.counters_snapshot()
         report = parsed_report(step.workload, out)
-        m = report["metrics"]
+        m = report.metrics
         if m["events"] < size:
             raise InfraFailure(f"side {self.label}: a burst of phase {step.phase} hit the {options['time']} s cap "
                                f"after {m['events']} of {size} transactions")
         return m["duration_s"], burst_metrics(collectors.delta(before, after), m), cpu
+
+
+def side_info(s: SideServer, setup_sql: list[str]) -> SideInfo:
+    assert s.server_info is not None, "side_info before the side's server started"
+    info = s.server_info
+    return SideInfo(name=s.side.name, spec=s.side.server_spec, described=s.side.describe(),
+                    flavor=info["flavor"], full_version=info["full_version"],
+                    line=server_line(info["flavor"], info["version"]), freezer=s.freezer.method, setup_sql=setup_sql)
 
 
 def burst_metrics(raw: dict, report: dict) -> dict[str, float]:
@@ -246,10 +255,7 @@ def run_interleaved(plans: list[RunPlan], sides: tuple[Side, Side], progress: Pr
                                          duration_s=round(duration, 4), metrics=metrics, host_cpu=cpu))
             progress.info(f"  {step.phase}: {count} burst pairs of {size} transactions "
                           f"({warmup} warm-up pairs dropped)")
-        infos = [SideInfo(name=s.side.name, spec=s.side.server_spec, described=s.side.describe(),
-                          flavor=s.server_info["flavor"], full_version=s.server_info["full_version"],
-                          line=server_line(s.server_info["flavor"], s.server_info["version"]),
-                          freezer=s.freezer.method, setup_sql=sql) for s, sql in zip(servers, setup_sql)]
+        infos = [side_info(s, sql) for s, sql in zip(servers, setup_sql)]
     return InterleavedRun(
         id=f"{resolved.name}-{resolved.profile}-ab-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{uuid.uuid4().hex[:6]}",
         scenario=resolved.name, profile=resolved.profile, case=resolved.case,
