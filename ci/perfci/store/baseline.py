@@ -16,9 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from perfci.model.formats import FileFormat
 from perfci.model.identity import DEFAULT_FOLLOW, CaseIdentity, Follow
-from perfci.model.metrics import counters_per_txn, flatten
 from perfci.model.result import HostSignature, Result
-from perfci.store.history import DEFAULT_HISTORY_WINDOW, CaseHistory, Histories, case_history
+from perfci.store.history import DEFAULT_HISTORY_WINDOW, CaseHistory, Histories, case_history, run_summary
 from perfci.util.errors import BadInput
 from perfci.util.files import write_json_atomic
 from perfci.util.paths import baselines_dir
@@ -101,19 +100,8 @@ def load_baseline(path: Path) -> Baseline:
 
 
 def sample_from(result: Result, forced: list[str]) -> Sample:
-    return Sample(
-        result_id=result.id,
-        date=result.finished_at,
-        server_version=result.server.full_version or result.server.version,
-        harness_sha=result.harness.git_sha,
-        scenario_hash=result.scenario.hash,
-        host=result.host.signature(),
-        forced=forced,
-        metrics=flatten(result),
-        counters=counters_per_txn(result),
-        intervals={p: [iv.tps for iv in d.intervals] for p, d in result.phases.items()},
-        reproduce=result.reproduce,
-    )
+    return Sample(**run_summary(result), forced=forced,
+                  intervals={p: [iv.tps for iv in d.intervals] for p, d in result.phases.items()})
 
 
 def refusals(result: Result, baseline: Baseline | None) -> list[str]:

@@ -21,7 +21,7 @@ import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypedDict
 
 from pydantic import Field, ValidationError
 
@@ -82,23 +82,32 @@ def history_path(root: Path, result: Result, follow: Follow = DEFAULT_FOLLOW) ->
     return CaseIdentity.of(result, follow).path(root, ".jsonl")
 
 
+class RunSummary(TypedDict):
+    """What a history record and a baseline sample both keep of a result."""
+
+    result_id: str
+    date: str
+    harness_sha: str
+    scenario_hash: str
+    server_version: str
+    host: HostSignature
+    metrics: dict[str, float]
+    counters: dict[str, float]
+    reproduce: str
+
+
+def run_summary(result: Result) -> RunSummary:
+    return RunSummary(result_id=result.id, date=result.finished_at, harness_sha=result.harness.git_sha,
+                      scenario_hash=result.scenario.hash,
+                      server_version=result.server.full_version or result.server.version,
+                      host=result.host.signature(), metrics=flatten(result), counters=counters_per_txn(result),
+                      reproduce=result.reproduce)
+
+
 def summary_line(result: Result, regressed: list[str] | None = None, judged_since: str | None = None,
                  run_url: str = "") -> HistoryRecord:
-    return HistoryRecord(
-        result_id=result.id,
-        date=result.finished_at,
-        harness_sha=result.harness.git_sha,
-        scenario_hash=result.scenario.hash,
-        server_version=result.server.full_version or result.server.version,
-        metrics=flatten(result),
-        valid=result.validity.valid,
-        host=result.host.signature(),
-        counters=counters_per_txn(result),
-        reproduce=result.reproduce,
-        run_url=run_url,
-        regressed=sorted(regressed or []),
-        judged_since=judged_since,
-    )
+    return HistoryRecord(**run_summary(result), valid=result.validity.valid, run_url=run_url,
+                         regressed=sorted(regressed or []), judged_since=judged_since)
 
 
 def read_history(path: Path) -> list[HistoryRecord]:
