@@ -40,12 +40,15 @@ def test_another_kind_not_json_and_missing_are_one_line_errors(tmp_path, fmt):
         fmt.load(tmp_path / "absent.json")
 
 
-def test_an_older_history_line_is_upgraded_and_a_bad_field_names_file_line_and_field(tmp_path):
+def test_an_older_history_line_is_upgraded_and_a_bad_field_names_file_line_and_field(tmp_path, capsys):
     path = tmp_path / "case.jsonl"
     v1 = {"result_id": "r1", "scenario_hash": "sha256:x", "metrics": {"before.tps": 1.0}}  # /1: no schema
     path.write_text(json.dumps(v1) + "\n" + json.dumps({**v1, "result_id": "r2", "metrics": "x"}) + "\n{")
-    with pytest.raises(BadInput, match=rf"^{path}:2 \(corrupt history record\): field metrics"):
-        read_history(path)
-    path.write_text(json.dumps(v1) + "\n{")  # a torn last line is still skipped
-    [record] = read_history(path)
+    [record] = read_history(path)  # the damaged line and the torn last one are skipped, each said
     assert record.schema_ == "perfci.history/2" and record.valid and record.counters == {}
+    warned = capsys.readouterr().err.splitlines()
+    assert warned[0].startswith(f"perfci: warning: {path}:2: damaged line skipped ((corrupt history record): field metrics")
+    assert warned[1].startswith(f"perfci: warning: {path}:3: damaged line skipped (corrupt history record (not JSON")
+    path.write_text(json.dumps({**v1, "schema": "perfci.history/9"}) + "\n")  # newer: refused, not damage
+    with pytest.raises(BadInput, match=r"written by a newer perfci \(perfci.history/9\)"):
+        read_history(path)

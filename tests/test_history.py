@@ -43,11 +43,34 @@ def test_a_history_path_never_leaves_the_history_dir(tmp_path):
     assert path.resolve().is_relative_to((tmp_path / "h").resolve()) and ".." not in path.parts
 
 
-def test_torn_last_line_is_ignored(tmp_path):
-    [(path, _)] = append([make_result()], tmp_path)
+def test_a_torn_last_line_costs_no_night_it_is_moved_aside_before_the_next_append(tmp_path, capsys):
+    first, tonight, tomorrow = make_result(), make_result(), make_result()
+    [(path, _)] = append([first], tmp_path)
     with open(path, "a") as f:
-        f.write('{"result_id": "x", "met')
-    assert len(read_history(path)) == 1
+        f.write('{"result_id": "x", "met')  # an append cut short: no newline
+    assert [r.result_id for r in read_history(path)] == [first.id]
+    append([tonight], tmp_path)  # before the fix, tonight glued onto the torn line and was lost
+    append([tomorrow], tmp_path)  # ... and every append after it failed
+    assert [r.result_id for r in read_history(path)] == [first.id, tonight.id, tomorrow.id]
+    assert path.with_name(path.name + ".rejected").read_text() == '{"result_id": "x", "met\n'
+    assert f"perfci: warning: {path}:2: damaged line moved to default.jsonl.rejected" in capsys.readouterr().err
+
+
+def test_a_damaged_middle_line_is_skipped_by_readers_and_moved_aside_by_the_next_append(tmp_path, capsys):
+    nights = [make_result() for _ in range(3)]
+    [(path, _)] = append(nights[:2], tmp_path)
+    lines = path.read_text().splitlines()
+    path.write_text(lines[0] + "\n" + lines[1][:40] + "\n" + lines[1] + "\n")  # a half line in the middle
+    assert [r.result_id for r in read_history(path)] == [nights[0].id, nights[1].id]
+    assert f"perfci: warning: {path}:2: damaged line skipped" in capsys.readouterr().err
+    proc = run_perfci("compare", "--history", str(tmp_path), "--baseline-dir", str(tmp_path),
+                      str(write_results(tmp_path / "r", [nights[2]])[0][0]))
+    assert proc.returncode in (0, 1) and f"{path}:2: damaged line skipped" in proc.stderr  # reports still run
+    append([nights[2]], tmp_path)
+    assert capsys.readouterr().err.endswith(f"perfci: warning: {path}:2: damaged line moved to default.jsonl.rejected\n")
+    assert [r.result_id for r in read_history(path)] == [r.id for r in nights]
+    assert path.with_name(path.name + ".rejected").read_text() == lines[1][:40] + "\n"
+    assert capsys.readouterr().err == ""  # read clean after the repair
 
 
 def test_step_change_is_found_where_it_happened():

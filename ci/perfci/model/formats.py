@@ -20,7 +20,7 @@ from typing import Generic, TypeVar
 from pydantic import BaseModel, JsonValue, ValidationError
 
 from perfci.model.scenario import validation_message
-from perfci.util.errors import BadInput
+from perfci.util.errors import BadInput, NewerFormat
 
 JsonObject = dict[str, JsonValue]
 Upgrade = Callable[[JsonObject], JsonObject]
@@ -48,7 +48,7 @@ class FileFormat(Generic[M]):
             data = {**data, "schema": self.unversioned}
         while (version := str(data.get("schema"))) != self.current:
             if self.is_newer(version):
-                raise BadInput(f"{source}: written by a newer perfci ({version}); this perfci reads "
+                raise NewerFormat(f"{source}: written by a newer perfci ({version}); this perfci reads "
                                f"{', '.join(self.known)}: upgrade perfci to read it")
             if version not in self.upgrades or version in seen:
                 raise BadInput(f"{source}: not a perfci {self.kind} (schema {data.get('schema')!r}; "

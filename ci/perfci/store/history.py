@@ -16,8 +16,6 @@ never deleted, only marked.
 
 from __future__ import annotations
 
-import json
-import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,6 +28,7 @@ from perfci.model.formats import FileFormat, JsonObject
 from perfci.model.identity import DEFAULT_FOLLOW, CaseIdentity, Follow
 from perfci.model.metrics import counters_per_txn, flatten
 from perfci.model.result import HostSignature, Result
+from perfci.store import jsonl
 from perfci.util.errors import BadInput
 
 HISTORY_SCHEMA = "perfci.history/2"
@@ -110,33 +109,14 @@ def summary_line(result: Result, regressed: list[str] | None = None, judged_sinc
                          regressed=sorted(regressed or []), judged_since=judged_since)
 
 
+def _parse_record(line: str, source: str) -> HistoryRecord:
+    return HISTORY_LINE.parse_text(line, source)
+
+
 def read_history(path: Path) -> list[HistoryRecord]:
-    """Lines of a history file; a torn last line (an interrupted append) is ignored.
+    """Lines of a history file; a damaged line is skipped with a warning (store/jsonl.py).
     Lines written before records carried a schema are read as /1."""
-    entries = []
-    try:
-        lines = Path(path).read_text().splitlines()
-    except FileNotFoundError:
-        return []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError:
-            if number == len(lines):
-                continue
-            raise BadInput(f"{path}:{number}: corrupt history line (not JSON)") from None
-        entries.append(HISTORY_LINE.parse(data, f"{path}:{number}"))
-    return entries
-
-
-def _append_line(path: Path, model: StrictModel) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a") as f:
-        f.write(json.dumps(model.model_dump(mode="json", by_alias=True), sort_keys=True) + "\n")
-        f.flush()
-        os.fsync(f.fileno())
+    return jsonl.read(path, _parse_record)[0]
 
 
 def append(results: list[Result], root: Path | Histories, follow: Follow = DEFAULT_FOLLOW,
@@ -146,27 +126,19 @@ def append(results: list[Result], root: Path | Histories, follow: Follow = DEFAU
     return Histories.of(root).append(results, follow, verdicts, run_url)
 
 
-def read_annotations(root: Path) -> list[Annotation]:
-    path = Path(root) / ANNOTATIONS
+def _parse_annotation(line: str, source: str) -> Annotation:
     try:
-        lines = path.read_text().splitlines()
-    except FileNotFoundError:
-        return []
-    out = []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            out.append(Annotation.model_validate_json(line))
-        except ValidationError:
-            if number == len(lines):
-                continue  # a torn last line (an interrupted append)
-            raise BadInput(f"{path}:{number}: not a history annotation (kind exclude|reset, result_id, reason, date)") from None
-    return out
+        return Annotation.model_validate_json(line)
+    except ValidationError:
+        raise BadInput(f"{source}: not a history annotation (kind exclude|reset, result_id, reason, date)") from None
+
+
+def read_annotations(root: Path) -> list[Annotation]:
+    return jsonl.read(Path(root) / ANNOTATIONS, _parse_annotation)[0]
 
 
 def annotate(root: Path, annotation: Annotation) -> None:
-    _append_line(Path(root) / ANNOTATIONS, annotation)
+    jsonl.append(Path(root) / ANNOTATIONS, annotation, _parse_annotation)
 
 
 def now() -> str:
@@ -274,7 +246,7 @@ class Histories:
                 written.setdefault(hist.path, 0)
                 continue
             record = summary_line(result, (verdicts or {}).get(result.id), hist.reset_id, run_url)
-            _append_line(hist.path, record)
+            jsonl.append(hist.path, record, _parse_record)
             hist.records.append(record)
             written[hist.path] = written.get(hist.path, 0) + 1
         return list(written.items())

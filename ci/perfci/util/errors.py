@@ -33,3 +33,7 @@ class InfraFailure(PerfciError):
     """Something outside the user's input failed: server start, sysbench, the host."""
 
     exit_code = EXIT_INFRA
+
+
+class NewerFormat(BadInput):
+    """A file written by a newer perfci: never half-read, never treated as damage."""
