@@ -1,6 +1,7 @@
-"""The self-hosted runner's job hooks, run as the runner runs them: a real event file,
-the real GitHub API protocol (a local fake of GET /repos/o/r/pulls/N), real processes
-and directories to clean up."""
+"""The self-hosted runner's job hooks, installed by runner-bootstrap and run as
+actions/runner runs them (`bash --noprofile --norc -e -o pipefail FILE` on the installed
+path): a real event file, the real GitHub API protocol (a local fake of GET
+/repos/o/r/pulls/N), real processes and directories to clean up."""
 
 from __future__ import annotations
 
@@ -14,11 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from perfci.util.runner import temp_prefix
+
 from conftest import REPO
 from fake_github import FakeGitHub
 
-STARTED = REPO / "scripts" / "runner-hooks" / "job-started"
-COMPLETED = REPO / "scripts" / "runner-hooks" / "job-completed"
+BOOTSTRAP = REPO / "scripts" / "runner-bootstrap"
 HEAD = "1" * 40
 NEWER = "2" * 40
 
@@ -32,12 +34,36 @@ def pr_event(head_repo: str | None, action: str, label: str | None = None, sha: 
     return event
 
 
-def started(tmp_path: Path, event_name: str, event: dict, api_env: dict | None = None) -> subprocess.CompletedProcess:
+def bootstrap(runner: Path, hooks: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", str(BOOTSTRAP), str(runner), *args], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PERFCI_SKIP_PACKAGES": "1", "PERFCI_HOOKS_DIR": str(hooks)})
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> dict[str, Path]:
+    """The hooks as runner-bootstrap installs them, by the names it gives the runner."""
+    runner, hooks = tmp_path_factory.mktemp("actions-runner"), tmp_path_factory.mktemp("hooks")
+    proc = bootstrap(runner, hooks)
+    assert proc.returncode == 0, proc.stderr
+    named = dict(line.split("=", 1) for line in (runner / ".env").read_text().splitlines() if "=" in line)
+    return {"started": Path(named["ACTIONS_RUNNER_HOOK_JOB_STARTED"]),
+            "completed": Path(named["ACTIONS_RUNNER_HOOK_JOB_COMPLETED"])}
+
+
+def as_the_runner_runs(hook: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    """actions/runner's way: bash -e on a .sh file (it refuses a hook of any other name)."""
+    assert hook.suffix in (".sh", ".ps1", ".js"), f"the runner cannot start {hook}"
+    return subprocess.run(["bash", "--noprofile", "--norc", "-e", "-o", "pipefail", str(hook)],
+                          capture_output=True, text=True, env=env, timeout=60)
+
+
+def started(installed: dict[str, Path], tmp_path: Path, event_name: str, event: dict,
+            api_env: dict | None = None) -> subprocess.CompletedProcess:
     path = tmp_path / "event.json"
     path.write_text(json.dumps(event))
     env = {"PATH": os.environ["PATH"], "GITHUB_EVENT_NAME": event_name, "GITHUB_EVENT_PATH": str(path),
            "GITHUB_REPOSITORY": "perf/ci", "GITHUB_API_URL": "https://127.0.0.1:9/api/v3", **(api_env or {})}
-    return subprocess.run([str(STARTED)], capture_output=True, text=True, env=env, timeout=60)
+    return as_the_runner_runs(installed["started"], env)
 
 
 @pytest.fixture
@@ -47,78 +73,94 @@ def github(tmp_path):
         yield fake, {"GITHUB_API_URL": fake.api_url, "SSL_CERT_FILE": str(fake.cafile)}
 
 
-def test_scheduled_and_same_repository_runs_are_accepted(tmp_path):
-    proc = started(tmp_path, "schedule", {"schedule": "17 2 * * *"})
+def test_scheduled_and_same_repository_runs_are_accepted(installed, tmp_path):
+    proc = started(installed, tmp_path, "schedule", {"schedule": "17 2 * * *"})
     assert proc.returncode == 0 and "accepted: schedule event" in proc.stdout
-    proc = started(tmp_path, "pull_request", pr_event("perf/ci", "synchronize"))
+    proc = started(installed, tmp_path, "pull_request", pr_event("perf/ci", "synchronize"))
     assert proc.returncode == 0 and "accepted: PR #7 from a branch of perf/ci" in proc.stdout
 
 
 @pytest.mark.parametrize("action, label", [("opened", None), ("synchronize", None), ("labeled", "documentation")])
-def test_a_fork_pr_is_refused_without_the_approval_label_event(tmp_path, action, label):
-    proc = started(tmp_path, "pull_request", pr_event("mallory/ci", action, label))
+def test_a_fork_pr_is_refused_without_the_approval_label_event(installed, tmp_path, action, label):
+    proc = started(installed, tmp_path, "pull_request", pr_event("mallory/ci", action, label))
     assert proc.returncode == 1
     assert proc.stderr.startswith("perfci job-started: refused: PR #7 comes from a fork (mallory/ci): it runs here "
                                   f"only on the 'run-perf' label event of a maintainer, for the commit they labelled "
                                   f"(this is a '{action}' event)")
 
 
-def test_a_fork_pr_labelled_for_its_current_head_is_accepted(tmp_path, github):
+def test_a_fork_pr_labelled_for_its_current_head_is_accepted(installed, tmp_path, github):
     fake, env = github
-    proc = started(tmp_path, "pull_request", pr_event("mallory/ci", "labeled", "run-perf"), env)
+    proc = started(installed, tmp_path, "pull_request", pr_event("mallory/ci", "labeled", "run-perf"), env)
     assert proc.returncode == 0, proc.stderr
     assert "accepted: PR #7 from a fork, head 111111111111 approved by the 'run-perf' label" in proc.stdout
     assert ("GET", "/api/v3/repos/perf/ci/pulls/7") in fake.requests
 
 
-def test_a_fork_pr_whose_head_moved_after_the_label_is_refused(tmp_path, github):
+def test_a_fork_pr_whose_head_moved_after_the_label_is_refused(installed, tmp_path, github):
     fake, env = github
     fake.pulls[7]["head"]["sha"] = NEWER  # pushed after the maintainer read and labelled HEAD
-    proc = started(tmp_path, "pull_request", pr_event("mallory/ci", "labeled", "run-perf"), env)
+    proc = started(installed, tmp_path, "pull_request", pr_event("mallory/ci", "labeled", "run-perf"), env)
     assert proc.returncode == 1
     assert ("refused: PR #7 from a fork: the 'run-perf' label approved 111111111111, but the head is now "
             "222222222222") in proc.stderr
 
 
-def test_doubt_refuses_a_fork(tmp_path):
+def test_doubt_refuses_a_fork(installed, tmp_path):
     """The API does not answer (port 9): no approval can be confirmed."""
-    proc = started(tmp_path, "pull_request", pr_event(None, "labeled", "run-perf"))
+    proc = started(installed, tmp_path, "pull_request", pr_event(None, "labeled", "run-perf"))
     assert proc.returncode == 1 and "cannot confirm its head with the GitHub API" in proc.stderr
-    proc = started(tmp_path, "issue_comment", {"action": "created"})
+    proc = started(installed, tmp_path, "issue_comment", {"action": "created"})
     assert proc.returncode == 1 and "'issue_comment' events do not run on benchmark runners" in proc.stderr
     bad = tmp_path / "missing.json"
-    proc = subprocess.run([str(STARTED)], capture_output=True, text=True, timeout=60,
-                          env={"PATH": os.environ["PATH"], "GITHUB_EVENT_NAME": "schedule", "GITHUB_EVENT_PATH": str(bad)})
+    proc = as_the_runner_runs(installed["started"], {"PATH": os.environ["PATH"], "GITHUB_EVENT_NAME": "schedule",
+                                                     "GITHUB_EVENT_PATH": str(bad)})
     assert proc.returncode == 1 and "cannot read the event" in proc.stderr
 
 
-def test_job_completed_removes_what_the_job_left(tmp_path):
+def sleeper_named_sysbench(*args: str) -> subprocess.Popen:
+    """A process the hook takes for sysbench, with these arguments on its command line. It is
+    the interpreter itself, not `python3` from PATH: a wrapper there (a pyenv shim) would run
+    python as its child and lose the `exec -a sysbench` name."""
+    return subprocess.Popen(["bash", "-c", f"exec -a sysbench {shlex.quote(sys.executable)} "
+                                           f"-c 'import time; time.sleep(120)' {shlex.join(args)}"])
+
+
+def workdir_of(runner_name: str, tmp: Path, monkeypatch) -> Path:
+    """The temp dir perfci makes for a run on this runner (util/runner.py's name)."""
+    monkeypatch.setenv("RUNNER_NAME", runner_name)
+    path = tmp / f"{temp_prefix()}1a2b3c4d"
+    monkeypatch.delenv("RUNNER_NAME")
+    (path / "data").mkdir(parents=True)
+    return path
+
+
+def test_job_completed_removes_what_the_job_left_and_nothing_of_another_runner(installed, tmp_path, monkeypatch):
     tmp = tmp_path / "tmp"
     workspace = tmp_path / "work" / "ci"
-    datadir = tmp / "perfci-1a2b3c4d"
-    (datadir / "data").mkdir(parents=True)
+    datadir = workdir_of("bench-1", tmp, monkeypatch)
+    neighbour = workdir_of("bench-2", tmp, monkeypatch)  # another runner on this host, mid-benchmark
     (tmp / "perfci-host.lock").write_text("{}")  # the host lock: a file, never removed
     (workspace / ".git" / "hooks").mkdir(parents=True)
     (workspace / ".git" / "hooks" / "post-checkout").write_text("#!/bin/sh\ncurl evil\n")
     unrelated = tmp / "keep-me"
     unrelated.mkdir()
-    # a sysbench of the job (its auth file lies in the job's workdir) and one that is not
-    # the interpreter itself, not `python3` from PATH: a wrapper there (a pyenv shim) would run
-    # python as its child and lose the `exec -a sysbench` name
-    stray = subprocess.Popen(["bash", "-c", f"exec -a sysbench {shlex.quote(sys.executable)} "
-                                            f"-c 'import time; time.sleep(120)' --config-file={datadir}/sysbench-auth.cnf"])
-    other = subprocess.Popen(["bash", "-c", "exec -a sysbench sleep 120"])
+    stray = sleeper_named_sysbench(f"--config-file={datadir}/sysbench-auth.cnf")  # this job's
+    theirs = sleeper_named_sysbench(f"--config-file={neighbour}/sysbench-auth.cnf")  # the other runner's
+    other = subprocess.Popen(["bash", "-c", "exec -a sysbench sleep 120"])  # nobody's job
     try:
         time.sleep(0.3)
-        proc = subprocess.run([str(COMPLETED)], capture_output=True, text=True, timeout=60,
-                              env={"PATH": os.environ["PATH"], "TMPDIR": str(tmp), "GITHUB_WORKSPACE": str(workspace)})
+        proc = as_the_runner_runs(installed["completed"], {
+            "PATH": os.environ["PATH"], "TMPDIR": str(tmp), "GITHUB_WORKSPACE": str(workspace),
+            "RUNNER_NAME": "bench-1", "RUNNER_TEMP": str(tmp_path / "runner-temp")})
         assert proc.returncode == 0, proc.stderr
         assert stray.wait(timeout=10) == -15 and f"stopped stray processes: {stray.pid}" in proc.stdout
-        assert other.poll() is None  # not the job's
-        assert not datadir.exists() and unrelated.exists() and (tmp / "perfci-host.lock").exists()
+        assert other.poll() is None and theirs.poll() is None  # not this job's
+        assert not datadir.exists() and neighbour.exists()
+        assert unrelated.exists() and (tmp / "perfci-host.lock").exists()
         assert workspace.exists() and list(workspace.iterdir()) == []
     finally:
-        for p in (stray, other):
+        for p in (stray, theirs, other):
             p.kill()
             p.wait()
 
@@ -128,14 +170,14 @@ def test_bootstrap_installs_the_hooks_outside_the_checkout_and_names_them_in_the
     runner.mkdir()
     (runner / ".env").write_text("LANG=C.UTF-8\nACTIONS_RUNNER_HOOK_JOB_STARTED=/old/hook\n")
     hooks = tmp_path / "hooks"
-    proc = subprocess.run([str(REPO / "scripts" / "runner-bootstrap"), str(runner), "--ephemeral"], capture_output=True,
-                          text=True, timeout=60, env={**os.environ, "PERFCI_SKIP_PACKAGES": "1",
-                                                      "PERFCI_HOOKS_DIR": str(hooks)})
+    proc = bootstrap(runner, hooks, "--ephemeral")
     assert proc.returncode == 0, proc.stderr
     assert (runner / ".env").read_text().splitlines() == [
-        "LANG=C.UTF-8", f"ACTIONS_RUNNER_HOOK_JOB_STARTED={hooks}/job-started",
-        f"ACTIONS_RUNNER_HOOK_JOB_COMPLETED={hooks}/job-completed"]
-    assert (hooks / "job-started").read_bytes() == STARTED.read_bytes() and os.access(hooks / "job-started", os.X_OK)
+        "LANG=C.UTF-8", f"ACTIONS_RUNNER_HOOK_JOB_STARTED={hooks}/job-started.sh",
+        f"ACTIONS_RUNNER_HOOK_JOB_COMPLETED={hooks}/job-completed.sh"]
+    source = REPO / "scripts" / "runner-hooks"
+    for name in ("job-started.sh", "job-started.py", "job-completed.sh"):
+        assert (hooks / name).read_bytes() == (source / name).read_bytes() and os.access(hooks / name, os.X_OK)
     assert "./config.sh --ephemeral" in proc.stdout
     proc = subprocess.run([str(REPO / "scripts" / "runner-bootstrap"), str(tmp_path / "nope")], capture_output=True,
                           text=True, timeout=60, env={**os.environ, "PERFCI_SKIP_PACKAGES": "1"})

@@ -23,6 +23,7 @@ from perfci.sessions.session import handle_cancellation
 from perfci.util.errors import EXIT_INTERRUPTED, EXIT_REGRESSION
 from perfci.util.files import write_atomic
 from perfci.util.progress import Progress
+from perfci.util.runner import temp_prefix
 
 
 @click.command()
@@ -119,7 +120,7 @@ def _checked_rounds(scenario: str, profile: str, sides: tuple[Side, Side], round
                     progress: Progress, runner_class: str, case_pattern: str | None) -> list[list[Result]]:
     for side in sides:  # all input checks before the first round
         checked = plan_run(side.scenario or scenario, profile, side.server_spec, side.overrides,
-                           parent / "perfci-ab-check", case_pattern=case_pattern)
+                           parent / f"{temp_prefix()}ab-check", case_pattern=case_pattern)
     case = checked.resolved.case
     if case != "default":
         progress.info(f"A/B on case {case} (choose another with --case)")

@@ -28,6 +28,7 @@ from perfci.providers.accounts import bench_account
 from perfci.providers.capabilities import parse_help_options
 from perfci.providers.local import READY_TIMEOUT_S, ask_shutdown, copy_tree, free_port, wait_until_answers
 from perfci.util.errors import BadInput, InfraFailure
+from perfci.util.runner import RUNNER_LABEL, runner_tag
 
 # Where each image family reads extra config (Percona: /etc/my.cnf's !includedir).
 INCLUDE_DIRS = {"percona": "/etc/my.cnf.d", "mysql": "/etc/mysql/conf.d", "mariadb": "/etc/mysql/conf.d"}
@@ -94,8 +95,10 @@ def run_args(image: str, name: str, port: int, datadir: Path, cnf: Path, user: t
     family = image_family(image)
     net = ["--network", "host"] if network == "host" else ["--publish", f"127.0.0.1:{port}:3306"]  # loopback only
     env = [arg for value in ENTRYPOINT_ENV[family] for arg in ("--env", value)]
+    tag = runner_tag()
     return ["run", "--detach", "--name", name,
             "--label", LABEL, "--label", f"{OWNER_LABEL}={owner_pid}",
+            *(["--label", f"{RUNNER_LABEL}={tag}"] if tag else []),  # the job-completed hook of this runner only
             *net,
             "--user", f"{user[0]}:{user[1]}",
             "--volume", f"{datadir}:{CONTAINER_DATADIR}",

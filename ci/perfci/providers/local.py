@@ -23,6 +23,7 @@ from perfci.providers import mycnf
 from perfci.providers.accounts import bench_account
 from perfci.providers.capabilities import parse_help_options
 from perfci.util.errors import BadInput, InfraFailure
+from perfci.util.runner import temp_prefix
 
 BINARY_NAMES = ("mariadbd", "mysqld")
 INSTALL_HINT = ("install a server (Debian/Ubuntu: apt-get install mariadb-server) "
@@ -231,7 +232,7 @@ class LocalServer:
         self.workdir.mkdir(parents=True, exist_ok=True)
         (self.workdir / "tmp").mkdir(exist_ok=True)
         if self.socket_dir is None:
-            self.socket_dir = Path(tempfile.mkdtemp(prefix="perfci-sock-"))  # short: sun_path is 108 bytes
+            self.socket_dir = Path(tempfile.mkdtemp(prefix=f"{temp_prefix()}sock-"))  # short: sun_path is 108 bytes
             self.port = free_port()
         self.cnf_path.write_text(mycnf.render(self._harness_options(), options))
         if restore_from is not None:

@@ -21,6 +21,7 @@ from perfci.providers.mycnf import check_not_reserved
 from perfci.run import sysbench
 from perfci.run.snapshots import SnapshotCache, data_prefix
 from perfci.util.errors import BadInput
+from perfci.util.runner import temp_prefix
 
 
 @dataclass
@@ -48,7 +49,7 @@ def plan_runs(scenario_arg: str, profile: str, server_spec: str, overrides: list
     scenario, path = load_scenario(scenario_arg)
     plans = []
     for resolved in cases(scenario, profile, str(path), case_patterns):
-        workdir = parent / f"perfci-{uuid.uuid4().hex[:8]}"
+        workdir = parent / f"{temp_prefix()}{uuid.uuid4().hex[:8]}"
         provider = open_provider(server_spec, workdir)
         plans.append(use_snapshots(plan_case(resolved, path, provider, server_spec, overrides, argv or []),
                                    snapshots))

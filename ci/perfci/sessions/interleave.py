@@ -40,6 +40,7 @@ from perfci.run.steps import HANDLERS, StepContext, parsed_report, run_steps, ut
 from perfci.sessions.rounds import Side
 from perfci.util.errors import BadInput, InfraFailure
 from perfci.util.progress import Progress
+from perfci.util.runner import temp_prefix
 
 PER_SERVER_OVERHEAD = 512 * 2**20   # beyond the buffer pool: redo buffers, threads, caches
 DEFAULT_WARMUP_PAIRS = 2
@@ -202,7 +203,7 @@ def plan_sides(scenario: str, profile: str, sides: tuple[Side, Side], parent: Pa
     plans = []
     for side in sides:
         plan = plan_run(side.scenario or scenario, profile, side.server_spec, side.overrides,
-                        parent / f"perfci-ab-{side.name}-{uuid.uuid4().hex[:8]}", case_pattern=case)
+                        parent / f"{temp_prefix()}ab-{side.name}-{uuid.uuid4().hex[:8]}", case_pattern=case)
         if plan.skip_reason:
             raise BadInput(f"side {side.name.upper()} cannot run this case: {plan.skip_reason}")
         check_splittable(plan, bursts)

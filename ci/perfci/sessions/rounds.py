@@ -25,6 +25,7 @@ from perfci.run.plan import plan_run, use_snapshots
 from perfci.run.snapshots import SnapshotCache
 from perfci.sessions.session import save
 from perfci.util.progress import Progress
+from perfci.util.runner import temp_prefix
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,7 @@ def run_ab(scenario: str, profile: str, sides: tuple[Side, Side], rounds: int, o
             side = sides[side_index]
             progress.info(f"== round {r + 1} of {rounds}, side {side.name.upper()}: {side.describe()}")
             plan = plan_run(side.scenario or scenario, profile, side.server_spec, side.overrides,
-                            workdir_parent / f"perfci-ab-{uuid.uuid4().hex[:8]}", case_pattern=case)
+                            workdir_parent / f"{temp_prefix()}ab-{uuid.uuid4().hex[:8]}", case_pattern=case)
             use_snapshots(plan, SnapshotCache())  # both sides start from the very same dataset
             result = execute(plan, progress, runner_class=runner_class).model_copy(
                 update={"ab": AbRole(id=ab_id, side="a" if side_index == 0 else "b", round=r + 1, of=rounds)})

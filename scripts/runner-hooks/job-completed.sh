@@ -1,24 +1,37 @@
 #!/usr/bin/env bash
 # Runner hook (ACTIONS_RUNNER_HOOK_JOB_COMPLETED): leave nothing of this job for the
-# next one, whatever its trust level and however it ended (cancelled, killed, timed out):
-#  - perfci containers (label perfci=1), running or not;
-#  - servers and sysbench of this runner's user that belong to the job: their command
-#    line or working directory points into the workspace, $RUNNER_TEMP or a perfci
-#    temp dir (a database server of the host, another user's or elsewhere, is left alone);
-#  - perfci temp dirs (datadirs, sockets) in ${TMPDIR:-/tmp} (never the host lock file);
+# next one, whatever its trust level and however it ended (cancelled, killed, timed out),
+# and nothing of another runner's job on the same host is touched:
+#  - perfci containers of this runner (labels perfci=1 and perfci.runner=TAG), running or not;
+#  - servers and sysbench of this runner's user that belong to this runner: their command
+#    line or working directory points into the workspace, $RUNNER_TEMP or a perfci temp
+#    dir of this runner (perfci-TAG-*; a database server of the host, another user's,
+#    another runner's or elsewhere, is left alone);
+#  - this runner's perfci temp dirs (datadirs, sockets) in ${TMPDIR:-/tmp} (never the host lock file);
 #  - the workspace, .git included, so no git hook or build output survives.
-# Never fails the job: every step is best effort and says what it removed.
+# TAG is what perfci's util/runner.py derives from $RUNNER_NAME (sha256, 8 hex digits).
+# actions/runner runs this file as `bash --noprofile --norc -e -o pipefail FILE`: every
+# step here is best effort (a process may exit while we look at it), so -e and pipefail
+# are switched off and the hook never fails the job; it says what it removed.
+set +e +o pipefail
 set -u
 say() { echo "perfci job-completed: $*"; }
 tmp="${TMPDIR:-/tmp}"
-job_paths=("$tmp/perfci-")
+job_paths=()
 [ -n "${GITHUB_WORKSPACE:-}" ] && job_paths+=("$GITHUB_WORKSPACE")
 [ -n "${RUNNER_TEMP:-}" ] && job_paths+=("$RUNNER_TEMP")
-# the --workdir the workflows give perfci (datadirs on the disk under test), if any
-[ -n "${PERFCI_WORKDIR:-}" ] && job_paths+=("$PERFCI_WORKDIR/perfci-")
+tag=""
+if [ -n "${RUNNER_NAME:-}" ]; then
+  tag=$(printf '%s' "$RUNNER_NAME" | sha256sum | cut -c1-8)
+  job_paths+=("$tmp/perfci-$tag-")
+  # the --workdir the workflows give perfci (datadirs on the disk under test), if any
+  [ -n "${PERFCI_WORKDIR:-}" ] && job_paths+=("$PERFCI_WORKDIR/perfci-$tag-")
+else
+  say "RUNNER_NAME is not set: only the workspace and RUNNER_TEMP are cleaned"
+fi
 
-if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then
-  ids=$(docker ps -aq --filter label=perfci=1)
+if [ -n "$tag" ] && command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then
+  ids=$(docker ps -aq --filter label=perfci=1 --filter "label=perfci.runner=$tag")
   if [ -n "$ids" ]; then
     # shellcheck disable=SC2086 # one id per word
     docker rm --force $ids >/dev/null && say "removed containers: $(echo $ids | tr '\n' ' ')"
@@ -62,10 +75,12 @@ if [ ${#victims[@]} -gt 0 ]; then
   say "stopped stray processes: ${victims[*]}"
 fi
 
-for d in "$tmp"/perfci-* ${PERFCI_WORKDIR:+"$PERFCI_WORKDIR"/perfci-*}; do
-  [ -d "$d" ] && [ ! -L "$d" ] && [ "$(stat -c %u "$d")" = "$me" ] || continue
-  rm -rf -- "$d" && say "removed $d"
-done
+if [ -n "$tag" ]; then
+  for d in "$tmp"/perfci-"$tag"-* ${PERFCI_WORKDIR:+"$PERFCI_WORKDIR"/perfci-"$tag"-*}; do
+    [ -d "$d" ] && [ ! -L "$d" ] && [ "$(stat -c %u "$d")" = "$me" ] || continue
+    rm -rf -- "$d" && say "removed $d"
+  done
+fi
 
 if [ -n "${GITHUB_WORKSPACE:-}" ] && [ -d "$GITHUB_WORKSPACE" ]; then
   find "$GITHUB_WORKSPACE" -mindepth 1 -maxdepth 1 -exec rm -rf -- {} + && say "emptied the workspace $GITHUB_WORKSPACE"
