@@ -102,3 +102,24 @@ def test_mysql_8_servers_keep_no_listener_beyond_the_harness_port():
     assert loopback_only(ident("mariadb", "11.4.5")) == {}
     with pytest.raises(BadInput, match="set by the harness"):
         parse_override("mysqlx=ON")
+
+
+@pytest.mark.parametrize("name, owned", [
+    ("loose-skip-grant-tables", "skip_grant_tables"), ("loose-bind-address", "bind_address"),
+    ("loose_loose-port", "port"), ("skip-grant", "skip_grant_tables"), ("bind-addr", "bind_address"),
+    ("disable-skip-networking", "skip_networking"), ("maximum-datadir", "datadir"), ("loose-mysqlx", "mysqlx")])
+def test_a_prefix_or_an_abbreviation_does_not_get_past_the_reserved_options(tmp_path, name, owned):
+    """The server strips loose-/enable-/disable-/skip-/maximum- and expands unique
+    abbreviations: each way to reach a harness option is refused, wherever it is given."""
+    with pytest.raises(BadInput, match=rf"option '{name}' \(it sets {owned}\) is set by the harness"):
+        parse_override(f"{name}=0.0.0.0")
+    cnf = tmp_path / "my.cnf"
+    cnf.write_text(f"[mysqld]\n{name}=1\n")
+    with pytest.raises(BadInput, match=rf"my.cnf:2: option '{name}'"):
+        parse_config_file(cnf)
+
+
+def test_ordinary_options_are_not_taken_for_reserved_ones():
+    for name in ("innodb_buffer_pool_size", "loose-innodb_change_buffering", "skip-name-resolve", "log_bin",
+                 "innodb_log_file_size", "performance_schema", "port_open_timeout"):
+        assert parse_override(f"{name}=1").name == name

@@ -32,9 +32,30 @@ def loopback_only(identity: ServerIdentity) -> dict:
     return {}
 
 
+# What a server strips before it looks an option up: `loose-` (ignore if unknown), then
+# `enable-`/`disable-`/`skip-` (booleans) or `maximum-` (an upper bound for SET).
+_OPTION_PREFIXES = re.compile(r"^(loose_)*(enable_|disable_|skip_|maximum_)?")
+
+
+def reserved_option(name: str) -> str | None:
+    """The harness-owned option `name` would set, if any: with its prefixes stripped, or
+    as the unique prefix MariaDB (and MySQL before 8.0) expand an abbreviation to."""
+    full = normalize(name)
+    bare = _OPTION_PREFIXES.sub("", full, count=1)
+    for candidate in (full, bare, full.removeprefix("loose_")):
+        if candidate in RESERVED:
+            return candidate
+        prefix_of = [r for r in RESERVED if r.startswith(candidate)]
+        if candidate and prefix_of:
+            return prefix_of[0]
+    return None
+
+
 def check_not_reserved(name: str, source: str) -> None:
-    if normalize(name) in RESERVED:
-        raise BadInput(f"{source}: option {name!r} is set by the harness and cannot be changed; "
+    owned = reserved_option(name)
+    if owned:
+        via = "" if normalize(name) == owned else f" (it sets {owned})"
+        raise BadInput(f"{source}: option {name!r}{via} is set by the harness and cannot be changed; "
                        f"reserved: {', '.join(sorted(RESERVED))}")
 
 
