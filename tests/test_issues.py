@@ -9,6 +9,7 @@ import pytest
 from perfci.alert.issues import fingerprint
 from perfci.model.identity import CaseIdentity
 from perfci.store.baseline import update
+from perfci.util.errors import BadInput
 
 from conftest import run_perfci
 from factories import make_result, write_results
@@ -150,3 +151,26 @@ def test_axis_values_are_escaped_in_issue_titles_and_bodies(tmp_path):
     assert "@someone" not in outside_code and "@\u200bsomeone" in outside_code
     assert "<img" not in body and "&lt;img src=x&gt;" in body
     assert "````sh\nperfci run tiny --case '```\n@someone'\n````" in body  # a longer fence: no break-out
+
+
+def test_text_from_result_and_confirmation_files_cannot_break_markers_or_mention(tmp_path):
+    """A result id with `-->` would close the perfci-since marker (and break triage):
+    refused on load. A confirmation's reason, sides and stored report are escaped."""
+    from perfci.store.results import RESULT_FILE
+    from perfci.sessions.confirm import Confirmation, markdown_section
+
+    from factories import write_results
+    [(path, _)] = write_results(tmp_path, [make_result()])
+    data = json.loads(path.read_text())
+    path.write_text(json.dumps({**data, "id": "x --> <img src=x> @team"}))
+    with pytest.raises(BadInput, match=r"field id: String should match pattern"):
+        RESULT_FILE.load(path)
+    path.write_text(json.dumps({**data, "phases": {"<b>x</b>": data["phases"]["before"]}}))
+    with pytest.raises(BadInput, match=r"field phases"):
+        RESULT_FILE.load(path)
+    c = Confirmation(result_id="r1", case="default", status="not-run", nightly_regressions=[],
+                     reason="@team see <!-- perfci-since: evil -->", a="x` @a", b="y", profile="p",
+                     report="| m |\n|---|\n| @boss ![i](https://x/y.png) <script> |")
+    text = "\n".join(markdown_section(c))
+    assert "@team" not in text and "@boss" not in text and "<!--" not in text and "<script>" not in text
+    assert "![" not in text and "| m |" in text  # the report's table still renders

@@ -11,7 +11,7 @@ is open (server variables, counters), its value type is still fixed.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
@@ -23,6 +23,12 @@ RESULT_SCHEMA = "perfci.result/2"
 ConfigValue = bool | int | float | str | None
 Number = int | float
 
+
+# What a result file may call a run and a phase: result ids and phase names reach file
+# names, issue markers (<!-- perfci-since: ID -->) and Markdown, so a file that does not
+# fit is refused on load (a forged `-->` in an id would close the marker).
+ResultId = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][\w.:+-]*$")]
+PhaseName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_-]*$", max_length=80)]
 
 class Status(StrEnum):
     ok = "ok"
@@ -358,7 +364,7 @@ class Validity(StrictModel):
 
 class Result(StrictModel):
     schema_: Literal["perfci.result/2"] = Field("perfci.result/2", alias="schema")
-    id: str = Field(min_length=1)
+    id: ResultId
     status: Status
     skip_reason: str | None = None
     case: str = "default"
@@ -372,7 +378,7 @@ class Result(StrictModel):
     scenario: ScenarioRef
     dataset: DatasetState = DatasetState()
     steps: list[Step] = []
-    phases: dict[str, Phase] = {}
+    phases: dict[PhaseName, Phase] = {}
     headline: list[HeadlineValue] = []
     notes: list[ConfigNote] = []
     reproduce: str = ""

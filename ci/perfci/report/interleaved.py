@@ -7,6 +7,7 @@ from perfci.judge.paired import ALPHA, FDR, PairedVerdict
 from perfci.model.bursts import InterleavedRun
 from perfci.model.verdicts import Outcome
 from perfci.report.table import VERDICT_LABEL, table
+from perfci.util.text import code_span, markdown
 
 
 def _fmt(x: float) -> str:
@@ -16,18 +17,21 @@ def _fmt(x: float) -> str:
 def interleaved_markdown(run: InterleavedRun, rows: list[PairedVerdict], min_effect: float,
                          noise_source: str | None = None) -> str:
     a, b = run.sides
-    phases = ", ".join(f"{p}: {run.bursts_per_phase[p]} pairs x {run.burst_transactions[p]} txn"
+    # a bursts file is input (this report also goes into issues): every text from it escaped
+    phases = ", ".join(f"{markdown(p)}: {run.bursts_per_phase[p]} pairs x {run.burst_transactions[p]} txn"
                        for p in run.bursts_per_phase)
     host = run.host
     lines = [
-        f"## perfci A/B (interleaved): {run.scenario} · profile `{run.profile}`"
-        + (f" · case `{run.case}`" if run.case != "default" else ""),
+        f"## perfci A/B (interleaved): {markdown(run.scenario)} · profile {code_span(run.profile)}"
+        + (f" · case {code_span(run.case)}" if run.case != "default" else ""),
         "",
-        f"- A: `{a.described}` ({a.flavor} {a.full_version}) · B: `{b.described}` ({b.flavor} {b.full_version})",
-        f"- both servers alive; bursts alternate A B, B A, …; the idle side frozen ({a.freezer}); "
+        f"- A: {code_span(a.described)} ({markdown(f'{a.flavor} {a.full_version}')}) · "
+        f"B: {code_span(b.described)} ({markdown(f'{b.flavor} {b.full_version}')})",
+        f"- both servers alive; bursts alternate A B, B A, …; the idle side frozen ({markdown(a.freezer)}); "
         f"{phases}; first {run.warmup_pairs} pairs of each phase dropped as warm-up",
-        f"- host `{host.hostname}` ({host.cpu_model}, {host.cpus} CPUs) · runner class `{run.runner_class}` · "
-        f"scenario hash `{run.scenario_hash[:19]}…` · {run.started_at} – {run.finished_at}",
+        f"- host {code_span(host.hostname)} ({markdown(host.cpu_model)}, {host.cpus} CPUs) · runner class "
+        f"{code_span(run.runner_class)} · scenario hash {code_span(run.scenario_hash[:19] + '…')} · "
+        f"{markdown(run.started_at)} – {markdown(run.finished_at)}",
         f"- verdict: judged metrics under Holm (≤ {ALPHA:.0%} chance of any false regression per A/B) and at least "
         f"a {min_effect:.1%} change; other counters under Benjamini-Hochberg (FDR {FDR:.0%}), explanations only"
         + (f"; minimum effects from the noise model {noise_source}" if noise_source else ""),
@@ -35,10 +39,10 @@ def interleaved_markdown(run: InterleavedRun, rows: list[PairedVerdict], min_eff
     dropped = {p: n for p, n in busy_pairs(run).items() if n}
     if dropped:
         lines.append("- pairs dropped, host busy during a burst (others > "
-                     f"{BUSY_BURST_CORES} cores): " + ", ".join(f"{p}: {n}" for p, n in dropped.items()))
+                     f"{BUSY_BURST_CORES} cores): " + ", ".join(f"{markdown(p)}: {n}" for p, n in dropped.items()))
     for side in run.sides:
         if side.setup_sql:
-            lines.append(f"- setup SQL on {side.name.upper()}: " + "; ".join(f"`{s}`" for s in side.setup_sql))
+            lines.append(f"- setup SQL on {side.name.upper()}: " + "; ".join(code_span(s) for s in side.setup_sql))
     lines += ["", *table([*COLUMNS, "verdict"], (_cells(r) for r in rows if r.spec is not None))]
     moved = [r for r in rows if r.spec is None and r.verdict == Outcome.MOVED]
     moved.sort(key=lambda r: -abs(r.estimate.ratio - 1) if r.estimate else 0)
@@ -48,7 +52,8 @@ def interleaved_markdown(run: InterleavedRun, rows: list[PairedVerdict], min_eff
                   *table([*COLUMNS, ""], (_cells(r) for r in moved[:25]))]
     unstable = [r for r in rows if r.verdict == Outcome.UNSTABLE]
     if unstable:
-        shown = ", ".join(f"`{r.key}` ({r.estimate.spread:.0%})" if r.estimate else f"`{r.key}`" for r in unstable[:30])
+        shown = ", ".join(f"{code_span(r.key)} ({r.estimate.spread:.0%})" if r.estimate else code_span(r.key)
+                          for r in unstable[:30])
         lines += ["", f"Unstable (pair spread beyond the limit, not judged): {shown}"
                   + (f" and {len(unstable) - 30} more" if len(unstable) > 30 else "")]
     lines.append("")
@@ -60,7 +65,7 @@ COLUMNS = ["metric", "A mean", "B mean", "B/A", "95 % CI", "adj. p", "pairs (blo
 
 def _cells(r: PairedVerdict) -> list[str]:
     e = r.estimate
-    return [f"`{r.key}`" + ("" if r.spec is None else " " + r.spec.direction.arrow), _fmt(r.a_mean), _fmt(r.b_mean),
+    return [code_span(r.key) + ("" if r.spec is None else " " + r.spec.direction.arrow), _fmt(r.a_mean), _fmt(r.b_mean),
             f"{e.ratio:.4f}" if e else "–", f"[{e.low:.4f}, {e.high:.4f}]" if e else "–",
             f"{r.p_adjusted:.2g}" if r.p_adjusted is not None else "–", f"{e.n_pairs} ({e.block})" if e else "–",
             VERDICT_LABEL[r.verdict]]

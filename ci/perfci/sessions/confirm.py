@@ -27,6 +27,7 @@ from perfci.judge.bursts import judge_run
 from perfci.judge.compare import CaseComparison
 from perfci.model.base import StrictModel
 from perfci.model.formats import FileFormat
+from perfci.model.result import ResultId
 from perfci.model.verdicts import Outcome
 from perfci.providers.mycnf import parse_override
 from perfci.providers.servers import resolve_server
@@ -37,6 +38,7 @@ from perfci.store.baseline import Baseline, Sample
 from perfci.util.errors import BadInput, InfraFailure
 from perfci.util.files import write_atomic
 from perfci.util.progress import Progress
+from perfci.util.text import code_span, inert_markdown, markdown
 
 DEFAULT_PROFILE = "smoke"
 DEFAULT_BURSTS = 120  # pairs per phase: 5 % at >= 90 % power with this runner's burst noise (README), ~12 min of bursts
@@ -45,7 +47,7 @@ SUFFIX = ".confirmation.json"
 
 class Confirmation(StrictModel):
     schema_: Literal["perfci.confirmation/1"] = Field("perfci.confirmation/1", alias="schema")
-    result_id: str
+    result_id: ResultId
     case: str
     status: Literal["confirmed", "not-confirmed", "not-run"]
     reason: str
@@ -149,9 +151,10 @@ def markdown_section(c: Confirmation) -> list[str]:
     """The confirmation's part of an issue body."""
     status = {"confirmed": "**confirmed**", "not-confirmed": "not confirmed", "not-run": "not run"}[c.status]
     lines = ["", "### Confirmation A/B (same runner, both servers alive, interleaved bursts)", "",
-             f"- {status}: {c.reason}"]
+             f"- {status}: {markdown(c.reason)}"]  # a confirmation file is input: every text escaped
     if c.a:
-        lines.append(f"- A, last good: `{c.a}` · B, this run: `{c.b}` · profile `{c.profile}`")
+        lines.append(f"- A, last good: {code_span(c.a)} · B, this run: {code_span(c.b)} · profile {code_span(c.profile)}")
     if c.report:
-        lines += ["", "<details><summary>The A/B's report</summary>", "", c.report.strip(), "", "</details>"]
+        lines += ["", "<details><summary>The A/B's report</summary>", "", inert_markdown(c.report.strip()), "",
+                  "</details>"]
     return lines

@@ -59,6 +59,13 @@ def markdown(text: str) -> str:
     return _no_mentions(html.escape(escaped, quote=False))
 
 
+def inert_markdown(text: str) -> str:
+    """Markdown perfci rendered from files it did not write itself (a stored A/B report):
+    its tables and emphasis stay, but no HTML or comment (which could close a marker), no
+    mention and no image renders."""
+    return _no_mentions(html.escape(text, quote=False)).replace("![", "!\\[")
+
+
 def code_fence(text: str, lang: str = "") -> str:
     """A fenced code block that `text` cannot close early: the fence is longer than
     any run of backticks inside it (CommonMark)."""
