@@ -81,6 +81,8 @@ def test_key_covers_dataset_steps_and_format_but_not_the_measured_config():
     assert spec_key(snapshot_spec(c, ident, {"innodb_page_size": "8k"}, SB)) != spec_key(snapshot_spec(c, ident, {}, SB))
     mysql = ServerIdentity("mysql", Version.parse("8.0.42"), "8.0.42")
     assert spec_key(snapshot_spec(c, mysql, {}, SB)) != spec_key(snapshot_spec(c, ident, {}, SB))
+    # a jar's datadir (our accounts) never restores into a container (the image's accounts)
+    assert spec_key(snapshot_spec(c, mysql, {}, SB, "tarball")) != spec_key(snapshot_spec(c, mysql, {}, SB, "docker"))
     assert [s.kind for s in data_prefix(c)] == ["prepare", "apply_layout"]
 
 

@@ -18,7 +18,8 @@ class SnapshotUse:
     def __init__(self, plan: RunPlan, cache: SnapshotCache):
         self.plan = plan
         self.cache = cache
-        self.spec = snapshot_spec(plan.resolved, plan.provider.identity, plan.config_options, plan.sysbench)
+        self.spec = snapshot_spec(plan.resolved, plan.provider.identity, plan.config_options, plan.sysbench,
+                                  plan.provider.kind)
         self.key = spec_key(self.spec)
         self.found: Lookup | None = None
 

@@ -74,10 +74,15 @@ def data_prefix(resolved: ResolvedScenario) -> list:
     return prefix
 
 
-def snapshot_spec(resolved: ResolvedScenario, identity: ServerIdentity, options: dict, sysbench: str) -> dict:
+def snapshot_spec(resolved: ResolvedScenario, identity: ServerIdentity, options: dict, sysbench: str,
+                  provider: str = "local") -> dict:
+    """What the snapshot's datadir depends on. `provider` (its kind): a datadir holds the
+    accounts and the file ownership its provider set up (a container's image creates
+    its own root account, a local server ours), so one never restores another's."""
     v = identity.version
     return {
         "data_format": DATA_FORMAT,
+        "provider": provider,
         "data_code": data_code_hash(),
         "sysbench": sysbench,  # prepare's rows depend on its generator
         "flavor": identity.flavor,
