@@ -59,6 +59,16 @@ def test_a_scenario_that_cannot_be_split_is_recorded_not_judged(tmp_path):
     assert c.b == "local --config innodb_flush_log_at_trx_commit=1"
 
 
+def test_a_server_spec_written_into_a_result_or_the_history_never_runs_unless_pinned(tmp_path):
+    """The candidate's reproduce string names a `tarball:` spec no servers.yaml pins:
+    the confirmation refuses to run it (before any download or start)."""
+    comp, _ = regressed(tmp_path, "perfci run tiny --profile smoke --server "
+                                  "'tarball:https://127.0.0.1:9/evil.tar.gz#sha256=" + "0" * 64 + "'")
+    c = confirm_case(comp, "smoke", 10, tmp_path, tmp_path / "out", Progress(quiet=True), "local", 0.01)
+    assert c.status == "not-run" and "is not pinned in servers.yaml" in c.reason
+    assert not (tmp_path / "out").exists()
+
+
 def test_confirmations_decide_whether_a_regression_opens_an_issue(tmp_path):
     comp, root = regressed(tmp_path, "perfci run tiny --profile smoke --server local --config x=1")
     result = comp.results[0]

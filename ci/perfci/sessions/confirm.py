@@ -30,7 +30,7 @@ from perfci.model.formats import FileFormat
 from perfci.model.result import ResultId
 from perfci.model.verdicts import Outcome
 from perfci.providers.mycnf import parse_override
-from perfci.providers.servers import resolve_server
+from perfci.providers.servers import id_of_spec, resolve_server
 from perfci.report.interleaved import interleaved_markdown
 from perfci.sessions.interleave import plan_sides, run_interleaved
 from perfci.sessions.rounds import Side
@@ -78,6 +78,18 @@ def run_args(reproduce: str) -> tuple[str, tuple[str, ...]] | None:
     return (spec, tuple(sorted(configs))) if spec else None
 
 
+def pinned_server(text: str) -> str:
+    """The spec of a server a reproduce string names, if this checkout trusts it: `local`,
+    an id of servers.yaml, or a spec pinned there. A reproduce string comes from result
+    files and the results branch: a `tarball:`/`build:` spec written there must not
+    decide what runs on the benchmark host."""
+    resolved = resolve_server(text)
+    if resolved.server_id is None and text != "local" and id_of_spec(text) is None:
+        raise BadInput(f"server {text!r} is not pinned in servers.yaml: confirm runs only `local`, "
+                       "the ids of servers.yaml and the specs pinned there")
+    return resolved.spec
+
+
 def last_good(baseline: Baseline) -> Sample | None:
     """The baseline's newest sample that says how it was run."""
     known = [s for s in baseline.samples if s.reproduce]
@@ -109,8 +121,8 @@ def confirm_case(comp: CaseComparison, profile: str, bursts: int, parent: Path, 
                        f"{good.server_version}): an A/B would compare the server with itself; the change lies "
                        "elsewhere (host, harness, data, a server build behind the same spec)")
     try:
-        sides = (Side("a", resolve_server(a_args[0]).spec, [parse_override(c) for c in a_args[1]]),
-                 Side("b", resolve_server(b_args[0]).spec, [parse_override(c) for c in b_args[1]]))
+        sides = (Side("a", pinned_server(a_args[0]), [parse_override(c) for c in a_args[1]]),
+                 Side("b", pinned_server(b_args[0]), [parse_override(c) for c in b_args[1]]))
         case = None if result.case == "default" else result.case
         plans = plan_sides(result.scenario.name, profile, sides, parent, case, bursts)
         progress.info(f"== confirmation A/B of {comp.label}: A {found.a} (last good) vs B {found.b}")
