@@ -23,6 +23,7 @@ class FakeGitHub:
         self.requests: list[tuple[str, str]] = []
         self.login = "perfci-bot"  # the account the token belongs to
         self.pulls: dict[int, dict] = {}  # GET /repos/o/r/pulls/N (public data: no token needed)
+        self.permissions: dict[str, str] = {}  # GET /repos/o/r/collaborators/LOGIN/permission (else 404)
         self.fail_with: int | None = None  # answer every request with this status
         ca = trustme.CA()
         self.cafile = Path(directory) / "fake-github-ca.pem"
@@ -65,6 +66,11 @@ class FakeGitHub:
                     return self._send(401, {"message": "Bad credentials"})
                 if fake.fail_with:
                     return self._send(fake.fail_with, {"message": "Server Error"})
+                who = re.fullmatch(r"/api/v3/repos/([^/]+)/([^/]+)/collaborators/([^/]+)/permission", url.path)
+                if who and self.command == "GET":
+                    level = fake.permissions.get(who.group(3))
+                    return (self._send(200, {"permission": level, "role_name": level}) if level
+                            else self._send(404, {"message": f"{who.group(3)} is not a user"}))
                 m = re.fullmatch(r"/api/v3/repos/([^/]+)/([^/]+)/issues(?:/(\d+))?(/comments)?", url.path)
                 if not m:
                     return self._send(404, {"message": "Not Found"})

@@ -28,13 +28,24 @@ def noisy(n: int, level: float, seed: int) -> list[float]:
     return list(np.random.default_rng(seed).normal(level, level * 0.01, n))
 
 
-def test_a_label_or_a_collaborators_command_accepts_and_anyone_elses_does_not():
+def test_a_label_or_a_writers_command_accepts_and_anyone_elses_does_not(tmp_path, monkeypatch):
+    """Through the real gh against the fake API: a read-only collaborator's command does not count."""
+    from perfci.alert.github import GitHub
+
+    from fake_github import FakeGitHub
     labelled = {"labels": [{"name": "perf-expected"}]}
-    assert acceptance(labelled, []) == "label perf-expected"
     by = lambda who, assoc, body="/perfci accept": {"user": {"login": who}, "author_association": assoc, "body": body}  # noqa: E731
-    assert acceptance({"labels": []}, [by("dba", "COLLABORATOR")]) == "/perfci accept by @dba"
-    assert acceptance({"labels": []}, [by("passer-by", "NONE"), by("fork", "CONTRIBUTOR")]) is None
-    assert acceptance({"labels": []}, [by("dba", "OWNER", "we could /perfci accept this later")]) is None
+    with FakeGitHub(tmp_path) as fake:
+        for key, value in fake.env(tmp_path / "gh").items():
+            monkeypatch.setenv(key, value)
+        fake.permissions.update({"dba": "write", "reader": "read"})
+        gh = GitHub("perf/ci")
+        assert acceptance(labelled, [], gh.can_write) == "label perf-expected"
+        assert acceptance({"labels": []}, [by("dba", "COLLABORATOR")], gh.can_write) == "/perfci accept by @dba"
+        assert acceptance({"labels": []}, [by("reader", "COLLABORATOR")], gh.can_write) is None  # read access only
+        assert acceptance({"labels": []}, [by("passer-by", "NONE"), by("fork", "CONTRIBUTOR")], gh.can_write) is None
+        assert acceptance({"labels": []}, [by("dba", "OWNER", "we could /perfci accept this later")], gh.can_write) is None
+        assert ("GET", "/api/v3/repos/perf/ci/collaborators/reader/permission") in fake.requests
 
 
 def test_a_step_persists_a_spike_and_a_recovery_do_not():

@@ -98,5 +98,14 @@ class GitHub:
     def comments(self, number: int) -> list[Comment]:
         return cast(list[Comment], self._paged(f"repos/{self.repo}/issues/{number}/comments"))
 
+    def can_write(self, login: str) -> bool:
+        """Has `login` write access (write, maintain or admin)? A "COLLABORATOR" association
+        includes read-only collaborators; any doubt (not a collaborator: 404) is no."""
+        try:
+            answer = self.api("GET", f"repos/{self.repo}/collaborators/{login}/permission")
+        except InfraFailure:
+            return False
+        return isinstance(answer, dict) and answer.get("permission") in ("admin", "maintain", "write")
+
     def close(self, number: int) -> None:
         self.api("PATCH", f"repos/{self.repo}/issues/{number}", {"state": "closed", "state_reason": "completed"})

@@ -14,6 +14,7 @@ it; the self-hosted runner never holds a write token):
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,14 +32,17 @@ ACCEPT_RE = re.compile(r"^\s*/perfci\s+accept\b", re.MULTILINE)
 RESET_MARK = "<!-- perfci-reset -->"
 
 
-def acceptance(issue: Issue, comments: list[Comment]) -> str | None:
+def acceptance(issue: Issue, comments: list[Comment], can_write: Callable[[str], bool]) -> str | None:
     """How a person accepted the regression (None: nobody did). Anyone can comment on a
-    public issue: a `/perfci accept` counts only from someone with write access."""
+    public issue: a `/perfci accept` counts only from someone the repository trusts
+    (owner, member, collaborator) who also has write access (`can_write`: collaborators
+    include read-only ones). Adding the label takes triage access already."""
     if ACCEPT_LABEL in [label.get("name") for label in issue.get("labels") or []]:
         return f"label {ACCEPT_LABEL}"
     for c in comments:
-        if ACCEPT_RE.search(body_of(c)) and c.get("author_association") in TRUSTED:
-            return f"/perfci accept by @{login(c)}"
+        who = login(c)
+        if ACCEPT_RE.search(body_of(c)) and c.get("author_association") in TRUSTED and who and can_write(who):
+            return f"/perfci accept by @{who}"
     return None
 
 
@@ -49,7 +53,7 @@ def triage(gh: GitHub, history_root: Path, run_url: str = "") -> list[str]:
         case, since = CASE_RE.search(body), SINCE_RE.search(body)
         if not (case and since):
             continue  # opened before issues named their case: triage it by hand
-        how = acceptance(issue, gh.comments(issue["number"]))
+        how = acceptance(issue, gh.comments(issue["number"]), gh.can_write)
         if how is None:
             continue
         number = issue["number"]
