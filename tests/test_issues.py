@@ -174,3 +174,20 @@ def test_text_from_result_and_confirmation_files_cannot_break_markers_or_mention
     text = "\n".join(markdown_section(c))
     assert "@team" not in text and "@boss" not in text and "<!--" not in text and "<script>" not in text
     assert "![" not in text and "| m |" in text  # the report's table still renders
+
+
+def test_a_history_run_url_becomes_a_dashboard_link_only_when_it_is_http(tmp_path):
+    from perfci.report.dashboard import build
+    from perfci.store.history import append
+    from perfci.util.text import web_link
+
+    assert web_link("https://ci.example/run/1") and web_link("http://x/y")
+    assert not any(web_link(u) for u in ("javascript:alert(1)", "data:text/html,x", "https://x/\"onload=", ""))
+    history = tmp_path / "history"
+    append([make_result()], history, run_url="javascript:alert(document.cookie)")
+    append([make_result()], history, run_url="https://ci.example/run/2")
+    build(history, tmp_path / "site")
+    pages = "".join(p.read_text() for p in (tmp_path / "site").rglob("*.html"))
+    assert 'href="https://ci.example/run/2"' in pages and "javascript:" not in pages
+    proc = run_perfci("dashboard", str(history), "--out", str(tmp_path / "s2"), "--repo-url", "javascript:alert(1)")
+    assert proc.returncode == 2 and "--repo-url" in proc.stderr and "expected an http(s) URL" in proc.stderr

@@ -89,6 +89,17 @@ def test_a_fork_pr_is_refused_without_the_approval_label_event(installed, tmp_pa
                                   f"(this is a '{action}' event)")
 
 
+def test_a_dependabot_pr_from_a_branch_here_needs_the_label_like_a_fork(installed, tmp_path, github):
+    fake, env = github
+    event = pr_event("perf/ci", "synchronize")
+    event["pull_request"]["user"] = {"login": "dependabot[bot]"}
+    proc = started(installed, tmp_path, "pull_request", event)
+    assert proc.returncode == 1 and "PR #7 is dependabot[bot]'s, unreviewed: it runs here only on" in proc.stderr
+    labelled = {**event, "action": "labeled", "label": {"name": "run-perf"}}
+    proc = started(installed, tmp_path, "pull_request", labelled, env)
+    assert proc.returncode == 0, proc.stderr
+
+
 def test_a_fork_pr_labelled_for_its_current_head_is_accepted(installed, tmp_path, github):
     fake, env = github
     proc = started(installed, tmp_path, "pull_request", pr_event("mallory/ci", "labeled", "run-perf"), env)

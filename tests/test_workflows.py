@@ -122,3 +122,12 @@ def test_the_approval_is_revoked_on_every_push_without_running_pr_code():
     script = " ".join(step["run"] for step in job["steps"])
     assert script == 'gh api -X DELETE "repos/$REPO/issues/$PR/labels/run-perf" --silent'
     assert "${{" not in script  # inputs come through env, never spliced into the script
+
+
+def test_the_pr_check_runs_for_every_file_that_can_move_a_number_and_holds_back_bot_updates():
+    workflow = yaml.safe_load((REPO / ".github" / "workflows" / "pr-checks.yml").read_text())
+    on = workflow[True] if True in workflow else workflow["on"]  # YAML 1.1 reads `on:` as true
+    paths = set(on["pull_request"]["paths"])
+    assert {"requirements.lock", "pyproject.toml", "scripts/**", "tests/**", "ci/**", "servers.yaml"} <= paths
+    condition = workflow["jobs"]["smoke-ab"]["if"]
+    assert "github.event.pull_request.user.login != 'dependabot[bot]'" in condition  # its code: label first

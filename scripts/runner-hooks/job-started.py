@@ -31,6 +31,9 @@ import urllib.error
 import urllib.request
 
 TRUSTED_EVENTS = {"schedule", "workflow_dispatch", "push", "merge_group"}
+# Bots that open PRs from branches of this repository with code nobody reviewed yet (a
+# dependency update runs its new packages' code): treated like a fork, label required.
+UNREVIEWED_AUTHORS = {"dependabot[bot]", "renovate[bot]"}
 PR_EVENTS = {"pull_request", "pull_request_target"}
 
 
@@ -56,11 +59,13 @@ def decide(event_name: str, event: dict, repo: str) -> tuple[bool, str]:
     pr = event.get("pull_request") or {}
     head_repo = ((pr.get("head") or {}).get("repo") or {}).get("full_name")
     number = pr.get("number")
-    if head_repo == repo:
+    author = (pr.get("user") or {}).get("login")
+    if head_repo == repo and author not in UNREVIEWED_AUTHORS:
         return True, f"PR #{number} from a branch of {repo}"
+    origin = f"is {author}'s, unreviewed" if head_repo == repo else f"comes from a fork ({head_repo or 'deleted'})"
     label = os.environ.get("PERFCI_APPROVAL_LABEL", "run-perf")
     if event.get("action") != "labeled" or (event.get("label") or {}).get("name") != label:
-        return False, (f"PR #{number} comes from a fork ({head_repo or 'deleted'}): it runs here only on the "
+        return False, (f"PR #{number} {origin}: it runs here only on the "
                        f"'{label}' label event of a maintainer, for the commit they labelled "
                        f"(this is a '{event.get('action')}' event)")
     approved = (pr.get("head") or {}).get("sha")

@@ -8,6 +8,7 @@ import click
 
 from perfci.commands import options
 from perfci.report import dashboard as dashboard_mod
+from perfci.util.text import web_link
 
 
 @click.command()
@@ -18,5 +19,8 @@ from perfci.report import dashboard as dashboard_mod
 def dashboard(history_dir: Path, out_dir: Path, repo_url: str, window: int) -> None:
     """Write a static site (index + one page per case, metrics over the nights with change
     points and resets marked) from HISTORY_DIR; open OUT/index.html, or publish OUT."""
+    if repo_url and not web_link(repo_url):
+        raise click.BadParameter(f"{repo_url!r}: expected an http(s) URL such as https://github.com/OWNER/NAME",
+                                 param_hint="--repo-url")
     pages = dashboard_mod.build(history_dir, out_dir, repo_url, window)
     click.echo(f"{pages[0]}: {len(pages) - 1} case page(s)")

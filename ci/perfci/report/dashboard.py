@@ -23,6 +23,7 @@ from perfci.judge.changes import Change, persisting_changes
 from perfci.model.metrics import DEFAULT_COMPARED, MetricSpec, default_spec
 from perfci.store.history import DEFAULT_HISTORY_WINDOW, CaseHistory, HistoryRecord, case_files, case_history
 from perfci.util.files import write_atomic
+from perfci.util.text import web_link
 
 W, H, PAD_L, PAD_R, PAD_T, PAD_B = 760, 220, 60, 20, 24, 46
 SPARK_W, SPARK_H = 160, 28
@@ -92,7 +93,8 @@ def chart(key: str, page: CasePage) -> str:
         label = f"{r.date[:10]} · {r.server_version} · {r.result_id} · {r.metrics[key]:.4g}"
         dot = (f'<circle cx="{x(i):.1f}" cy="{y(r.metrics[key]):.1f}" r="3.5" class="{kind}" '
                f'data-label="{html.escape(label)}"><title>{html.escape(label)}</title></circle>')
-        out.append(f'<a href="{html.escape(r.run_url)}">{dot}</a>' if r.run_url else dot)
+        link = web_link(r.run_url)  # history lines are input: only http(s) links
+        out.append(f'<a href="{html.escape(link)}">{dot}</a>' if link else dot)
     out.append("</svg>")
     return "".join(out)
 

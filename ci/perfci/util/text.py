@@ -66,6 +66,12 @@ def inert_markdown(text: str) -> str:
     return _no_mentions(html.escape(text, quote=False)).replace("![", "!\\[")
 
 
+def web_link(url: str) -> str | None:
+    """`url` if it may be a link target (http or https), else None: a `javascript:` or
+    `data:` URL from a history file must never become a link."""
+    return url if re.match(r"^https?://[^\s\"'<>]+$", url or "") else None
+
+
 def code_fence(text: str, lang: str = "") -> str:
     """A fenced code block that `text` cannot close early: the fence is longer than
     any run of backticks inside it (CommonMark)."""
