@@ -171,6 +171,13 @@ def test_a_directory_inside_the_jar_keeps_file_modes_and_safe_links(cache):
     ({"d/bin/mysqld": (b"", 0o100755), "d/lib/evil": (b"../../../../etc/passwd", stat.S_IFLNK | 0o777)},
      "refused a jar symlink that points outside its directory: d/lib/evil"),
     ({"d/bin/mysql": (b"", 0o100755)}, "the jar has no bin/mariadbd or bin/mysqld"),
+    # each link stays inside on its own; followed in turn they lead out of the tree
+    ({"d/bin/mysqld": (b"", 0o100755), "d/x/p": (b"..", stat.S_IFLNK | 0o777),
+      "d/y": (b"x/p/..", stat.S_IFLNK | 0o777)},
+     "refused a jar symlink that leads outside its directory through other links: y"),
+    ({"d/bin/mysqld": (b"", 0o100755), "d/x/p": (b"..", stat.S_IFLNK | 0o777),
+      "d/y": (b"x/p/..", stat.S_IFLNK | 0o777), "d/y/evil": (b"boom", 0o100644)},
+     "refused a jar entry written through a symlink: d/y/evil"),
 ])
 def test_a_jar_that_escapes_or_has_no_server_is_refused(cache, entries, message):
     jar = _jar(jar_path_in(cache), entries)

