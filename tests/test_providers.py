@@ -271,3 +271,26 @@ def test_a_download_redirected_to_plain_http_is_refused(tmp_path, file_server):
     assert proc.stderr == (f"error: --server '{spec}': download failed: refused a redirect to "
                            "http://127.0.0.1:9/server.tar.gz (https only)\n")
     assert [p for p in (tmp_path / "cache").rglob("*") if p.is_file()] == []
+
+
+def test_build_server_takes_the_host_lock_before_touching_the_shared_source_tree(tmp_path):
+    """Another holder of the host lock: build-server waits (here 0 s) and fetches nothing;
+    started by the perfci command that holds the lock itself, it does not wait for it."""
+    import fcntl
+    import os
+    import subprocess
+
+    lock = tmp_path / "host.lock"
+    env = {**os.environ, "PERFCI_LOCK_FILE": str(lock), "PERFCI_HOST_WAIT": "0", "PERFCI_CACHE": str(tmp_path / "c"),
+           "GIT_TERMINAL_PROMPT": "0"}
+    env.pop("PERFCI_HOST_LOCK_HELD", None)
+    with open(lock, "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        proc = subprocess.run(["bash", str(REPO / "scripts" / "build-server"), "mysql", "no-such-ref"], env=env,
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 3 and "the host lock" in proc.stderr
+        assert not (tmp_path / "c" / "src").exists()  # nothing fetched or checked out beside the holder
+        proc = subprocess.run(["bash", str(REPO / "scripts" / "build-server"), "mysql", "no-such-ref"],
+                              env={**env, "PERFCI_HOST_LOCK_HELD": str(os.getpid())},  # we are its parent
+                              capture_output=True, text=True, timeout=120)
+        assert "the host lock" not in proc.stderr and proc.returncode != 0  # it went on (and the fetch failed)

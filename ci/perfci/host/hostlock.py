@@ -50,6 +50,9 @@ class HostClaim:
 
 
 _current: HostClaim | None = None
+# Set while this process holds the lock, to its pid: a child script that would take the
+# lock itself (build-server) sees that its parent holds it, instead of waiting on it forever.
+HELD_ENV = "PERFCI_HOST_LOCK_HELD"
 
 
 def current_claim() -> HostClaim | None:
@@ -144,6 +147,7 @@ def _exclusive_host(command: str, allow_busy: bool, ignore_servers: bool) -> Ite
                                    "one benchmark per host (wait for it, or --allow-busy to measure anyway)") from None
         if locked:
             _write_holder(fd, command)
+            os.environ[HELD_ENV] = str(os.getpid())  # a child (scripts/build-server) works under this lock
             remove_orphan_containers()  # a killed run's container: its server is not "another benchmark"
         others = bench_processes(ignore_servers)
         if others and not allow_busy:
@@ -155,6 +159,8 @@ def _exclusive_host(command: str, allow_busy: bool, ignore_servers: bool) -> Ite
         yield claim
     finally:
         _current = None
+        if os.environ.get(HELD_ENV) == str(os.getpid()):
+            del os.environ[HELD_ENV]
         os.close(fd)  # releases the flock
 
 
