@@ -61,7 +61,8 @@ def test_pr_workflow_never_runs_fork_code_on_self_hosted_runners():
             # a branch of this repository, or the event of a label only maintainers (write access)
             # can set: a label left on from an earlier commit does not admit a later push
             assert condition == ("(github.event.pull_request.head.repo.full_name == github.repository && "
-                                 "github.event.action != 'labeled') || "
+                                 "github.event.action != 'labeled' && "
+                                 "github.event.pull_request.user.login != 'dependabot[bot]') || "
                                  "(github.event.action == 'labeled' && github.event.label.name == 'run-perf')"), name
 
 

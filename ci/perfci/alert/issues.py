@@ -25,7 +25,7 @@ from perfci.util.text import code_fence, code_span, issue_title, markdown
 
 FINGERPRINT_RE = re.compile(r"<!-- perfci-fingerprint: ([0-9a-f]{16}) -->")
 CASE_RE = re.compile(r"<!-- perfci-case: ([\w./-]+) -->")
-SINCE_RE = re.compile(r"<!-- perfci-since: ([\w.:+-]+) -->")
+SINCE_RE = re.compile(r"<!-- perfci-since: ([\w.:=+-]+) -->")
 MARKER_RE = re.compile(r"<!-- perfci-[\w-]+(: [^>]*)? -->")
 REGRESSION_MARK = "<!-- perfci-regression -->"
 CLEAN_MARK = "<!-- perfci-clean -->"

@@ -27,7 +27,7 @@ Number = int | float
 # What a result file may call a run and a phase: result ids and phase names reach file
 # names, issue markers (<!-- perfci-since: ID -->) and Markdown, so a file that does not
 # fit is refused on load (a forged `-->` in an id would close the marker).
-ResultId = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][\w.:+-]*$")]
+ResultId = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][\w.:=+-]*$")]
 PhaseName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_-]*$", max_length=80)]
 
 class Status(StrEnum):
