@@ -11,6 +11,7 @@ from click.core import ParameterSource
 
 from perfci.commands import options
 from perfci.host.hostlock import command_line, exclusive_host
+from perfci.judge import noise
 from perfci.judge.bursts import judge_run
 from perfci.model.result import Result
 from perfci.model.verdicts import Outcome
@@ -22,6 +23,7 @@ from perfci.sessions.rounds import Side, ab_markdown, judge_pairs, run_ab
 from perfci.sessions.session import handle_cancellation
 from perfci.util.errors import EXIT_INTERRUPTED, EXIT_REGRESSION
 from perfci.util.files import write_atomic
+from perfci.util.paths import baselines_dir
 from perfci.util.progress import Progress
 from perfci.util.runner import temp_prefix
 
@@ -44,6 +46,9 @@ from perfci.util.runner import temp_prefix
               help="--mode rounds: paired rounds; each runs A and B once, order alternating.")
 @click.option("--bursts", type=click.IntRange(3, 100000), default=None,
               help="--mode interleaved: burst pairs per phase (default: the profile's transactions / burst size).")
+@click.option("--instances", type=click.IntRange(1, 100), default=2, show_default=True,
+              help="--mode interleaved: instance pairs, each fresh servers from the dataset, its side order drawn "
+                   "at random; what differs between two instances of a server averages out only over these.")
 @click.option("--warmup", type=click.IntRange(0, 1000), default=2, show_default=True,
               help="--mode interleaved: burst pairs dropped at the start of each phase.")
 @click.option("--min-effect", type=click.FloatRange(0, 1), default=0.01, show_default=True,
@@ -62,7 +67,7 @@ from perfci.util.runner import temp_prefix
 @options.host_wait
 @options.quiet
 def ab(scenario: str, a_spec: str, b_spec: str, a_config: tuple[str, ...], b_config: tuple[str, ...],
-       a_scenario: Path | None, profile: str, mode: str, rounds: int, bursts: int | None, warmup: int,
+       a_scenario: Path | None, profile: str, mode: str, rounds: int, bursts: int | None, instances: int, warmup: int,
        min_effect: float, a_sql: tuple[str, ...], b_sql: tuple[str, ...], case_pattern: str | None, out_dir: Path,
        workdir: Path | None, confidence: float, report_file: Path | None, runner_class: str, allow_busy: bool, host_wait: float,
        quiet: bool) -> int:
@@ -85,7 +90,7 @@ def ab(scenario: str, a_spec: str, b_spec: str, a_config: tuple[str, ...], b_con
     parent = Path(workdir or tempfile.gettempdir())
     dsn_only = all(side.server_spec.startswith("dsn:") for side in sides)
     if mode == "interleaved":
-        return _interleaved(scenario, profile, sides, parent, case_pattern, bursts, warmup, min_effect,
+        return _interleaved(scenario, profile, sides, parent, case_pattern, bursts, instances, warmup, min_effect,
                             (list(a_sql), list(b_sql)), out_dir, report_file, runner_class, allow_busy, host_wait,
                             dsn_only, progress)
     try:
@@ -104,7 +109,7 @@ def ab(scenario: str, a_spec: str, b_spec: str, a_config: tuple[str, ...], b_con
 
 
 # options that only one mode reads: given in the other mode they would be silently ignored
-MODE_OPTIONS = {"rounds": ("rounds", "confidence"), "interleaved": ("bursts", "warmup", "min_effect", "a_sql", "b_sql")}
+MODE_OPTIONS = {"rounds": ("rounds", "confidence"), "interleaved": ("bursts", "instances", "warmup", "min_effect", "a_sql", "b_sql")}
 
 
 def refuse_other_modes_options(mode: str) -> None:
@@ -129,7 +134,8 @@ def _checked_rounds(scenario: str, profile: str, sides: tuple[Side, Side], round
 
 
 def _interleaved(scenario: str, profile: str, sides: tuple[Side, Side], parent: Path, case_pattern: str | None,
-                 bursts: int | None, warmup: int, min_effect: float, setup_sql: tuple[list[str], list[str]],
+                 bursts: int | None, instances: int, warmup: int, min_effect: float,
+                 setup_sql: tuple[list[str], list[str]],
                  out_dir: Path, report_file: Path | None, runner_class: str, allow_busy: bool, host_wait: float,
                  dsn_only: bool, progress: Progress) -> int:
     try:
@@ -137,14 +143,16 @@ def _interleaved(scenario: str, profile: str, sides: tuple[Side, Side], parent: 
             plans = plan_sides(scenario, profile, sides, parent, case_pattern, bursts)  # all checks before a start
             if plans[0].resolved.case != "default":
                 progress.info(f"A/B on case {plans[0].resolved.case} (choose another with --case)")
-            run = run_interleaved(plans, sides, progress, runner_class, bursts, warmup, setup_sql)
+            run = run_interleaved(plans, sides, progress, runner_class, bursts, warmup, setup_sql, instances=instances,
+                                  replan=lambda: plan_sides(scenario, profile, sides, parent, case_pattern, bursts))
     except KeyboardInterrupt:
         click.echo("interrupted: both servers were shut down; nothing was judged", err=True)
         return EXIT_INTERRUPTED
     out_dir.mkdir(parents=True, exist_ok=True)
     write_atomic(out_dir / f"{run.id}.bursts.json", json.dumps(run.dump(), indent=1) + "\n")
-    rows = judge_run(run, plans[1].resolved.compare, min_effect)
-    text = interleaved_markdown(run, rows, min_effect)
+    priors, prior_source = noise.priors_for(run, baselines_dir() / "noise")
+    rows = judge_run(run, plans[1].resolved.compare, min_effect, priors=priors)
+    text = interleaved_markdown(run, rows, min_effect, instance_source=prior_source)
     write_atomic(out_dir / f"{run.id}.md", text)
     if report_file:
         write_atomic(report_file, text)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import statistics
 
-from perfci.judge.paired import PairedVerdict, PairTable, judge_table
+from perfci.judge.paired import InstancePrior, PairedVerdict, PairTable, judge_instances
 from perfci.model.bursts import Burst, InterleavedRun
 from perfci.model.metrics import DEFAULT_COMPARED, MetricSpec, default_spec
 from perfci.model.scenario import CompareSpec
@@ -18,19 +18,40 @@ def busy(burst: Burst) -> bool:
 
 def busy_pairs(run: InterleavedRun) -> dict[str, int]:
     """Per phase: measured pairs dropped because the host was busy during one of their bursts."""
-    return {phase: len({b.index for b in run.bursts if b.phase == phase and not b.warmup and busy(b)})
+    return {phase: len({(b.instance, b.index) for b in run.bursts if b.phase == phase and not b.warmup and busy(b)})
             for phase in run.bursts_per_phase}
 
 
+def instance_tables(run: InterleavedRun) -> list[dict[str, tuple[list[float], list[float]]]]:
+    """Per instance pair: key '<phase>.<metric>' -> (A values, B values) over its
+    measured pairs, in order. A metric absent from a burst (a counter that did not
+    move) counts as 0 there. A pair with a burst during which other processes used
+    the CPU (beyond BUSY_BURST_CORES) is dropped: the validity gate at burst scale,
+    by the host's load, never by the burst's own numbers."""
+    return [_table([b for b in run.bursts if b.instance == pair.index], run.bursts_per_phase)
+            for pair in run.instances]
+
+
 def pair_table(run: InterleavedRun) -> dict[str, tuple[list[float], list[float]]]:
-    """key '<phase>.<metric>' -> (A values, B values) over the measured pairs, in order.
-    A metric absent from a burst (a counter that did not move) counts as 0 there. A
-    pair with a burst during which other processes used the CPU (beyond
-    BUSY_BURST_CORES) is dropped: the validity gate at burst scale, by the host's
-    load, never by the burst's own numbers."""
+    """All instance pairs' tables end to end (for what does not judge: the order of
+    instances is kept, pairs of one instance stay consecutive)."""
     table: dict[str, tuple[list[float], list[float]]] = {}
-    for phase in run.bursts_per_phase:
-        measured = [b for b in run.bursts if b.phase == phase and not b.warmup]
+    tables = instance_tables(run)
+    keys = list(dict.fromkeys(k for t in tables for k in t))
+    for t in tables:
+        n = len(next(iter(t.values()))[0]) if t else 0
+        for key in keys:
+            a, b = t.get(key, ([0.0] * n, [0.0] * n))
+            slot = table.setdefault(key, ([], []))
+            slot[0].extend(a)
+            slot[1].extend(b)
+    return table
+
+
+def _table(bursts: list[Burst], phases) -> dict[str, tuple[list[float], list[float]]]:
+    table: dict[str, tuple[list[float], list[float]]] = {}
+    for phase in phases:
+        measured = [b for b in bursts if b.phase == phase and not b.warmup]
         dropped = {b.index for b in measured if busy(b)}
         by_pair: dict[int, dict[str, dict[str, float]]] = {}
         for b in measured:
@@ -62,9 +83,11 @@ def _spec(c: CompareSpec) -> MetricSpec:
 
 
 def judge_run(run: InterleavedRun, compare: list[CompareSpec], min_effect: float,
-              min_effects: dict[str, float] | None = None) -> list[PairedVerdict]:
-    table = pair_table(run)
-    return judge_table(table, judged_specs(table, compare), min_effect=min_effect, min_effects=min_effects)
+              min_effects: dict[str, float] | None = None,
+              priors: dict[str, InstancePrior] | None = None) -> list[PairedVerdict]:
+    tables = instance_tables(run)
+    specs = judged_specs({k: v for t in tables for k, v in t.items()}, compare)
+    return judge_instances(tables, specs, min_effect=min_effect, min_effects=min_effects, priors=priors)
 
 
 def burst_summary(run: InterleavedRun) -> dict[str, float]:

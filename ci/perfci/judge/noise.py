@@ -6,10 +6,15 @@ A calibration is a set of interleaved A/A runs (both sides the same server). Fro
 them, per metric:
 - `pair_sd`: the spread of one burst pair's difference (log ratio), and `block_sd`
   of the two-pair blocks the A/B verdict judges; `lag1`, their autocorrelation;
-- `run_cv`: the run-to-run coefficient of variation of the phase-level value (the
-  mean over a side's measured bursts; each side of each A/A is one run of the same
-  fixed work from the same snapshot), which is what a nightly run against its
-  baseline sees.
+- `instance_sd` (with `instance_df`): the spread of one instance pair's true
+  difference, log(B/A), beyond what its bursts explain: the variance of the
+  instance pairs' mean differences less the mean of their within-instance
+  variances (method of moments, floored at 0), one value per instance pair of
+  every A/A. The A/B verdict adds it (judge/paired.py);
+- `run_cv`: the run-to-run coefficient of variation of the phase-level value: side
+  A's mean over its measured bursts, one value per instance pair (the two sides of
+  one pair ran side by side on the host at the same time: they are not two
+  independent runs), which is what a nightly run against its baseline sees.
 Minimum detectable effects at 90 % power (two-sided tests, normal approximation
 with t quantiles):
 - nightly: one run against a 10-run baseline with compare's 99.5 % interval:
@@ -31,12 +36,13 @@ from typing import Literal
 
 from pydantic import Field
 
-from perfci.judge.bursts import pair_table
-from perfci.judge.paired import ABBA_BLOCK, ALPHA, block_means, differences, lag1
+from perfci.judge.bursts import instance_tables
+from perfci.judge.paired import (ABBA_BLOCK, ALPHA, RUNNER_DEFAULT_INSTANCE_DF, RUNNER_DEFAULT_INSTANCE_SD,
+                                 InstancePrior, block_means, default_priors, differences, estimate, lag1)
 from perfci.judge.stats import t_quantile
 from perfci.model.base import StrictModel
 from perfci.model.bursts import InterleavedRun
-from perfci.model.formats import FileFormat
+from perfci.model.formats import FileFormat, JsonObject
 from perfci.model.identity import slug
 from perfci.util.files import write_atomic
 
@@ -55,10 +61,15 @@ class MetricNoise(StrictModel):
     pairs: int
     runs: int
     pair_seconds: float            # wall time of one burst pair of this metric's phase
+    instance_sd: float | None = None  # between instance pairs, log(B/A) (None: fewer than 2 instance pairs)
+    instance_df: int = 0
+
+    def prior(self) -> InstancePrior | None:
+        return InstancePrior(self.instance_sd, self.instance_df) if self.instance_sd is not None else None
 
 
 class NoiseModel(StrictModel):
-    schema_: Literal["perfci.noise/1"] = Field("perfci.noise/1", alias="schema")
+    schema_: Literal["perfci.noise/2"] = Field("perfci.noise/2", alias="schema")
     runner_class: str
     server_line: str
     scenario: str
@@ -75,7 +86,17 @@ class NoiseModel(StrictModel):
         return self.model_dump(mode="json", by_alias=True)
 
 
-NOISE_FILE = FileFormat("noise model", NoiseModel, "perfci.noise/1")
+    def priors(self) -> dict[str, InstancePrior]:
+        return {key: prior for key, m in self.metrics.items() if (prior := m.prior()) is not None}
+
+
+def _v1_to_v2(data: JsonObject) -> JsonObject:
+    """Version 1 had no instance-level spread (and counted both sides of an A/A as runs)."""
+    return {**data, "schema": "perfci.noise/2"}
+
+
+NOISE_FILE = FileFormat("noise model", NoiseModel, "perfci.noise/2", upgrades={"perfci.noise/1": _v1_to_v2})
+
 
 
 def noise_path(root: Path, runner_class: str, server_line: str, scenario: str, profile: str, case: str) -> Path:
@@ -83,34 +104,52 @@ def noise_path(root: Path, runner_class: str, server_line: str, scenario: str, p
 
 
 def learn(runs: list[InterleavedRun], created_at: str) -> NoiseModel:
-    """A noise model from interleaved A/A runs of one case on one server line."""
+    """A noise model from interleaved A/A runs of one case on one server line; every
+    instance pair of every run is one sample of the instance-level spread."""
     first = runs[0]
     per_key: dict[str, dict[str, list[float]]] = {}
     for run in runs:
-        table = pair_table(run)
-        for key, (a, b) in table.items():
-            slot = per_key.setdefault(key, {"d": [], "blocks": [], "lag": [], "runs": []})
-            d, _ = differences(a, b)
-            slot["d"] += list(d)
-            slot["blocks"] += list(block_means(d, ABBA_BLOCK))
-            slot["lag"].append(lag1(d))
-            slot["runs"] += [statistics.fmean(a), statistics.fmean(b)]
+        for table in instance_tables(run):
+            for key, (a, b) in table.items():
+                slot = per_key.setdefault(key, {"d": [], "blocks": [], "lag": [], "runs": [], "centers": [],
+                                                "within": []})
+                d, _ = differences(a, b)
+                slot["d"] += list(d)
+                slot["blocks"] += list(block_means(d, ABBA_BLOCK))
+                slot["lag"].append(lag1(d))
+                if a:
+                    slot["runs"].append(statistics.fmean(a))
+                est = estimate(a, b)
+                if est is not None and est.scale == "log":
+                    slot["centers"].append(math.log(est.ratio))
+                    slot["within"].append(est.se ** 2)
     pair_s = {phase: _pair_seconds(run, phase) for run in runs[:1] for phase in run.bursts_per_phase}
     metrics = {}
     for key, slot in per_key.items():
         if len(slot["d"]) < 4 or len(slot["blocks"]) < 2:
             continue
         values = slot["runs"]
-        mean = statistics.fmean(values)
+        mean = statistics.fmean(values) if values else 0.0
+        sd_i = instance_sd(slot["centers"], slot["within"])
         metrics[key] = MetricNoise(
             pair_sd=round(statistics.stdev(slot["d"]), 6), block_sd=round(statistics.stdev(slot["blocks"]), 6),
             lag1=round(statistics.fmean(slot["lag"]), 3),
             run_cv=round(statistics.stdev(values) / mean, 6) if mean > 0 and len(values) > 1 else None,
-            pairs=len(slot["d"]), runs=len(values), pair_seconds=round(pair_s.get(key.split(".", 1)[0], 0.0), 3))
+            pairs=len(slot["d"]), runs=len(values), pair_seconds=round(pair_s.get(key.split(".", 1)[0], 0.0), 3),
+            instance_sd=round(sd_i, 6) if sd_i is not None else None,
+            instance_df=len(slot["centers"]) - 1 if sd_i is not None else 0)
     return NoiseModel(runner_class=first.runner_class, server_line=first.sides[0].line, scenario=first.scenario,
                       profile=first.profile, case=first.case, scenario_hash=first.scenario_hash, created_at=created_at,
                       host=first.host.hostname, runs=[r.id for r in runs], burst_transactions=first.burst_transactions,
                       metrics=metrics)
+
+
+def instance_sd(centers: list[float], within: list[float]) -> float | None:
+    """Between-instance sd from instance pairs' mean differences and their
+    within-instance variances (method of moments, floored at 0)."""
+    if len(centers) < 2:
+        return None
+    return math.sqrt(max(0.0, statistics.variance(centers) - statistics.fmean(within)))
 
 
 def _pair_seconds(run: InterleavedRun, phase: str) -> float:
@@ -132,6 +171,22 @@ def load(path: Path) -> NoiseModel:
 def find(root: Path, runner_class: str, server_line: str, scenario: str, profile: str, case: str) -> NoiseModel | None:
     path = noise_path(root, runner_class, server_line, scenario, profile, case)
     return load(path) if path.is_file() else None
+
+
+def priors_for(run: InterleavedRun, root: Path | None) -> tuple[dict[str, InstancePrior], str]:
+    """The between-instance spread an A/B's verdict adds, per key: the case's noise
+    model where `root` holds one for side A's server line, else the runner default;
+    and a line saying which."""
+    keys = {k for t in instance_tables(run) for k in t}
+    priors = default_priors(keys)
+    model = find(root, run.runner_class, run.sides[0].line, run.scenario, run.profile, run.case) if root else None
+    learned = model.priors() if model else {}
+    priors.update({k: v for k, v in learned.items() if k in keys})
+    default = f"runner default: sd {RUNNER_DEFAULT_INSTANCE_SD:.1%} with {RUNNER_DEFAULT_INSTANCE_DF} df"
+    if not learned:
+        return priors, default
+    return priors, (f"noise model of {len(model.runs)} A/As learned {model.created_at[:10]}"  # type: ignore[union-attr]
+                    + ("" if len(learned) >= len(keys) else f"; {default} for the {len(keys) - len(learned)} others"))
 
 
 def _t(q: float, df: int) -> float:

@@ -10,6 +10,19 @@ within a block) while the lag-1 autocorrelation of d is small, else (1 + r) / (1
 (the variance inflation of an AR(1) series), keeping at least `MIN_BLOCKS` blocks. The block means are judged
 with a one-sample t test (scipy): a mean difference of zero is "no change".
 
+Two levels of noise. The bursts of one A/B come from one pair of server instances,
+and whatever differs between two instances of the same server (setup history, page
+placement: constant over all their bursts) does not average out over bursts: a
+test on bursts alone gets more false alarms the longer it runs. So an A/B runs
+several instance pairs, and the variance of the mean difference is
+  within:  sum over instances of (block variance / blocks), / K^2
+  between: sigma_I^2 / K
+where sigma_I is the spread of one instance pair's true difference: learned by
+calibrate from whole A/As (an `InstancePrior`, with its degrees of freedom) and
+pooled with what this run's own K instance means show beyond their within part.
+Degrees of freedom by Welch-Satterthwaite. Without a prior and with one instance
+this is the burst-only test (which the report then says).
+
 Two families, two error rates:
 - the judged metrics (throughput, latency, the scenario's per-transaction counters:
   what can fail a run) under Holm's step-down: the chance of any false regression
@@ -49,6 +62,26 @@ PairTable = Mapping[str, tuple[Sequence[float], Sequence[float]]]  # key -> (A v
 
 
 @dataclass(frozen=True)
+class InstancePrior:
+    """The spread (sd of log B/A) of one instance pair's difference in an A/A, and
+    the degrees of freedom it was learned with."""
+    sd: float
+    df: int
+
+
+# Without a noise model for a case: the between-instance spread measured on this
+# class of runner (benchmarks/results/false-alarms-*.md), with few degrees of
+# freedom so that the t quantile stays wide.
+RUNNER_DEFAULT_INSTANCE_SD = 0.01
+RUNNER_DEFAULT_INSTANCE_DF = 4
+
+
+def default_priors(keys) -> dict[str, InstancePrior]:
+    """The runner default for every key (what an A/B without a noise model adds)."""
+    return {key: InstancePrior(RUNNER_DEFAULT_INSTANCE_SD, RUNNER_DEFAULT_INSTANCE_DF) for key in keys}
+
+
+@dataclass(frozen=True)
 class PairedEstimate:
     n_pairs: int
     block: int
@@ -60,6 +93,10 @@ class PairedEstimate:
     p: float              # two-sided, before family correction
     spread: float         # standard deviation of the pair differences (one pair's relative noise)
     lag1: float
+    instances: int = 1
+    instance_sd: float = 0.0   # the between-instance sd the interval includes (0: bursts only)
+    df: float = 0.0
+    se: float = 0.0            # standard error of the mean difference (the decision's)
 
 
 @dataclass
@@ -118,32 +155,66 @@ def block_means(d: np.ndarray, block: int) -> np.ndarray:
     return d[len(d) - n:].reshape(-1, block).mean(axis=1)  # a ragged first block is dropped (warm-up side)
 
 
-def estimate(a: Sequence[float], b: Sequence[float]) -> PairedEstimate | None:
-    """The paired change B/A with its interval and p-value; None if nothing to judge."""
-    if len(a) < 2:
+def estimate(a: Sequence[float], b: Sequence[float], prior: InstancePrior | None = None) -> PairedEstimate | None:
+    """The paired change B/A of one instance pair with its interval and p-value."""
+    return estimate_instances([(a, b)], prior)
+
+
+def estimate_instances(parts: Sequence[tuple[Sequence[float], Sequence[float]]],
+                       prior: InstancePrior | None = None) -> PairedEstimate | None:
+    """The paired change B/A over instance pairs (each: A values, B values in pair
+    order) with its interval and p-value; None if nothing to judge."""
+    parts = [(a, b) for a, b in parts if len(a) >= 2]
+    if not parts:
         return None
-    d, scale = differences(a, b)
-    spread = float(d.std(ddof=1))
-    r = lag1(d)
-    block = block_length(d)
-    means = block_means(d, block)
-    k = len(means)
-    center = float(means.mean())
+    d_all, scale = differences([x for a, _ in parts for x in a], [x for _, b in parts for x in b])
+    ds = np.split(d_all, np.cumsum([len(a) for a, _ in parts])[:-1])
+    centers, variances, dfs, blocks = [], [], [], []
+    for d in ds:
+        block = block_length(d)
+        means = block_means(d, block)
+        if len(means) < 2:
+            continue
+        centers.append(float(means.mean()))
+        variances.append(float(means.var(ddof=1)) / len(means))
+        dfs.append(len(means) - 1)
+        blocks.append((block, len(means)))
+    if not centers:
+        return None
+    k = len(centers)
+    center = statistics_mean(centers)
+    within = sum(variances) / k ** 2
+    excess = max(0.0, float(np.var(centers, ddof=1)) - statistics_mean(variances)) if k >= 2 else 0.0
+    prior_df, prior_var = (prior.df, prior.sd ** 2) if prior else (0, 0.0)
+    instance_df = prior_df + k - 1
+    instance_var = (prior_df * prior_var + (k - 1) * excess) / instance_df if instance_df > 0 else 0.0
+    between = instance_var / k
+    total = within + between
+    spread = float(np.concatenate(ds).std(ddof=1))
+    r = lag1(ds[0])
+    n_blocks = sum(n for _, n in blocks)
+
     def ratio_of(x: float) -> float:
         return as_ratio(x, scale)
 
-    if k < 2:
-        return None
-    sd = float(means.std(ddof=1))
-    if sd == 0.0:
+    common = dict(n_pairs=len(d_all), block=blocks[0][0], n_blocks=n_blocks, scale=scale, spread=spread, lag1=r,
+                  instances=k, instance_sd=math.sqrt(instance_var))
+    if total == 0.0:
         p = 1.0 if center == 0 else 0.0
-        return PairedEstimate(len(d), block, k, scale, ratio_of(center), ratio_of(center), ratio_of(center),
-                              p, spread, r)
-    t = center / (sd / math.sqrt(k))
-    p = t_two_sided_p(t, k - 1)
-    half = t_quantile(0.975, k - 1) * sd / math.sqrt(k)
-    return PairedEstimate(len(d), block, k, scale, ratio_of(center), ratio_of(center - half),
-                          ratio_of(center + half), p, spread, r)
+        return PairedEstimate(ratio=ratio_of(center), low=ratio_of(center), high=ratio_of(center), p=p, df=0.0, se=0.0,
+                              **common)
+    df_within = sum(dfs)
+    df = total ** 2 / ((within ** 2 / df_within if df_within else 0.0)
+                       + (between ** 2 / instance_df if between > 0 else 0.0))
+    se = math.sqrt(total)
+    p = t_two_sided_p(center / se, df)
+    half = t_quantile(0.975, df) * se
+    return PairedEstimate(ratio=ratio_of(center), low=ratio_of(center - half), high=ratio_of(center + half), p=p,
+                          df=df, se=se, **common)
+
+
+def statistics_mean(values: Sequence[float]) -> float:
+    return float(np.mean(values))
 
 
 def holm(p: Sequence[float]) -> list[float]:
@@ -172,17 +243,32 @@ def benjamini_hochberg(p: Sequence[float]) -> list[float]:
 
 def judge_table(table: PairTable, specs: Mapping[str, MetricSpec], alpha: float = ALPHA, fdr: float = FDR,
                 min_effect: float = DEFAULT_MIN_EFFECT,
-                min_effects: Mapping[str, float] | None = None) -> list[PairedVerdict]:
-    """Every metric of the table judged; `specs`: the judged keys (others explain).
-    `min_effects`: a per-key minimum effect (from a noise model) replacing `min_effect`."""
+                min_effects: Mapping[str, float] | None = None,
+                priors: Mapping[str, InstancePrior] | None = None) -> list[PairedVerdict]:
+    """Every metric of one instance pair's table judged (see judge_instances)."""
+    return judge_instances([table], specs, alpha, fdr, min_effect, min_effects, priors)
+
+
+def judge_instances(tables: Sequence[PairTable], specs: Mapping[str, MetricSpec], alpha: float = ALPHA,
+                    fdr: float = FDR, min_effect: float = DEFAULT_MIN_EFFECT,
+                    min_effects: Mapping[str, float] | None = None,
+                    priors: Mapping[str, InstancePrior] | None = None) -> list[PairedVerdict]:
+    """Every metric of the instance pairs' tables judged; `specs`: the judged keys
+    (others explain). `min_effects`: a per-key minimum effect (from a noise model)
+    replacing `min_effect`; `priors`: per key, the between-instance spread learned
+    by calibrate (a key without one: this run's instances alone)."""
     rows: list[PairedVerdict] = []
-    for key, (a, b) in table.items():
+    keys = list(dict.fromkeys(k for t in tables for k in t))
+    for key in keys:
         spec = specs.get(key)
+        parts = [t[key] for t in tables if key in t]
+        a = [x for p in parts for x in p[0]]
+        b = [x for p in parts for x in p[1]]
         a_mean, b_mean = float(np.mean(a)) if len(a) else 0.0, float(np.mean(b)) if len(b) else 0.0
         if len(a) and not any(a) and not any(b):
             rows.append(PairedVerdict(key, spec, 0.0, 0.0, None, None, Outcome.UNCHANGED, "zero on both sides"))
             continue
-        est = estimate(a, b)
+        est = estimate_instances(parts, (priors or {}).get(key))
         if est is None:
             rows.append(PairedVerdict(key, spec, a_mean, b_mean, None, None, Outcome.UNSTABLE, "too few pairs"))
         elif est.spread > UNSTABLE_SD:

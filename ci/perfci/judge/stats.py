@@ -35,7 +35,7 @@ VERDICTS = (Outcome.REGRESSION, Outcome.IMPROVEMENT, Outcome.UNCHANGED, Outcome.
 
 
 @functools.lru_cache(maxsize=4096)
-def t_quantile(q: float, df: int) -> float:
+def t_quantile(q: float, df: float) -> float:
     """Student's t quantile, cached: verdicts ask for few distinct (q, df). scipy.special's
     stdtrit is what stats.t.ppf calls, at a fifth of the import time of scipy.stats (1 s
     here), imported when used so that commands that judge nothing start fast."""
@@ -43,7 +43,7 @@ def t_quantile(q: float, df: int) -> float:
     return float(stdtrit(df, q))
 
 
-def t_two_sided_p(t: float, df: int) -> float:
+def t_two_sided_p(t: float, df: float) -> float:
     """Two-sided p-value of Student's t statistic `t` with `df` degrees of freedom."""
     from scipy.special import stdtr
     return float(2 * stdtr(df, -abs(t)))

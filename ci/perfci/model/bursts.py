@@ -1,6 +1,8 @@
-"""The bursts file of an interleaved A/B (`*.bursts.json`, schema perfci.ab-bursts/1):
-both sides' servers, and every burst each side ran, with its metrics. The runner
-(sessions/interleave.py) writes it; the judge (judge/bursts.py) and calibrate read it."""
+"""The bursts file of an interleaved A/B (`*.bursts.json`, schema perfci.ab-bursts/2):
+both sides' servers, the instance pairs (each a fresh A and B server from the
+dataset, its own side order), and every burst each side ran, with its metrics. The
+runner (sessions/interleave.py) writes it; the judge (judge/bursts.py) and
+calibrate read it. Version 1 files (one instance pair, A always first) upgrade."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from typing import Literal
 from pydantic import Field
 
 from perfci.model.base import StrictModel
-from perfci.model.formats import FileFormat
+from perfci.model.formats import FileFormat, JsonObject
 from perfci.model.result import Host
 
 
@@ -24,6 +26,14 @@ class Burst(StrictModel):
     duration_s: float
     metrics: dict[str, float]        # tps, latency, and every counter per transaction
     host_cpu: dict[str, float] | None = None
+    instance: int = 0                # which instance pair (fresh servers) ran it
+
+
+class InstancePair(StrictModel):
+    """One pair of fresh servers: which side restored, started and was measured first."""
+    index: int
+    first: Literal["a", "b"]
+    started_at: str = ""
 
 
 class SideInfo(StrictModel):
@@ -38,7 +48,7 @@ class SideInfo(StrictModel):
 
 
 class InterleavedRun(StrictModel):
-    schema_: Literal["perfci.ab-bursts/1"] = Field("perfci.ab-bursts/1", alias="schema")
+    schema_: Literal["perfci.ab-bursts/2"] = Field("perfci.ab-bursts/2", alias="schema")
     id: str
     scenario: str
     profile: str
@@ -49,15 +59,25 @@ class InterleavedRun(StrictModel):
     started_at: str
     finished_at: str
     burst_transactions: dict[str, int]
-    bursts_per_phase: dict[str, int]
+    bursts_per_phase: dict[str, int]  # per instance pair
     warmup_pairs: int
     order: str = "ABBA"
     sides: list[SideInfo]
+    instances: list[InstancePair] = [InstancePair(index=0, first="a")]
     bursts: list[Burst]
     notes: list[str] = []
 
     def dump(self) -> dict:
         return self.model_dump(mode="json", by_alias=True)
 
+    def of_instance(self, index: int) -> list[Burst]:
+        return [b for b in self.bursts if b.instance == index]
 
-BURSTS_FILE = FileFormat("A/B bursts file", InterleavedRun, "perfci.ab-bursts/1")
+
+def _v1_to_v2(data: JsonObject) -> JsonObject:
+    """Version 1: one instance pair, side A restored, started and measured first."""
+    return {**data, "schema": "perfci.ab-bursts/2", "instances": [{"index": 0, "first": "a"}]}
+
+
+BURSTS_SCHEMA = "perfci.ab-bursts/2"
+BURSTS_FILE = FileFormat("A/B bursts file", InterleavedRun, BURSTS_SCHEMA, upgrades={"perfci.ab-bursts/1": _v1_to_v2})

@@ -15,7 +15,7 @@ def _fmt(x: float) -> str:
 
 
 def interleaved_markdown(run: InterleavedRun, rows: list[PairedVerdict], min_effect: float,
-                         noise_source: str | None = None) -> str:
+                         noise_source: str | None = None, instance_source: str | None = None) -> str:
     a, b = run.sides
     # a bursts file is input (this report also goes into issues): every text from it escaped
     phases = ", ".join(f"{markdown(p)}: {run.bursts_per_phase[p]} pairs x {run.burst_transactions[p]} txn"
@@ -27,14 +27,20 @@ def interleaved_markdown(run: InterleavedRun, rows: list[PairedVerdict], min_eff
         "",
         f"- A: {code_span(a.described)} ({markdown(f'{a.flavor} {a.full_version}')}) · "
         f"B: {code_span(b.described)} ({markdown(f'{b.flavor} {b.full_version}')})",
-        f"- both servers alive; bursts alternate A B, B A, …; the idle side frozen ({markdown(a.freezer)}); "
-        f"{phases}; first {run.warmup_pairs} pairs of each phase dropped as warm-up",
+        f"- {len(run.instances)} instance pair{'s' if len(run.instances) > 1 else ''} (fresh servers from the dataset; "
+        f"first side: {', '.join(i.first.upper() for i in run.instances)}), in each both servers alive, bursts "
+        f"alternating, the idle side frozen ({markdown(a.freezer)}); {phases} per instance pair; first "
+        f"{run.warmup_pairs} pairs of each phase dropped as warm-up",
         f"- host {code_span(host.hostname)} ({markdown(host.cpu_model)}, {host.cpus} CPUs) · runner class "
         f"{code_span(run.runner_class)} · scenario hash {code_span(run.scenario_hash[:19] + '…')} · "
         f"{markdown(run.started_at)} – {markdown(run.finished_at)}",
-        f"- verdict: judged metrics under Holm (≤ {ALPHA:.0%} chance of any false regression per A/B) and at least "
+        f"- verdict: judged metrics under Holm (≤ {ALPHA:.1%} chance of any false regression per A/B) and at least "
         f"a {min_effect:.1%} change; other counters under Benjamini-Hochberg (FDR {FDR:.0%}), explanations only"
         + (f"; minimum effects from the noise model {noise_source}" if noise_source else ""),
+        "- intervals: " + (f"bursts within instance pairs, plus the spread between instance pairs from the "
+                           f"{markdown(instance_source)}, pooled with this run's own instances"
+                           if instance_source else "bursts within instance pairs, and this run's own spread between "
+                           "instance pairs (none with one pair)"),
     ]
     dropped = {p: n for p, n in busy_pairs(run).items() if n}
     if dropped:
@@ -60,12 +66,12 @@ def interleaved_markdown(run: InterleavedRun, rows: list[PairedVerdict], min_eff
     return "\n".join(lines)
 
 
-COLUMNS = ["metric", "A mean", "B mean", "B/A", "95 % CI", "adj. p", "pairs (block)"]
+COLUMNS = ["metric", "A mean", "B mean", "B/A", "95 % CI", "adj. p", "pairs (block) · inst. sd"]
 
 
 def _cells(r: PairedVerdict) -> list[str]:
     e = r.estimate
     return [code_span(r.key) + ("" if r.spec is None else " " + r.spec.direction.arrow), _fmt(r.a_mean), _fmt(r.b_mean),
             f"{e.ratio:.4f}" if e else "–", f"[{e.low:.4f}, {e.high:.4f}]" if e else "–",
-            f"{r.p_adjusted:.2g}" if r.p_adjusted is not None else "–", f"{e.n_pairs} ({e.block})" if e else "–",
+            f"{r.p_adjusted:.2g}" if r.p_adjusted is not None else "–", f"{e.n_pairs} ({e.block}) · {e.instance_sd:.1%}" if e else "–",
             VERDICT_LABEL[r.verdict]]

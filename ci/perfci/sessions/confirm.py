@@ -23,6 +23,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from perfci.judge import noise
 from perfci.judge.bursts import judge_run
 from perfci.judge.compare import CaseComparison
 from perfci.model.base import StrictModel
@@ -37,6 +38,7 @@ from perfci.sessions.rounds import Side
 from perfci.store.baseline import Baseline, Sample
 from perfci.util.errors import BadInput, InfraFailure
 from perfci.util.files import write_atomic
+from perfci.util.paths import baselines_dir
 from perfci.util.progress import Progress
 from perfci.util.text import code_span, inert_markdown, markdown
 
@@ -132,7 +134,8 @@ def confirm_case(comp: CaseComparison, profile: str, bursts: int, parent: Path, 
     out_dir.mkdir(parents=True, exist_ok=True)
     bursts_file = out_dir / f"{run.id}.bursts.json"
     write_atomic(bursts_file, json.dumps(run.dump(), indent=1) + "\n")
-    rows = judge_run(run, plans[1].resolved.compare, min_effect)
+    priors, _ = noise.priors_for(run, baselines_dir() / "noise")
+    rows = judge_run(run, plans[1].resolved.compare, min_effect, priors=priors)
     flagged = [r.key for r in rows if r.verdict == Outcome.REGRESSION]
     return found.model_copy(update={
         "status": "confirmed" if flagged else "not-confirmed",

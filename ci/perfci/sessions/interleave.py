@@ -10,22 +10,29 @@ not measured is frozen (host/freezer.py), so its background threads do not take 
 from the measured one. The first `warmup` pairs of each phase are dropped; the
 rest are paired burst by burst (judge/paired.py judges them).
 
+An A/B runs `instances` such pairs of servers one after the other, each from a fresh
+restore: whatever makes one server instance differ from another (its setup history,
+where its pages landed) is constant over its bursts and only averages out over
+instances. Each instance pair draws which side restores, starts and is measured first
+(a side measured first in every pair would carry the order's bias into the verdict).
+
 Everything is checked before a server starts: both sides' plans, every measured
 phase splittable into bursts (fixed work), both buffer pools fitting in memory.
 """
 
 from __future__ import annotations
 
+import random
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from perfci.host import hostcpu, hostinfo
 from perfci.host.freezer import Freezer, freezer_for
-from perfci.model.bursts import Burst, InterleavedRun, SideInfo
+from perfci.model.bursts import Burst, InstancePair, InterleavedRun, SideInfo
 from perfci.model.flavor import ServerInfo
 from perfci.model.identity import server_line
 from perfci.model.result import Host
@@ -46,9 +53,10 @@ PER_SERVER_OVERHEAD = 512 * 2**20   # beyond the buffer pool: redo buffers, thre
 DEFAULT_WARMUP_PAIRS = 2
 
 
-def pair_order(index: int) -> tuple[int, int]:
-    """Burst pair k -> which side goes first (0 = A): A B, B A, A B, ..."""
-    return (0, 1) if index % 2 == 0 else (1, 0)
+def pair_order(index: int, first: int = 0) -> tuple[int, int]:
+    """Burst pair k -> which side goes first (0 = A): A B, B A, A B, ... when A is
+    the instance pair's first side, B A, A B, ... when B is."""
+    return (first, 1 - first) if index % 2 == 0 else (1 - first, first)
 
 
 # ---------------------------------------------------------------- input checks
@@ -169,7 +177,8 @@ def burst_metrics(raw: dict, report: dict) -> dict[str, float]:
 
 @contextmanager
 def both_running(sides: list[SideServer]) -> Iterator[None]:
-    """Start A then B (A frozen while B starts); on the way out, thaw and stop both."""
+    """Start the sides in this order (each frozen while the next starts); on the way
+    out, thaw and stop both."""
     with ExitStack() as stack:
         for s in sides:
             stack.callback(s.plan.provider.cleanup)
@@ -219,50 +228,77 @@ def plan_sides(scenario: str, profile: str, sides: tuple[Side, Side], parent: Pa
 
 def run_interleaved(plans: list[RunPlan], sides: tuple[Side, Side], progress: Progress, runner_class: str,
                     bursts: int | None = None, warmup: int = DEFAULT_WARMUP_PAIRS,
-                    setup_sql: tuple[list[str], list[str]] = ([], [])) -> InterleavedRun:
+                    setup_sql: tuple[list[str], list[str]] = ([], []), instances: int = 1,
+                    replan: Callable[[], list[RunPlan]] | None = None, order_seed: int | None = None) -> InterleavedRun:
+    """`instances` interleaved instance pairs of the planned sides; `replan` gives
+    fresh plans (new work directories) for every instance pair after the first."""
+    if instances > 1 and replan is None:
+        raise ValueError("several instance pairs need replan (each starts fresh servers)")
     resolved = plans[0].resolved
     started = utc_now()
     host = Host.model_validate({**hostinfo.fingerprint(plans[0].provider.workdir), "check": hostinfo.host_check(),
                                 "runner_class": runner_class})
-    servers = [SideServer(side, plan, progress) for side, plan in zip(sides, plans)]
+    rng = random.Random(order_seed)
     records: list[Burst] = []
+    pairs: list[InstancePair] = []
     sizes: dict[str, int] = {}
     counts: dict[str, int] = {}
-    with both_running(servers):
-        for s, statements in zip(servers, setup_sql):
-            if statements:
-                with thawed(s), progress.step(f"setup SQL on {s.label}"):
-                    s.run_sql(statements)
-        for step in resolved.steps[len(data_prefix(resolved)):]:
-            if not isinstance(step, MeasureStep):
-                for s in servers:
-                    with thawed(s):
-                        run_steps(s.ctx, [step])
-                continue
-            size, count = step_bursts(resolved.workload, step, bursts)
-            sizes[step.phase], counts[step.phase] = size, count
-            for s in servers:
-                with thawed(s), progress.step(f"quiesce {s.label} before {step.phase}"):
-                    s.inspector.quiesce(resolved)
-            for k in range(count):
-                for position, side_index in enumerate(pair_order(k)):
-                    s = servers[side_index]
-                    seed = resolved.workload.rand_seed + k
-                    with thawed(s):
-                        progress.update(f"{step.phase}: burst {k + 1}/{count} on {s.label}")
-                        duration, metrics, cpu = s.burst(step, size, seed)
-                    records.append(Burst(phase=step.phase, index=k, side=s.side.name, position=position,
-                                         warmup=k < warmup, rand_seed=seed, transactions=size,
-                                         duration_s=round(duration, 4), metrics=metrics, host_cpu=cpu))
-            progress.info(f"  {step.phase}: {count} burst pairs of {size} transactions "
-                          f"({warmup} warm-up pairs dropped)")
-        infos = [side_info(s, sql) for s, sql in zip(servers, setup_sql)]
+    infos: list[SideInfo] = []
+    for index in range(instances):
+        if index:
+            plans = replan()  # type: ignore[misc]  # checked above
+        first = rng.choice("ab")
+        pairs.append(InstancePair(index=index, first=first, started_at=utc_now()))
+        if instances > 1:
+            progress.info(f"== instance pair {index + 1} of {instances} ({first.upper()} first)")
+        servers = [SideServer(side, plan, progress) for side, plan in zip(sides, plans)]
+        ordered = servers if first == "a" else servers[::-1]
+        with both_running(ordered):
+            records += _instance_bursts(servers, index, 0 if first == "a" else 1, resolved, setup_sql, bursts, warmup,
+                                        sizes, counts, progress)
+            infos = [side_info(s, sql) for s, sql in zip(servers, setup_sql)]
     return InterleavedRun(
         id=f"{resolved.name}-{resolved.profile}-ab-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{uuid.uuid4().hex[:6]}",
         scenario=resolved.name, profile=resolved.profile, case=resolved.case,
         scenario_hash=resolved.content_hash(), runner_class=runner_class, host=host, started_at=started,
         finished_at=utc_now(), burst_transactions=sizes, bursts_per_phase=counts, warmup_pairs=warmup,
-        sides=infos, bursts=records)
+        sides=infos, instances=pairs, bursts=records)
+
+
+def _instance_bursts(servers: list[SideServer], instance: int, first: int, resolved, setup_sql, bursts: int | None,
+                     warmup: int, sizes: dict[str, int], counts: dict[str, int], progress: Progress) -> list[Burst]:
+    """One instance pair, both servers running: setup SQL, the steps after the
+    dataset, every measured phase as burst pairs."""
+    records: list[Burst] = []
+    for s, statements in zip(servers, setup_sql):
+        if statements:
+            with thawed(s), progress.step(f"setup SQL on {s.label}"):
+                s.run_sql(statements)
+    for step in resolved.steps[len(data_prefix(resolved)):]:
+        if not isinstance(step, MeasureStep):
+            for s in servers:
+                with thawed(s):
+                    run_steps(s.ctx, [step])
+            continue
+        size, count = step_bursts(resolved.workload, step, bursts)
+        sizes[step.phase], counts[step.phase] = size, count
+        for s in servers:
+            with thawed(s), progress.step(f"quiesce {s.label} before {step.phase}"):
+                s.inspector.quiesce(resolved)
+        for k in range(count):
+            for position, side_index in enumerate(pair_order(k, first)):
+                s = servers[side_index]
+                seed = resolved.workload.rand_seed + k
+                with thawed(s):
+                    progress.update(f"{step.phase}: burst {k + 1}/{count} on {s.label}")
+                    duration, metrics, cpu = s.burst(step, size, seed)
+                records.append(Burst(phase=step.phase, index=k, side=s.side.name, position=position,
+                                     warmup=k < warmup, rand_seed=seed, transactions=size,
+                                     duration_s=round(duration, 4), metrics=metrics, host_cpu=cpu,
+                                     instance=instance))
+        progress.info(f"  {step.phase}: {count} burst pairs of {size} transactions "
+                      f"({warmup} warm-up pairs dropped)")
+    return records
 
 
 def step_bursts(workload, step: MeasureStep, bursts: int | None) -> tuple[int, int]:

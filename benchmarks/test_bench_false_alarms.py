@@ -1,0 +1,91 @@
+"""The interleaved A/B's false-alarm rate, counted on real A/As, beside its detection
+of known effects: `perfci ab` exactly as a user runs it (instance pairs, side order
+drawn at random, the runner-default instance prior), on rebuild-after-delete smoke.
+
+Each trial appends one JSON line to benchmarks/results/false-alarms.jsonl (date,
+effect, instance pairs, burst pairs, exit code, wall time, the judged verdicts of
+`before.tps` / `after.tps`, every judged regression) and keeps its bursts file,
+gzipped, under benchmarks/results/bursts/, so that every figure can be recomputed
+(`python benchmarks/false_alarms.py` prints the table: family-wise false alarms
+with their exact binomial interval, detection per effect and phase, minutes per
+verdict). Trials of one run alternate effects (A/A, known effect, A/A, ...) so that
+a drift of the host over the hours does not fall on one kind only.
+
+The known effect is the server-side CPU cost of test_bench_detection.py (a BEFORE
+UPDATE trigger burning BENCHMARK(N, MD5) per updated row; A carries it with N = 0).
+
+    PERFCI_BENCH_TRIALS=20 PERFCI_BENCH_EFFECTS=0,0,0,0.1 \\
+      pytest benchmarks --benchmark-only -k false_alarms -p no:randomly
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from perfci.judge import noise
+from perfci.judge.bursts import judge_run
+from perfci.model.bursts import BURSTS_FILE
+from perfci.model.verdicts import Outcome
+from test_bench_detection import iterations_for, md5_iteration_seconds, trigger
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results"
+TRIALS = int(os.environ.get("PERFCI_BENCH_TRIALS", "4"))
+# the cycle of effects the trials walk through (0: an A/A)
+EFFECTS = [float(e) for e in os.environ.get("PERFCI_BENCH_EFFECTS", "0,0,0,0.1").split(",")]
+INSTANCES = int(os.environ.get("PERFCI_BENCH_INSTANCES", "2"))
+BURSTS = int(os.environ.get("PERFCI_BENCH_BURSTS", "10"))
+pytestmark = pytest.mark.server
+
+
+@pytest.fixture(scope="module")
+def per_iteration_s() -> float:
+    return md5_iteration_seconds() if any(EFFECTS) else 0.0
+
+
+@pytest.mark.parametrize("trial", range(TRIALS))
+def test_false_alarms_and_known_effects(benchmark, per_iteration_s, trial, tmp_path):
+    effect = EFFECTS[trial % len(EFFECTS)]
+    n = iterations_for(effect, per_iteration_s) if effect else 0
+    sql = ["--a-sql", trigger(0), "--b-sql", trigger(n)] if effect else []
+    args = [sys.executable, "-m", "perfci.cli", "ab", "rebuild-after-delete", "--instances", str(INSTANCES),
+            "--bursts", str(BURSTS), *sql, "--out", str(tmp_path), "-q"]
+
+    def run() -> subprocess.CompletedProcess:
+        return subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=3600,
+                              env={**os.environ, "PYTHONPATH": str(ROOT / "ci")})
+
+    t0 = time.monotonic()
+    proc = benchmark.pedantic(run, rounds=1, iterations=1)
+    wall = time.monotonic() - t0
+    assert proc.returncode in (0, 1), proc.stderr[-2000:]
+    [bursts_file] = tmp_path.glob("*.bursts.json")
+    kept = RESULTS / "bursts" / (bursts_file.name + ".gz")
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    with bursts_file.open("rb") as src, gzip.open(kept, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    run_ = BURSTS_FILE.load(bursts_file)
+    priors, source = noise.priors_for(run_, None)
+    rows = {r.key: r for r in judge_run(run_, [], 0.01, priors=priors)}
+    flagged = sorted(k for k, r in rows.items() if r.spec is not None and r.verdict == Outcome.REGRESSION)
+    trial_line = {
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "effect": effect, "iterations": n,
+        "instances": INSTANCES, "bursts": BURSTS, "first": [i.first for i in run_.instances],
+        "bursts_file": str(kept.relative_to(ROOT)), "exit": proc.returncode, "wall_s": round(wall, 1),
+        "prior": source, "flagged": flagged,
+        **{key: {"ratio": round(r.estimate.ratio, 4), "low": round(r.estimate.low, 4), "high": round(r.estimate.high, 4),
+                 "verdict": str(r.verdict)}
+           for key in ("before.tps", "after.tps") if (r := rows.get(key)) is not None and r.estimate is not None}}
+    with (RESULTS / "false-alarms.jsonl").open("a") as out:
+        out.write(json.dumps(trial_line) + "\n")
+    benchmark.extra_info.update(trial_line)
+    assert (proc.returncode == 1) == bool(flagged), "the CLI's exit code and the re-judged bursts disagree"
