@@ -109,7 +109,8 @@ def ab(scenario: str, a_spec: str, b_spec: str, a_config: tuple[str, ...], b_con
 
 
 # options that only one mode reads: given in the other mode they would be silently ignored
-MODE_OPTIONS = {"rounds": ("rounds", "confidence"), "interleaved": ("bursts", "instances", "warmup", "min_effect", "a_sql", "b_sql")}
+MODE_OPTIONS = {"rounds": ("rounds", "confidence"),
+                "interleaved": ("bursts", "instances", "warmup", "min_effect", "a_sql", "b_sql")}
 
 
 def refuse_other_modes_options(mode: str) -> None:

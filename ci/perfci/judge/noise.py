@@ -37,8 +37,18 @@ from typing import Literal
 from pydantic import Field
 
 from perfci.judge.bursts import instance_tables
-from perfci.judge.paired import (ABBA_BLOCK, ALPHA, RUNNER_DEFAULT_INSTANCE_DF, RUNNER_DEFAULT_INSTANCE_SD,
-                                 InstancePrior, block_means, default_priors, differences, estimate, lag1)
+from perfci.judge.paired import (
+    ABBA_BLOCK,
+    ALPHA,
+    RUNNER_DEFAULT_INSTANCE_DF,
+    RUNNER_DEFAULT_INSTANCE_SD,
+    InstancePrior,
+    block_means,
+    default_priors,
+    differences,
+    estimate,
+    lag1,
+)
 from perfci.judge.stats import t_quantile
 from perfci.model.base import StrictModel
 from perfci.model.bursts import InterleavedRun

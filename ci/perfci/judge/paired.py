@@ -42,6 +42,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -197,8 +198,9 @@ def estimate_instances(parts: Sequence[tuple[Sequence[float], Sequence[float]]],
     def ratio_of(x: float) -> float:
         return as_ratio(x, scale)
 
-    common = dict(n_pairs=len(d_all), block=blocks[0][0], n_blocks=n_blocks, scale=scale, spread=spread, lag1=r,
-                  instances=k, instance_sd=math.sqrt(instance_var))
+    common: dict[str, Any] = dict(n_pairs=len(d_all), block=blocks[0][0], n_blocks=n_blocks, scale=scale,
+                                  spread=spread, lag1=r,
+                                  instances=k, instance_sd=math.sqrt(instance_var))
     if total == 0.0:
         p = 1.0 if center == 0 else 0.0
         return PairedEstimate(ratio=ratio_of(center), low=ratio_of(center), high=ratio_of(center), p=p, df=0.0, se=0.0,

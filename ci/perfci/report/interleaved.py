@@ -73,5 +73,6 @@ def _cells(r: PairedVerdict) -> list[str]:
     e = r.estimate
     return [code_span(r.key) + ("" if r.spec is None else " " + r.spec.direction.arrow), _fmt(r.a_mean), _fmt(r.b_mean),
             f"{e.ratio:.4f}" if e else "–", f"[{e.low:.4f}, {e.high:.4f}]" if e else "–",
-            f"{r.p_adjusted:.2g}" if r.p_adjusted is not None else "–", f"{e.n_pairs} ({e.block}) · {e.instance_sd:.1%}" if e else "–",
+            f"{r.p_adjusted:.2g}" if r.p_adjusted is not None else "–",
+            f"{e.n_pairs} ({e.block}) · {e.instance_sd:.1%}" if e else "–",
             VERDICT_LABEL[r.verdict]]

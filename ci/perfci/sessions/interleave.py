@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from perfci.host import hostcpu, hostinfo
 from perfci.host.freezer import Freezer, freezer_for
@@ -247,7 +248,7 @@ def run_interleaved(plans: list[RunPlan], sides: tuple[Side, Side], progress: Pr
     for index in range(instances):
         if index:
             plans = replan()  # type: ignore[misc]  # checked above
-        first = rng.choice("ab")
+        first: Literal["a", "b"] = "a" if rng.choice("ab") == "a" else "b"
         pairs.append(InstancePair(index=index, first=first, started_at=utc_now()))
         if instances > 1:
             progress.info(f"== instance pair {index + 1} of {instances} ({first.upper()} first)")
