@@ -96,3 +96,46 @@ def test_power_for_five_percent_at_burst_noise_three_percent():
     hits = sum(any(r.key == "before.tps" and r.verdict == "regression" for r in judge_table(table(rng, 24, 0.95), SPECS))
                for _ in range(300))
     assert hits >= 0.9 * 300
+
+
+def test_not_significant_is_unchanged_only_when_the_interval_lies_within_tolerance():
+    rng = np.random.default_rng(8)
+    tight = {r.key: r for r in judge_table(table(rng, 30, 1.0, noise=0.01), SPECS)}
+    row = tight["before.tps"]
+    assert row.verdict == "unchanged" and "within ±5%" in row.reason
+    assert 0.95 <= row.estimate.low and row.estimate.high <= 1.05
+    # the same A/A with few, noisy pairs: no regression, but no "unchanged" either
+    loose = {r.key: r for r in judge_table(table(rng, 8, 1.0, noise=0.12), SPECS)}
+    row = loose["before.tps"]
+    assert row.verdict == "inconclusive" and row.reason.startswith("not significant; could not see below")
+    assert row.estimate.low < 0.95 or row.estimate.high > 1.05
+    assert f"{row.mde:.1%}" in row.reason
+
+
+def test_judged_rows_show_the_simultaneous_interval_the_decision_uses_and_their_mde():
+    rng = np.random.default_rng(9)
+    t = table(rng, 30, 0.97)
+    rows = {r.key: r for r in judge_table(t, SPECS)}
+    row = rows["before.tps"]
+    m = len(SPECS)
+    assert row.estimate.confidence == pytest.approx(1 - 0.005 / m)
+    wide = estimate(*t["before.tps"])
+    assert wide is not None and wide.confidence == 0.95
+    assert row.estimate.low < wide.low and row.estimate.high > wide.high  # 99.75 % is wider than 95 %
+    # MDE: (t(1 - level/2) + t(0.9)) standard errors, as a ratio
+    level = 0.005 / m
+    x = (stats.t.ppf(1 - level / 2, wide.df) + stats.t.ppf(0.9, wide.df)) * wide.se
+    assert row.mde == pytest.approx(math.exp(x) - 1)
+    # explanatory counters keep their 95 % interval and have no MDE
+    counter = rows["before.global_status.C0"]
+    assert counter.mde is None and counter.estimate.confidence == 0.95
+
+
+def test_the_power_at_the_stated_mde_is_ninety_percent():
+    """The MDE a run states is what it finds 90 % of the time (simulated, normal bursts)."""
+    rng = np.random.default_rng(10)
+    probe = {r.key: r for r in judge_table(table(rng, 24, 1.0), SPECS)}["before.tps"]
+    effect = 1 / (1 + probe.mde)
+    hits = sum(any(r.key == "before.tps" and r.verdict == "regression"
+                   for r in judge_table(table(rng, 24, effect), SPECS)) for _ in range(400))
+    assert 0.8 * 400 <= hits <= 0.98 * 400

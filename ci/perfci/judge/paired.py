@@ -34,14 +34,18 @@ A metric whose pair differences spread more than `UNSTABLE_SD` (standard deviati
 of d around its mean: a relative spread of one burst pair) is listed as `unstable`
 with its spread, and left out of both families.
 A judged metric is a regression when its Holm-adjusted p < ALPHA, it moved the
-wrong way, and by at least the minimum effect (default 1 %).
+wrong way, and by at least the minimum effect (default 1 %). It is `unchanged`
+only when its interval lies within ± its tolerance; not significant with a wider
+interval it is `inconclusive`, "could not see below X %", X being the run's minimum
+detectable effect at 90 % power. The interval a judged row shows is the one the
+decision stands on: simultaneous at 1 - ALPHA/m over the m judged metrics.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -57,6 +61,7 @@ MAX_LAG1 = 0.2
 MIN_BLOCKS = 6
 ABBA_BLOCK = 2
 DEFAULT_MIN_EFFECT = 0.01
+POWER = 0.90  # the power at which a run's minimum detectable effect is stated
 PENDING = Outcome.INCONCLUSIVE  # a row waiting for its family's adjusted p (judge_table decides every one)
 
 PairTable = Mapping[str, tuple[Sequence[float], Sequence[float]]]  # key -> (A values, B values), pair order
@@ -89,7 +94,7 @@ class PairedEstimate:
     n_blocks: int
     scale: str            # "log" or "relative"
     ratio: float          # B/A
-    low: float            # 95 % t interval of the ratio
+    low: float            # t interval of the ratio at `confidence`
     high: float
     p: float              # two-sided, before family correction
     spread: float         # standard deviation of the pair differences (one pair's relative noise)
@@ -98,6 +103,24 @@ class PairedEstimate:
     instance_sd: float = 0.0   # the between-instance sd the interval includes (0: bursts only)
     df: float = 0.0
     se: float = 0.0            # standard error of the mean difference (the decision's)
+    confidence: float = 0.95
+
+    def at(self, confidence: float) -> PairedEstimate:
+        """The same estimate with its interval at another confidence."""
+        if self.se == 0.0 or self.df <= 0:
+            return replace(self, confidence=confidence)
+        center = _center(self.ratio, self.scale)
+        half = t_quantile(0.5 + confidence / 2, self.df) * self.se
+        return replace(self, low=as_ratio(center - half, self.scale), high=as_ratio(center + half, self.scale),
+                       confidence=confidence)
+
+    def detectable(self, level: float, power: float = POWER) -> float:
+        """The smallest relative change a two-sided test at `level` would have found
+        with `power` (the run's minimum detectable effect, MDE)."""
+        if self.se == 0.0 or self.df <= 0:
+            return 0.0
+        x = (t_quantile(1 - level / 2, self.df) + t_quantile(power, self.df)) * self.se
+        return as_ratio(x, self.scale) - 1
 
 
 @dataclass
@@ -110,6 +133,7 @@ class PairedVerdict:
     p_adjusted: float | None
     verdict: Outcome
     reason: str = ""
+    mde: float | None = None  # judged rows: the smallest change this run could have found (POWER)
 
     @property
     def change_pct(self) -> float | None:
@@ -125,6 +149,11 @@ def differences(a: Sequence[float], b: Sequence[float]) -> tuple[np.ndarray, str
         return np.log(bv / av), "log"
     scale = (abs(float(av.mean())) + abs(float(bv.mean()))) / 2 or 1.0
     return (bv - av) / scale, "relative"
+
+
+def _center(ratio: float, scale: str) -> float:
+    """as_ratio's inverse."""
+    return math.log(ratio) if scale == "log" else 2 * (ratio - 1) / (ratio + 1)
 
 
 def as_ratio(x: float, scale: str) -> float:
@@ -282,15 +311,32 @@ def judge_instances(tables: Sequence[PairTable], specs: Mapping[str, MetricSpec]
         members = [r for r in rows if r.verdict is PENDING and (r.spec is not None) == family]
         for row, p_adj in zip(members, adjust([r.estimate.p for r in members if r.estimate])):
             row.p_adjusted = p_adj
+            if family and row.estimate is not None:
+                # the judged rows show the interval the decision stands on: simultaneous
+                # (Bonferroni, Holm's first step) at the family's level, and what it could see
+                level = alpha / len(members)
+                row.estimate = row.estimate.at(1 - level)
+                row.mde = row.estimate.detectable(level)
             _decide(row, alpha if family else fdr, (min_effects or {}).get(row.key, min_effect))
     return rows
+
+
+def within(est: PairedEstimate, tolerance: float) -> bool:
+    """The whole interval lies within ± tolerance of B/A = 1."""
+    return 1 - tolerance <= est.low and est.high <= 1 + tolerance
 
 
 def _decide(row: PairedVerdict, level: float, min_effect: float) -> None:
     assert row.estimate is not None and row.p_adjusted is not None
     change = row.estimate.ratio - 1
     if row.p_adjusted >= level:
-        row.verdict, row.reason = Outcome.UNCHANGED, f"adjusted p {row.p_adjusted:.2g} >= {level:g}"
+        if row.spec is None or within(row.estimate, row.spec.tolerance):
+            row.verdict, row.reason = Outcome.UNCHANGED, f"adjusted p {row.p_adjusted:.2g} >= {level:g}" + (
+                "" if row.spec is None else f"; interval within ±{row.spec.tolerance:.0%}")
+        else:
+            # not significant is not "unchanged" when the interval reaches past the tolerance
+            row.verdict = Outcome.INCONCLUSIVE
+            row.reason = f"not significant; could not see below {row.mde or 0:.1%}"
         return
     if abs(change) < min_effect:
         row.verdict, row.reason = Outcome.UNCHANGED, f"significant but below the minimum effect {min_effect:.1%}"

@@ -25,6 +25,8 @@ def interleaved_markdown(run: InterleavedRun, rows: list[PairedVerdict], min_eff
         f"## perfci A/B (interleaved): {markdown(run.scenario)} · profile {code_span(run.profile)}"
         + (f" · case {code_span(run.case)}" if run.case != "default" else ""),
         "",
+        verdict_line(rows),
+        "",
         f"- A: {code_span(a.described)} ({markdown(f'{a.flavor} {a.full_version}')}) · "
         f"B: {code_span(b.described)} ({markdown(f'{b.flavor} {b.full_version}')})",
         f"- {len(run.instances)} instance pair{'s' if len(run.instances) > 1 else ''} (fresh servers from the dataset; "
@@ -35,9 +37,12 @@ def interleaved_markdown(run: InterleavedRun, rows: list[PairedVerdict], min_eff
         f"{code_span(run.runner_class)} · scenario hash {code_span(run.scenario_hash[:19] + '…')} · "
         f"{markdown(run.started_at)} – {markdown(run.finished_at)}",
         f"- verdict: judged metrics under Holm (≤ {ALPHA:.1%} chance of any false regression per A/B) and at least "
-        f"a {min_effect:.1%} change; other counters under Benjamini-Hochberg (FDR {FDR:.0%}), explanations only"
+        f"a {min_effect:.1%} change, `unchanged` only with the interval within ± the metric's tolerance; "
+        f"other counters under Benjamini-Hochberg (FDR {FDR:.0%}), explanations only"
         + (f"; minimum effects from the noise model {noise_source}" if noise_source else ""),
-        "- intervals: " + (f"bursts within instance pairs, plus the spread between instance pairs from the "
+        "- intervals: judged metrics at 1 − α/m (simultaneous over the m judged, the ones the decision uses), "
+        "counters at 95 %; MDE: the change a run like this finds with 90 % power; spread: "
+        + (f"bursts within instance pairs, plus the spread between instance pairs from the "
                            f"{markdown(instance_source)}, pooled with this run's own instances"
                            if instance_source else "bursts within instance pairs, and this run's own spread between "
                            "instance pairs (none with one pair)"),
@@ -66,7 +71,38 @@ def interleaved_markdown(run: InterleavedRun, rows: list[PairedVerdict], min_eff
     return "\n".join(lines)
 
 
-COLUMNS = ["metric", "A mean", "B mean", "B/A", "95 % CI", "adj. p", "pairs (block) · inst. sd"]
+COLUMNS = ["metric", "A mean", "B mean", "B/A", "interval", "adj. p", "MDE", "pairs (block) · inst. sd"]
+
+
+def _change(r: PairedVerdict) -> str:
+    e = r.estimate
+    assert e is not None
+    return (f"{code_span(r.key)} B/A {e.ratio:.3f} [{e.low:.3f}, {e.high:.3f}] ({e.ratio - 1:+.1%}, "
+            f"{e.confidence:.2%} interval)")
+
+
+def verdict_line(rows: list[PairedVerdict]) -> str:
+    """The one line a reader needs: what was found, and what this run could not see."""
+    judged = [r for r in rows if r.spec is not None]
+    worse = [r for r in judged if r.verdict == Outcome.REGRESSION and r.estimate]
+    better = [r for r in judged if r.verdict == Outcome.IMPROVEMENT and r.estimate]
+    unsure = [r for r in judged if r.verdict in (Outcome.INCONCLUSIVE, Outcome.UNSTABLE)]
+    mdes = [r.mde for r in judged if r.mde is not None]
+    if worse:
+        head = f"**Regression** in {len(worse)} of {len(judged)} judged metrics: " + "; ".join(
+            _change(r) for r in worse[:3]) + (f"; and {len(worse) - 3} more" if len(worse) > 3 else "")
+    elif unsure:
+        blind = [f"{code_span(r.key)} {r.mde:.1%}" if r.mde is not None else code_span(r.key) for r in unsure[:4]]
+        head = (f"**No regression found, not conclusive**: {len(unsure)} of {len(judged)} judged metrics could "
+                f"neither be flagged nor shown within their tolerance (could not see below: {', '.join(blind)}"
+                + (", …" if len(unsure) > 4 else "") + ")")
+    else:
+        head = f"**No change** beyond the tolerance in {len(judged)} judged metrics"
+    if better:
+        head += "; improved: " + "; ".join(_change(r) for r in better[:3])
+    if mdes and not worse:
+        head += f" · smallest detectable change of this run: {min(mdes):.1%} (best metric) to {max(mdes):.1%}"
+    return head + "."
 
 
 def _cells(r: PairedVerdict) -> list[str]:
@@ -74,5 +110,6 @@ def _cells(r: PairedVerdict) -> list[str]:
     return [code_span(r.key) + ("" if r.spec is None else " " + r.spec.direction.arrow), _fmt(r.a_mean), _fmt(r.b_mean),
             f"{e.ratio:.4f}" if e else "–", f"[{e.low:.4f}, {e.high:.4f}]" if e else "–",
             f"{r.p_adjusted:.2g}" if r.p_adjusted is not None else "–",
+            f"{r.mde:.1%}" if r.mde is not None else "–",
             f"{e.n_pairs} ({e.block}) · {e.instance_sd:.1%}" if e else "–",
             VERDICT_LABEL[r.verdict]]

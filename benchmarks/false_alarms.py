@@ -1,0 +1,245 @@
+"""Re-analyse the real A/As and known-effect runs of test_bench_false_alarms.py from
+their kept bursts files (benchmarks/results/false-alarms.jsonl + bursts/*.gz).
+
+    python benchmarks/false_alarms.py > benchmarks/results/false-alarms-<date>.md
+
+Prints, in Markdown:
+- family-wise false alarms of the A/As (any judged key flagged), as the CLI decided
+  and as the current judge re-decides, each with its exact (Clopper-Pearson) 95 %
+  interval;
+- detection per known effect, with the realised B/A per phase;
+- the noise at each level: burst pairs within one instance pair, and instance pairs
+  within a run (what the between-instance prior must cover);
+- side order: B/A of the A/As by which side ran first;
+- covariates: whether background-work counters (purge, log flush, page cleaner)
+  explain the burst-level tps differences (leave-one-run-out);
+- the work fingerprint: how far Com_*/Handler_* per transaction differ between the
+  sides of an A/A;
+- minutes per verdict.
+Nothing here is simulated: every number is a count or a statistic of real bursts.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import statistics
+import sys
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+from scipy import stats
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "ci"))
+
+from perfci.judge import noise  # noqa: E402
+from perfci.judge.bursts import instance_tables, judge_run  # noqa: E402
+from perfci.model.bursts import BURSTS_FILE, InterleavedRun  # noqa: E402
+from perfci.model.verdicts import Outcome  # noqa: E402
+
+RESULTS = ROOT / "benchmarks" / "results"
+PHASE_TPS = ("before.tps", "after.tps")
+# background work a burst may or may not catch: candidates to explain its tps
+COVARIATES = ("innodb_metrics.purge_invoked", "innodb_metrics.purge_undo_log_pages", "innodb_metrics.innodb_log_flush_usec",
+              "innodb_metrics.buffer_flush_batch_total_pages", "innodb_metrics.buffer_LRU_get_free_search", "fsyncs_per_txn")
+WORK_PREFIXES = ("global_status.Com_", "global_status.Handler_")
+
+
+def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    a = (1 - confidence) / 2
+    low = 0.0 if k == 0 else float(stats.beta.ppf(a, k, n - k + 1))
+    high = 1.0 if k == n else float(stats.beta.ppf(1 - a, k + 1, n - k))
+    return low, high
+
+
+def load_run(path: Path) -> InterleavedRun:
+    with tempfile.TemporaryDirectory() as tmp:
+        plain = Path(tmp) / path.name.removesuffix(".gz")
+        plain.write_bytes(gzip.decompress(path.read_bytes()))
+        return BURSTS_FILE.load(plain)
+
+
+def trials() -> list[tuple[dict, InterleavedRun]]:
+    lines = [json.loads(line) for line in (RESULTS / "false-alarms.jsonl").read_text().splitlines() if line.strip()]
+    return [(t, load_run(ROOT / t["bursts_file"])) for t in lines]
+
+
+def rejudge(run: InterleavedRun) -> list[str]:
+    priors, _ = noise.priors_for(run, None)
+    return sorted(r.key for r in judge_run(run, [], 0.01, priors=priors)
+                  if r.spec is not None and r.verdict == Outcome.REGRESSION)
+
+
+def log_ratios(run: InterleavedRun, key: str) -> list[np.ndarray]:
+    """Per instance pair: log(B/A) of each measured burst pair."""
+    out = []
+    for table in instance_tables(run):
+        a, b = table[key]
+        out.append(np.log(np.asarray(b)) - np.log(np.asarray(a)))
+    return out
+
+
+def pct(x: float) -> str:
+    return f"{x:.1%}"
+
+
+def interval(k: int, n: int) -> str:
+    low, high = clopper_pearson(k, n)
+    return f"{k}/{n} = {pct(k / n)} (95 % CI {pct(low)}–{pct(high)})"
+
+
+def main() -> None:
+    data = trials()
+    aas = [(t, r) for t, r in data if t["effect"] == 0]
+    effects = sorted({t["effect"] for t, _ in data if t["effect"]})
+    first = data[0][0]
+    print("# False alarms and detection of the interleaved A/B, measured on real runs\n")
+    print(f"{len(data)} runs of `perfci ab rebuild-after-delete` (profile smoke, {first['instances']} instance pairs × "
+          f"{first['bursts']} burst pairs per phase, side order drawn at random per pair), "
+          f"{data[0][0]['date'][:16]}Z – {data[-1][0]['date'][:16]}Z, host {data[0][1].host.hostname} "
+          f"({data[0][1].host.cpu_model}, {data[0][1].host.cpus} CPUs), server {data[0][1].sides[0].full_version}, "
+          f"scenario {data[0][1].scenario_hash[:19]}. Prior: {first['prior']}.\n")
+
+    print("## Family-wise false alarms (A/As: any judged key flagged)\n")
+    cli = sum(t["exit"] == 1 for t, _ in aas)
+    now = sum(bool(rejudge(r)) for _, r in aas)
+    print(f"- as the CLI decided at the time: {interval(cli, len(aas))}")
+    print(f"- re-judged by the current code: {interval(now, len(aas))}")
+    covered = defaultdict(int)
+    for t, _ in aas:
+        for key in PHASE_TPS:
+            if key in t and t[key]["low"] <= 1 <= t[key]["high"]:
+                covered[key] += 1
+    print("- A/A tps intervals that contain B/A = 1: "
+          + ", ".join(f"`{k}` {covered[k]}/{len(aas)}" for k in PHASE_TPS) + "\n")
+
+    print("## Detection of known server-side slowdowns\n")
+    print("| effect | runs | flagged (any key) | `before.tps` B/A mean [min, max] | `after.tps` B/A mean [min, max] |")
+    print("|---|---|---|---|---|")
+    for effect in effects:
+        runs = [t for t, _ in data if t["effect"] == effect]
+        cells = []
+        for key in PHASE_TPS:
+            ratios = [t[key]["ratio"] for t in runs if key in t]
+            cells.append(f"{statistics.mean(ratios):.3f} [{min(ratios):.3f}, {max(ratios):.3f}]")
+        flagged = sum(t["exit"] == 1 for t in runs)
+        print(f"| {effect:.0%} | {len(runs)} | {interval(flagged, len(runs))} | {cells[0]} | {cells[1]} |")
+    print()
+
+    print("## Noise at each level (A/As, log B/A of tps)\n")
+    print("| key | burst-pair sd | within-instance sd of an instance mean | instance-pair means sd | "
+          "between-instance sd (excess) | instance pairs |")
+    print("|---|---|---|---|---|---|")
+    instance_sd = {}
+    for key in PHASE_TPS:
+        pairs = [d for _, r in aas for d in log_ratios(r, key)]
+        burst_sd = math.sqrt(statistics.mean([float(np.var(d, ddof=1)) for d in pairs]))
+        within = statistics.mean([float(np.var(d, ddof=1)) / len(d) for d in pairs])
+        means = [float(d.mean()) for d in pairs]
+        total = float(np.var(means, ddof=1))
+        excess = max(0.0, total - within)
+        instance_sd[key] = math.sqrt(excess)
+        print(f"| `{key}` | {pct(burst_sd)} | {pct(math.sqrt(within))} | {pct(math.sqrt(total))} | "
+              f"{pct(math.sqrt(excess))} | {len(means)} |")
+    print("\nBurst-level spread of tps on one side (CV of measured bursts within one instance and phase):",
+          ", ".join(f"`{key}` {pct(_side_cv(aas, key))}" for key in PHASE_TPS) + ".\n")
+
+    print("## Side order (A/As)\n")
+    for key in PHASE_TPS:
+        by_first = defaultdict(list)
+        for _, r in aas:
+            for pair, d in zip(r.instances, log_ratios(r, key)):
+                by_first[pair.first].append(float(d.mean()))
+        cells = []
+        for side in ("a", "b"):
+            xs = by_first[side]
+            if len(xs) >= 2:
+                half = stats.t.ppf(0.975, len(xs) - 1) * statistics.stdev(xs) / math.sqrt(len(xs))
+                m = statistics.mean(xs)
+                cells.append(f"{side.upper()} first: B/A {math.exp(m):.4f} [{math.exp(m - half):.4f}, "
+                             f"{math.exp(m + half):.4f}] over {len(xs)} pairs")
+        print(f"- `{key}`: " + "; ".join(cells))
+    print()
+
+    print("## Covariates (background work in the burst) against the tps difference\n")
+    _covariates(aas)
+
+    print("## Work fingerprint (A/As: Com_* and Handler_* per transaction, B vs A)\n")
+    _work(aas)
+
+    wall = [t["wall_s"] for t, _ in data]
+    print("## Cost\n")
+    print(f"Minutes per verdict: mean {statistics.mean(wall) / 60:.1f}, max {max(wall) / 60:.1f} "
+          f"(wall time of the whole `perfci ab`: setup of both sides twice, warm-up, measured bursts).")
+
+
+def _side_cv(aas, key: str) -> float:
+    cvs = []
+    for _, r in aas:
+        for table in instance_tables(r):
+            for values in table[key]:
+                cvs.append(statistics.stdev(values) / statistics.mean(values))
+    return statistics.mean(cvs)
+
+
+def _covariates(aas) -> None:
+    """Per phase: regress each burst pair's log(B/A) tps on the B-A difference of each
+    background counter; fit on all runs but one, predict the left-out run, compare the
+    residual spread with the raw spread."""
+    for key in PHASE_TPS:
+        phase = key.split(".")[0]
+        rows = []  # (run index, y, x...)
+        for i, (_, r) in enumerate(aas):
+            for table in instance_tables(r):
+                a, b = table[key]
+                y = np.log(np.asarray(b)) - np.log(np.asarray(a))
+                xs = []
+                for c in COVARIATES:
+                    ca, cb = table.get(f"{phase}.{c}", ([0.0] * len(a), [0.0] * len(a)))
+                    scale = (np.mean(ca) + np.mean(cb)) / 2 or 1.0
+                    xs.append((np.asarray(cb) - np.asarray(ca)) / scale)
+                for j in range(len(y)):
+                    rows.append((i, y[j], *[x[j] for x in xs]))
+        arr = np.asarray(rows, float)
+        runs = arr[:, 0].astype(int)
+        y, x = arr[:, 1], arr[:, 2:]
+        residuals = np.empty_like(y)
+        for i in set(runs.tolist()):
+            fit, test = runs != i, runs == i
+            design = np.column_stack([np.ones(fit.sum()), x[fit]])
+            beta, *_ = np.linalg.lstsq(design, y[fit], rcond=None)
+            residuals[test] = y[test] - np.column_stack([np.ones(test.sum()), x[test]]) @ beta
+        print(f"- `{key}`: burst-pair sd {pct(float(y.std(ddof=1)))} raw, {pct(float(residuals.std(ddof=1)))} after "
+              f"leave-one-run-out adjustment for {len(COVARIATES)} counters ({len(y)} pairs)")
+    print()
+
+
+def _work(aas) -> None:
+    worst: dict[str, float] = {}
+    for _, r in aas:
+        for table in instance_tables(r):
+            for key, (a, b) in table.items():
+                metric = key.split(".", 1)[1]
+                if metric.startswith(WORK_PREFIXES):
+                    ma, mb = statistics.mean(a), statistics.mean(b)
+                    if ma or mb:
+                        d = abs(mb - ma) / ((ma + mb) / 2)
+                        worst[key] = max(worst.get(key, 0.0), d)
+    ordered = sorted(worst.items(), key=lambda kv: -kv[1])
+    moved = [(k, d) for k, d in ordered if d > 0]
+    print(f"{len(worst)} work counters per phase; largest relative B-vs-A difference of an instance pair's mean "
+          f"over all A/As: {ordered[0][1]:.3%}" if ordered else "no work counters")
+    if moved:
+        print("\n| counter | largest difference |")
+        print("|---|---|")
+        for key, d in moved[:8]:
+            print(f"| `{key}` | {d:.2%} |")
+    print()
+
+
+if __name__ == "__main__":
+    main()
