@@ -164,3 +164,16 @@ def test_a_hand_edited_result_with_an_unknown_status_is_one_line(tmp_path):
     proc = run_perfci("baseline", "update", str(path), "--baseline-dir", str(tmp_path / "b"))
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
     assert f"{path} (corrupt result): field status:" in proc.stderr and not (tmp_path / "b").exists()
+
+
+def test_counters_that_did_not_move_beyond_their_noise_are_not_listed_as_moved():
+    from perfci.judge.compare import moved_counters
+    base = [{"before.splits": 1.0, "before.noisy": v, "before.reads": 100.0, "before.flat": 1.0}
+            for v in (90.0, 110.0, 95.0, 105.0)]
+    current = [{"before.splits": 1.6, "before.noisy": v, "before.reads": 101.0, "before.flat": 1.0}
+               for v in (97.0, 117.0, 102.0, 112.0)]   # noisy: +7 % on a counter that varies 9 %
+    moved = moved_counters("before", current, base)
+    assert [name for name, _, _ in moved] == ["splits"]   # reads +1 %: below 2 %; flat: 1 -> 1
+    # with one sample a side there is no spread to judge by: the 2 % minimum alone
+    one = moved_counters("before", current[:1], base[:1])
+    assert [name for name, _, _ in one] == ["splits", "noisy"]

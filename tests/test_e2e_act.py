@@ -149,5 +149,5 @@ def test_nightly_under_act_without_regression_writes_no_issue(smoke_result, tmp_
     assert "Summary - ## perfci comparison" in proc.stdout and "🔴 regression" not in proc.stdout
     assert not (tmp_path / "issues").exists()
     [night] = pushed_history(tmp_path)
-    assert night["regressed"] == [] and night["schema"] == "perfci.history/2"
+    assert night["regressed"] == [] and night["standing"] == [] and night["schema"] == "perfci.history/3"
     assert_site_written(tmp_path)

@@ -116,15 +116,20 @@ def test_interleaved_ab_flags_fsync_at_commit(real_server_tools, tmp_path):
     ratio, low, high, verdict = ab_row(proc.stdout, "only.fsyncs_per_txn")
     assert low > 20 and verdict == "🔴 regression", (ratio, low, high)
     ratio, low, high, verdict = ab_row(proc.stdout, "only.tps")
-    assert ratio < 0.95 and verdict in ("🔴 regression", "unchanged", "〰 unstable"), (ratio, low, high, verdict)
+    assert ratio < 0.95 and verdict in ("🔴 regression", "⚪ inconclusive", "〰 unstable"), (ratio, low, high, verdict)
+    assert proc.stdout.splitlines()[2].startswith("**Regression** in ")  # the verdict line comes first
     [bursts_file] = out.glob("*.bursts.json")
     run = json.loads(bursts_file.read_text())
-    assert run["schema"] == "perfci.ab-bursts/1" and run["bursts_per_phase"] == {"only": 20}
-    sides = {(b["index"], b["side"]): b for b in run["bursts"]}
-    assert len(sides) == 40 and all(sides[(k, "a")]["rand_seed"] == sides[(k, "b")]["rand_seed"] == 1 + k
-                                    for k in range(20))
-    # ABBA: A first in even pairs, B first in odd ones
-    assert [sides[(k, "a")]["position"] for k in range(4)] == [0, 1, 0, 1]
+    assert run["schema"] == "perfci.ab-bursts/2" and run["bursts_per_phase"] == {"only": 20}
+    # two instance pairs (the default), each with fresh servers and its own first side
+    assert [i["index"] for i in run["instances"]] == [0, 1] and {i["first"] for i in run["instances"]} <= {"a", "b"}
+    sides = {(b["instance"], b["index"], b["side"]): b for b in run["bursts"]}
+    assert len(sides) == 80 and all(sides[(i, k, "a")]["rand_seed"] == sides[(i, k, "b")]["rand_seed"] == 1 + k
+                                    for i in (0, 1) for k in range(20))
+    # ABBA from the instance's first side: it goes first in even pairs, the other in odd ones
+    for pair in run["instances"]:
+        first_positions = [0, 1, 0, 1] if pair["first"] == "a" else [1, 0, 1, 0]
+        assert [sides[(pair["index"], k, "a")]["position"] for k in range(4)] == first_positions
     assert {b["transactions"] for b in run["bursts"]} == {400}
     assert not list(Path("/sys/fs/cgroup/freezer").glob("perfci-*")), "a freezer group was left behind"
 

@@ -11,7 +11,7 @@ from perfci.judge.changes import persisting_changes
 from perfci.judge.compare import compare
 from perfci.model.metrics import MetricSpec
 from perfci.store.baseline import baseline_from_history
-from perfci.store.history import HistoryRecord, append, case_history, exclude, reset
+from perfci.store.history import HistoryRecord, NightVerdict, append, case_history, exclude, reset
 
 from conftest import run_perfci
 from factories import make_result
@@ -63,15 +63,30 @@ def test_a_step_persists_a_spike_and_a_recovery_do_not():
 def test_a_history_baseline_leaves_out_exclusions_regressed_nights_and_what_came_before_a_reset(tmp_path):
     runs = [make_result(tps=1000 + i) for i in range(6)]
     append(runs[:3], tmp_path)
-    append(runs[3:5], tmp_path, verdicts={runs[3].id: ["before.tps"], runs[4].id: ["before.tps"]})
+    # the 4th night judged a regression (it stands), the 5th worse again after it (it stands too)
+    append(runs[3:5], tmp_path, verdicts={runs[3].id: NightVerdict(worse=("before.tps",), regressions=("before.tps",)),
+                                          runs[4].id: NightVerdict(worse=("before.tps",))})
     exclude(tmp_path, runs[1].id, "noisy neighbour")
     baseline, hist = baseline_from_history(tmp_path, runs[5])
     assert baseline is not None and [s.result_id for s in baseline.samples] == [runs[0].id, runs[2].id]
+    assert [r.standing for r in hist.records[3:5]] == [["before.tps"], ["before.tps"]]
     assert hist.regressed_streak("before.tps", runs[5].scenario.hash) == [runs[3].id, runs[4].id]
     reset(tmp_path, hist.path, runs[3].id, "accepted")
     baseline, hist = baseline_from_history(tmp_path, runs[5])
     assert [s.result_id for s in baseline.samples] == [runs[3].id, runs[4].id]  # accepted by the reset
     assert hist.regressed_streak("before.tps", runs[5].scenario.hash) == []
+
+
+def test_a_night_only_worse_without_a_standing_regression_before_it_joins_the_baseline(tmp_path):
+    """Inconclusively worse is noise as often as not where the tolerance is below the
+    noise: leaving such nights out cuts the baseline's lower tail (the ratchet)."""
+    runs = [make_result(tps=1000 + i) for i in range(5)]
+    append(runs[:2], tmp_path)
+    append(runs[2:4], tmp_path, verdicts={r.id: NightVerdict(worse=("before.tps",)) for r in runs[2:4]})
+    baseline, hist = baseline_from_history(tmp_path, runs[4])
+    assert baseline is not None and [s.result_id for s in baseline.samples] == [r.id for r in runs[:4]]
+    assert [r.standing for r in hist.records] == [[]] * 4
+    assert hist.regressed_streak("before.tps", runs[4].scenario.hash) == [runs[2].id, runs[3].id]  # still a streak
 
 
 def test_a_pinned_baseline_file_wins_over_the_history(tmp_path):

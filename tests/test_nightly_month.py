@@ -83,5 +83,6 @@ def test_a_month_of_nights_opens_one_issue_per_problem_and_closes_them(tmp_path,
     assert {r.server_version for r in final.records} == {"10.11.19-MariaDB", "10.11.20-MariaDB"}
     assert final.records[UPGRADE_NIGHT - 1].server_version == "10.11.20-MariaDB"
     # the step's nights were held out of the baseline until the reset accepted them
-    assert all("after.tps" in r.regressed for r in final.records[STEP_NIGHT - 1:ACCEPT_NIGHT - 1])
+    assert all("after.tps" in r.regressed and "after.tps" in r.standing
+               for r in final.records[STEP_NIGHT - 1:ACCEPT_NIGHT - 1])
     assert all(r.judged_since == "month-default-night15" and not r.regressed for r in final.records[ACCEPT_NIGHT - 1:])

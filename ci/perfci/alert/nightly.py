@@ -83,13 +83,19 @@ class NightOptions:
     site_url: str = ""
 
 
-def regressed_keys(comparisons: list[CaseComparison], confirmations: dict[str, Confirmation]) -> dict[str, list[str]]:
-    """What each result was worse on (MetricRow.worse; a regression its A/B did not confirm is none)."""
-    out: dict[str, list[str]] = {}
+def night_verdicts(comparisons: list[CaseComparison],
+                   confirmations: dict[str, Confirmation]) -> dict[str, history.NightVerdict]:
+    """What each result was worse on (MetricRow.worse) and judged a regression on; a
+    regression its A/B did not confirm is neither."""
+    out: dict[str, history.NightVerdict] = {}
     for comp in comparisons:
         for r in comp.results:
             c = confirmations.get(r.id)
-            out[r.id] = [] if c is not None and c.status == "not-confirmed" else [row.key for row in comp.rows if row.worse]
+            if c is not None and c.status == "not-confirmed":
+                out[r.id] = history.NightVerdict()
+                continue
+            out[r.id] = history.NightVerdict(worse=tuple(row.key for row in comp.rows if row.worse),
+                                             regressions=tuple(row.key for row in comp.regressions))
     return out
 
 
@@ -103,7 +109,7 @@ def run_night(results: list[Result], opts: NightOptions, gh: GitHub | None = Non
                           history_root=histories, window=opts.window)
     actions += sync(comparisons, opts.run_url, dry_run_dir=dry_run_dir, close_after=opts.close_after,
                     confirmations=confirmations, history_root=histories, min_nights=opts.min_nights, gh=gh)
-    for path, added in histories.append(results, opts.rules.follow, regressed_keys(comparisons, confirmations),
+    for path, added in histories.append(results, opts.rules.follow, night_verdicts(comparisons, confirmations),
                                         opts.run_url):
         actions.append(f"history {path}: +{added}")
     actions += sync_changes(comparisons, histories, gh, dry_run_dir, opts.site_url)

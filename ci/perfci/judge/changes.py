@@ -9,7 +9,8 @@ E-Divisive (history.change_points) splits a metric's nightly series into segment
 A one-night spike is a segment of one or two nights: segments shorter than
 `MIN_SEGMENT` are not levels and are left out, so a spike never opens an issue and
 the levels on both sides of it are compared directly. A change is reported when a
-level is worse than the one before it beyond the metric's tolerance AND the newest
+level is worse than the one before it beyond the metric's tolerance and beyond the
+nights' noise (one-sided Welch t test, LEVEL_ALPHA) AND the newest
 level is still that much worse (a slowdown that recovered is not news). Its
 location is the first night of the worse level: the issue's identity (with the
 fingerprint of the case and metric) and the point an accepted change resets the
@@ -22,16 +23,20 @@ import statistics
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import stats
 from signal_processing_algorithms.energy_statistics.energy_statistics import e_divisive
 
 from perfci.judge.stats import below_floor, worse_beyond
 from perfci.model.base import StrictModel
 from perfci.model.metrics import MetricSpec
+from perfci.model.verdicts import Direction
 from perfci.store.history import HistoryRecord
 
 DEFAULT_PVALUE = 0.01
 DEFAULT_PERMUTATIONS = 200
+PERMUTATION_SEED = 20261124
 MIN_POINTS = 6
+LEVEL_ALPHA = 0.005  # a worse level against the one before it (one-sided Welch), see _significant
 MIN_SEGMENT = 3   # nights: a level must last this long to count (opened by the 3rd night of a step)
 
 
@@ -51,7 +56,14 @@ def change_points(values: list[float], pvalue: float = DEFAULT_PVALUE,
     if len(values) < MIN_POINTS:
         return []
     series = np.asarray(values, dtype=float)
-    return sorted(int(i) for i in e_divisive(series, pvalue=pvalue, permutations=permutations))
+    # the permutation test shuffles with numpy's global generator: seeded here (and put
+    # back) so that the same history gives the same change points on every re-run
+    state = np.random.get_state()
+    np.random.seed(PERMUTATION_SEED)
+    try:
+        return sorted(int(i) for i in e_divisive(series, pvalue=pvalue, permutations=permutations))
+    finally:
+        np.random.set_state(state)
 
 
 def detect(entries: list[HistoryRecord], metrics: list[str] | None = None, pvalue: float = DEFAULT_PVALUE,
@@ -122,4 +134,18 @@ def persisting_changes(records: list[HistoryRecord], key: str, spec: MetricSpec,
     now = levels[-1]
     return [Change(key, spec, before, after, now, values, points.index(after[0]))
             for before, after in zip(levels, levels[1:], strict=False)
-            if _worse(spec, mean(before), mean(after)) and _worse(spec, mean(before), mean(now))]
+            if _worse(spec, mean(before), mean(after)) and _worse(spec, mean(before), mean(now))
+            and _significant(spec, [r.metrics[key] for r in before], [r.metrics[key] for r in after])]
+
+
+def _significant(spec: MetricSpec, before: list[float], after: list[float]) -> bool:
+    """The worse level differs from the one before beyond the nights' own noise: a
+    one-sided Welch t test at LEVEL_ALPHA. E-Divisive re-run every night over the same
+    noisy series splits it somewhere sooner or later; with a run-to-run CV above the
+    tolerance, a 3-night level 5 % lower is noise as often as not."""
+    if len(before) < 2 or len(after) < 2:
+        return False
+    if statistics.pstdev(before) == 0 and statistics.pstdev(after) == 0:
+        return statistics.mean(before) != statistics.mean(after)
+    worse_side = "less" if spec.direction == Direction.HIGHER else "greater"
+    return float(stats.ttest_ind(after, before, equal_var=False, alternative=worse_side).pvalue) < LEVEL_ALPHA

@@ -137,17 +137,33 @@ def top_movers(phase: str, current: list[Result], baseline: Baseline,
     return moved_counters(phase, [counters_per_txn(r) for r in current], [s.counters for s in baseline.samples], limit)
 
 
+MOVED_MIN_CHANGE = 0.02
+MOVED_NOISE_SDS = 3.0
+
+
 def moved_counters(phase: str, current: list[dict[str, float]], base: list[dict[str, float]],
                    limit: int = 5) -> list[tuple[str, float, float]]:
-    """(counter, base mean, current mean) of `phase`'s per-transaction counters, most moved first."""
+    """(counter, base mean, current mean) of `phase`'s per-transaction counters that
+    moved beyond their noise, most moved first. A counter moved when its mean changed
+    by at least MOVED_MIN_CHANGE and, where both sides have two samples or more, by
+    more than MOVED_NOISE_SDS standard errors of the difference: a list of counters
+    "that moved" must not fill with noise (1 -> 1, or 3 % on a counter that varies 10 %)."""
     prefix = f"{phase}."
     keys = {k for c in [*current, *base] for k in c if k.startswith(prefix)}
     moved = []
     for key in keys:
-        c = statistics.mean(x.get(key, 0.0) for x in current) if current else 0.0
-        b = statistics.mean(x.get(key, 0.0) for x in base) if base else 0.0
+        cs = [x.get(key, 0.0) for x in current]
+        bs = [x.get(key, 0.0) for x in base]
+        c = statistics.mean(cs) if cs else 0.0
+        b = statistics.mean(bs) if bs else 0.0
         if min(c, b) < 0 or max(c, b) < 1e-3:
             continue  # a level that fell, or too rare per transaction to explain anything
+        if abs(c - b) < MOVED_MIN_CHANGE * max(abs(c), abs(b)):
+            continue
+        if len(cs) >= 2 and len(bs) >= 2:
+            se = math.sqrt(statistics.variance(cs) / len(cs) + statistics.variance(bs) / len(bs))
+            if abs(c - b) <= MOVED_NOISE_SDS * se:
+                continue
         score = math.inf if min(c, b) == 0 else abs(math.log(c / b))
         moved.append((score, key[len(prefix):], b, c))
     moved.sort(key=lambda m: (-m[0], -max(m[2], m[3]), m[1]))

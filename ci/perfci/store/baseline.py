@@ -210,9 +210,9 @@ def provenance(hist: CaseHistory, baseline: Baseline | None) -> list[str]:
               for r in hist.records if r.result_id in hist.excluded]
     used = {s.result_id for s in baseline.samples} if baseline else set()
     held = [r.result_id for r in hist.since_reset()
-            if r.regressed and r.judged_since == hist.reset_id and r.result_id not in used]
+            if r.standing and r.judged_since == hist.reset_id and r.result_id not in used]
     if held:
-        lines.append(f"left out {len(held)} night(s) that regressed and no reset accepted (from `{held[0]}`)")
+        lines.append(f"left out {len(held)} night(s) on which a regression stood and no reset accepted (from `{held[0]}`)")
     if baseline is not None:
         other = [r.result_id for r in hist.usable(baseline.scenario_hash) if baseline.host.mismatch(r.host)]
         if other:

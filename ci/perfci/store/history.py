@@ -7,9 +7,16 @@ one JSON line per run. The workflows keep this directory on a results branch.
 
 The history is also where baselines come from (`baseline_from_history`): the last N
 valid samples of the case after its last reset point. A record keeps what a baseline
-sample needs and the night's verdict: a night that regressed does not join the
-baseline it regressed against (else a persisting slowdown becomes its own baseline
-in a few nights and its issue closes itself), until a reset accepts it. Exclusions
+sample needs and the night's verdict. Two lists: `regressed`, every key the night
+was worse on beyond tolerance (a regression, or a change on the bad side one run
+could not call): what a streak of bad nights counts; and `standing`, the keys whose
+regression stands: judged a regression (and not cleared by its confirming A/B), or
+worse again right after a night that stood on the same key. Only a standing key
+keeps the night out of the baseline it regressed against (else a persisting slowdown
+becomes its own baseline in a few nights and its issue closes itself), until a reset
+accepts it. Leaving out every worse night instead ratchets: where the tolerance is
+below the noise, it cuts the baseline's lower tail, the baseline drifts up and pure
+noise opens issues (tests/test_nightly_ratchet.py). Exclusions
 and resets are annotations in `perfci-annotations.jsonl` at the root: samples are
 never deleted, only marked.
 """
@@ -31,7 +38,7 @@ from perfci.model.result import HostSignature, Result
 from perfci.store import jsonl
 from perfci.util.errors import BadInput
 
-HISTORY_SCHEMA = "perfci.history/2"
+HISTORY_SCHEMA = "perfci.history/3"
 ANNOTATIONS = "perfci-annotations.jsonl"
 DEFAULT_HISTORY_WINDOW = 10
 
@@ -39,7 +46,7 @@ DEFAULT_HISTORY_WINDOW = 10
 class HistoryRecord(StrictModel):
     """One run of one case, as the history keeps it (one JSON line)."""
 
-    schema_: Literal["perfci.history/2"] = Field("perfci.history/2", alias="schema")
+    schema_: Literal["perfci.history/3"] = Field("perfci.history/3", alias="schema")
     result_id: str
     date: str = ""
     harness_sha: str | None = None
@@ -52,17 +59,36 @@ class HistoryRecord(StrictModel):
     counters: dict[str, float] = {}
     reproduce: str = ""
     run_url: str = ""
-    regressed: list[str] = Field([], description="metric keys judged a regression against the history that night")
+    regressed: list[str] = Field([], description="metric keys worse beyond tolerance against the history that night "
+                                                 "(judged a regression, or inconclusive on the bad side)")
     judged_since: str | None = Field(None, description="the reset point (a result id) in effect when it was judged")
+    # /3
+    standing: list[str] = Field([], description="metric keys whose regression stood that night: the night stays out "
+                                                "of the baseline for them")
 
 
 def _v1_to_v2(data: JsonObject) -> JsonObject:
     """/1 lines carried no schema and no baseline fields: those default (valid, no counters)."""
-    return {**data, "schema": HISTORY_SCHEMA}
+    return {**data, "schema": "perfci.history/2"}
 
 
-HISTORY_LINE = FileFormat("history record", HistoryRecord, HISTORY_SCHEMA, upgrades={"perfci.history/1": _v1_to_v2},
+def _v2_to_v3(data: JsonObject) -> JsonObject:
+    """/2 kept every worse night out of the baseline: its regressed keys stood."""
+    return {**data, "schema": HISTORY_SCHEMA, "standing": data.get("regressed", [])}
+
+
+HISTORY_LINE = FileFormat("history record", HistoryRecord, HISTORY_SCHEMA,
+                          upgrades={"perfci.history/1": _v1_to_v2, "perfci.history/2": _v2_to_v3},
                           unversioned="perfci.history/1")
+
+
+@dataclass(frozen=True)
+class NightVerdict:
+    """What one result was judged against its history: the keys worse beyond tolerance,
+    and among them those judged a regression that no confirming A/B cleared."""
+
+    worse: tuple[str, ...] = ()
+    regressions: tuple[str, ...] = ()
 
 
 class Annotation(StrictModel):
@@ -104,9 +130,9 @@ def run_summary(result: Result) -> RunSummary:
 
 
 def summary_line(result: Result, regressed: list[str] | None = None, judged_since: str | None = None,
-                 run_url: str = "") -> HistoryRecord:
+                 run_url: str = "", standing: list[str] | None = None) -> HistoryRecord:
     return HistoryRecord(**run_summary(result), valid=result.validity.valid, run_url=run_url,
-                         regressed=sorted(regressed or []), judged_since=judged_since)
+                         regressed=sorted(regressed or []), judged_since=judged_since, standing=sorted(standing or []))
 
 
 def _parse_record(line: str, source: str) -> HistoryRecord:
@@ -120,9 +146,9 @@ def read_history(path: Path) -> list[HistoryRecord]:
 
 
 def append(results: list[Result], root: Path | Histories, follow: Follow = DEFAULT_FOLLOW,
-           verdicts: dict[str, list[str]] | None = None, run_url: str = "") -> list[tuple[Path, int]]:
+           verdicts: dict[str, NightVerdict] | None = None, run_url: str = "") -> list[tuple[Path, int]]:
     """Append each result's summary to its history file; a result already there is skipped.
-    `verdicts`: the metric keys each result (by id) regressed on against the history."""
+    `verdicts`: what each result (by id) was judged against the history."""
     return Histories.of(root).append(results, follow, verdicts, run_url)
 
 
@@ -183,13 +209,20 @@ class CaseHistory:
 
     def baseline_records(self, scenario_hash: str | None, window: int, skip: str = "",
                          host: HostSignature | None = None) -> list[HistoryRecord]:
-        """What a baseline takes: usable records of `host` (HostSignature's policy) that did
-        not regress against the current reset's baseline (a regressed night joins when a
-        later reset accepts it)."""
+        """What a baseline takes: usable records of `host` (HostSignature's policy) on which
+        no regression stood against the current reset's baseline (such a night joins when
+        a later reset accepts it)."""
         kept = [r for r in self.usable(scenario_hash) if r.result_id != skip
-                and not (r.regressed and r.judged_since == self.reset_id)
+                and not (r.standing and r.judged_since == self.reset_id)
                 and (host is None or host.mismatch(r.host) is None)]
         return kept[-window:]
+
+    def standing(self, verdict: NightVerdict) -> list[str]:
+        """The keys of tonight's verdict whose regression stands: judged a regression, or
+        worse again right after the newest usable night stood on the same key."""
+        last = next((r for r in reversed(self.usable()) if r.judged_since == self.reset_id), None)
+        carried = set(last.standing) if last else set()
+        return sorted(set(verdict.regressions) | {k for k in verdict.worse if k in carried})
 
     def regressed_streak(self, key: str, scenario_hash: str | None, skip: str = "") -> list[str]:
         """The newest usable nights (other than `skip`), oldest first, that each regressed
@@ -236,7 +269,7 @@ class Histories:
         return self._cases[path]
 
     def append(self, results: list[Result], follow: Follow = DEFAULT_FOLLOW,
-               verdicts: dict[str, list[str]] | None = None, run_url: str = "") -> list[tuple[Path, int]]:
+               verdicts: dict[str, NightVerdict] | None = None, run_url: str = "") -> list[tuple[Path, int]]:
         written: dict[Path, int] = {}
         for result in results:
             if not result.ran:
@@ -245,7 +278,8 @@ class Histories:
             if any(e.result_id == result.id for e in hist.records):
                 written.setdefault(hist.path, 0)
                 continue
-            record = summary_line(result, (verdicts or {}).get(result.id), hist.reset_id, run_url)
+            verdict = (verdicts or {}).get(result.id, NightVerdict())
+            record = summary_line(result, list(verdict.worse), hist.reset_id, run_url, hist.standing(verdict))
             jsonl.append(hist.path, record, _parse_record)
             hist.records.append(record)
             written[hist.path] = written.get(hist.path, 0) + 1
