@@ -21,6 +21,7 @@ from pathlib import Path
 from perfci.alert.change_issues import sync_changes
 from perfci.alert.github import Comment, GitHub, Issue, body_of, login
 from perfci.alert.issues import ACCEPT_LABEL, CASE_RE, SINCE_RE, sync
+from perfci.judge.changes import persisting_changes
 from perfci.judge.compare import CaseComparison, Rules, compare
 from perfci.model.result import Result
 from perfci.sessions.confirm import Confirmation
@@ -99,6 +100,28 @@ def night_verdicts(comparisons: list[CaseComparison],
     return out
 
 
+def with_change_points(verdicts: dict[str, history.NightVerdict], comparisons: list[CaseComparison],
+                       histories: history.Histories) -> dict[str, history.NightVerdict]:
+    """A night worse on a key where the history, tonight included, shows a persisting
+    change point (a worse level, beyond tolerance and the nights' noise) stands on it:
+    a step that no single night could call stays out of the baseline once the series
+    has called it, instead of becoming its own baseline."""
+    out = dict(verdicts)
+    for comp in comparisons:
+        for tonight in comp.results[:1]:
+            verdict = out.get(tonight.id)
+            if verdict is None:
+                continue
+            uncalled = [row for row in comp.rows if row.worse and row.key not in verdict.regressions]
+            if not uncalled:
+                continue
+            records = [*histories.case(comp.identity).usable(tonight.scenario.hash), history.summary_line(tonight)]
+            called = [row.key for row in uncalled if persisting_changes(records, row.key, row.spec)]
+            if called:
+                out[tonight.id] = history.NightVerdict(verdict.worse, (*verdict.regressions, *called))
+    return out
+
+
 def run_night(results: list[Result], opts: NightOptions, gh: GitHub | None = None, dry_run_dir: Path | None = None,
               confirmations: dict[str, Confirmation] | None = None) -> list[str]:
     """Steps 1-4 above; returns one line per action."""
@@ -109,8 +132,8 @@ def run_night(results: list[Result], opts: NightOptions, gh: GitHub | None = Non
                           history_root=histories, window=opts.window)
     actions += sync(comparisons, opts.run_url, dry_run_dir=dry_run_dir, close_after=opts.close_after,
                     confirmations=confirmations, history_root=histories, min_nights=opts.min_nights, gh=gh)
-    for path, added in histories.append(results, opts.rules.follow, night_verdicts(comparisons, confirmations),
-                                        opts.run_url):
+    verdicts = with_change_points(night_verdicts(comparisons, confirmations), comparisons, histories)
+    for path, added in histories.append(results, opts.rules.follow, verdicts, opts.run_url):
         actions.append(f"history {path}: +{added}")
     actions += sync_changes(comparisons, histories, gh, dry_run_dir, opts.site_url)
     return actions
