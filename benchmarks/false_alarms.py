@@ -38,6 +38,7 @@ sys.path.insert(0, str(ROOT / "ci"))
 
 from perfci.judge import noise  # noqa: E402
 from perfci.judge.bursts import instance_tables, judge_run  # noqa: E402
+from perfci.judge.paired import PairedVerdict  # noqa: E402
 from perfci.model.bursts import BURSTS_FILE, InterleavedRun  # noqa: E402
 from perfci.model.verdicts import Outcome  # noqa: E402
 
@@ -68,10 +69,13 @@ def trials() -> list[tuple[dict, InterleavedRun]]:
     return [(t, load_run(ROOT / t["bursts_file"])) for t in lines]
 
 
-def rejudge(run: InterleavedRun) -> list[str]:
+def rejudge(run: InterleavedRun) -> list[PairedVerdict]:
     priors, _ = noise.priors_for(run, None)
-    return sorted(r.key for r in judge_run(run, [], 0.01, priors=priors)
-                  if r.spec is not None and r.verdict == Outcome.REGRESSION)
+    return [r for r in judge_run(run, [], 0.01, priors=priors) if r.spec is not None]
+
+
+def flagged(rows: list[PairedVerdict]) -> list[str]:
+    return sorted(r.key for r in rows if r.verdict == Outcome.REGRESSION)
 
 
 def log_ratios(run: InterleavedRun, key: str) -> list[np.ndarray]:
@@ -106,28 +110,50 @@ def main() -> None:
 
     print("## Family-wise false alarms (A/As: any judged key flagged)\n")
     cli = sum(t["exit"] == 1 for t, _ in aas)
-    now = sum(bool(rejudge(r)) for _, r in aas)
+    judged = [(t, rejudge(r)) for t, r in aas]
+    now = sum(bool(flagged(rows)) for _, rows in judged)
     print(f"- as the CLI decided at the time: {interval(cli, len(aas))}")
     print(f"- re-judged by the current code: {interval(now, len(aas))}")
-    covered = defaultdict(int)
-    for t, _ in aas:
-        for key in PHASE_TPS:
-            if key in t and t[key]["low"] <= 1 <= t[key]["high"]:
-                covered[key] += 1
-    print("- A/A tps intervals that contain B/A = 1: "
-          + ", ".join(f"`{k}` {covered[k]}/{len(aas)}" for k in PHASE_TPS) + "\n")
+    for level in (0.95, None):
+        covered: dict[str, int] = defaultdict(int)
+        for _, rows in judged:
+            for row in rows:
+                if row.key in PHASE_TPS and row.estimate is not None:
+                    e = row.estimate.at(level) if level else row.estimate
+                    covered[row.key] += e.low <= 1 <= e.high
+        what = "95 % intervals" if level else "decision intervals (1 − 0.005/m)"
+        print(f"- A/A tps {what} that contain B/A = 1: "
+              + ", ".join(f"`{k}` {covered[k]}/{len(aas)}" for k in PHASE_TPS))
+    verdicts = defaultdict(lambda: defaultdict(int))
+    for _, rows in judged:
+        for row in rows:
+            if row.key in PHASE_TPS:
+                verdicts[row.key][str(row.verdict)] += 1
+    mdes = {k: [row.mde for _, rows in judged for row in rows if row.key == k and row.mde is not None]
+            for k in PHASE_TPS}
+    print("- A/A verdicts now: " + "; ".join(f"`{k}` " + ", ".join(f"{v} {n}" for v, n in sorted(verdicts[k].items()))
+                                           for k in PHASE_TPS))
+    print("- MDE per run (90 % power, the decision's level): " + "; ".join(
+        f"`{k}` median {statistics.median(v):.1%} [{min(v):.1%}, {max(v):.1%}]" for k, v in mdes.items() if v) + "\n")
 
     print("## Detection of known server-side slowdowns\n")
-    print("| effect | runs | flagged (any key) | `before.tps` B/A mean [min, max] | `after.tps` B/A mean [min, max] |")
-    print("|---|---|---|---|---|")
+    print("Effect: the trigger's CPU per updated row sized to the stated share of a transaction's time; "
+          "the realised B/A per phase is what the runs measured.\n")
+    print("| effect | runs | flagged (any key), re-judged | `before.tps` flagged | `after.tps` flagged | "
+          "`before.tps` B/A mean [min, max] | `after.tps` B/A mean [min, max] | MDE `before.tps` / `after.tps` (median) |")
+    print("|---|---|---|---|---|---|---|---|")
     for effect in effects:
-        runs = [t for t, _ in data if t["effect"] == effect]
+        runs = [(t, rejudge(r)) for t, r in data if t["effect"] == effect]
         cells = []
         for key in PHASE_TPS:
-            ratios = [t[key]["ratio"] for t in runs if key in t]
+            ratios = [row.estimate.ratio for _, rows in runs for row in rows if row.key == key and row.estimate]
             cells.append(f"{statistics.mean(ratios):.3f} [{min(ratios):.3f}, {max(ratios):.3f}]")
-        flagged = sum(t["exit"] == 1 for t in runs)
-        print(f"| {effect:.0%} | {len(runs)} | {interval(flagged, len(runs))} | {cells[0]} | {cells[1]} |")
+        hits = sum(bool(flagged(rows)) for _, rows in runs)
+        per_phase = [sum(key in flagged(rows) for _, rows in runs) for key in PHASE_TPS]
+        mde = [statistics.median(row.mde for _, rows in runs for row in rows if row.key == key and row.mde is not None)
+               for key in PHASE_TPS]
+        print(f"| {effect:.0%} | {len(runs)} | {interval(hits, len(runs))} | {per_phase[0]}/{len(runs)} | "
+              f"{per_phase[1]}/{len(runs)} | {cells[0]} | {cells[1]} | {mde[0]:.1%} / {mde[1]:.1%} |")
     print()
 
     print("## Noise at each level (A/As, log B/A of tps)\n")
@@ -171,10 +197,67 @@ def main() -> None:
     print("## Work fingerprint (A/As: Com_* and Handler_* per transaction, B vs A)\n")
     _work(aas)
 
+    _planning(aas, judged)
+
     wall = [t["wall_s"] for t, _ in data]
     print("## Cost\n")
     print(f"Minutes per verdict: mean {statistics.mean(wall) / 60:.1f}, max {max(wall) / 60:.1f} "
           f"(wall time of the whole `perfci ab`: setup of both sides twice, warm-up, measured bursts).")
+
+
+PLAN_INSTANCES = (2, 4, 6, 8)
+PLAN_PAIRS = (8, 30, 60, 120)
+
+
+def _planning(aas, judged) -> None:
+    """What K instance pairs x n measured burst pairs would reach, projected from the
+    A/As' own estimates: per run, the within-instance part of the squared standard error
+    (se^2 - instance sd^2 / K) times K times its measured pairs gives the variance one
+    measured pair contributes (ABBA blocks and autocorrelation included, as the engine
+    estimated them); the between-instance sd is the runner default the verdict adds
+    (1 %; measured: 0-1.2 %); normal quantiles at the decision's level (0.005 / m
+    two-sided, m judged metrics) and 90 % power, so the small-df t of few instance pairs
+    makes real runs' MDE somewhat larger (see the measured MDE above). Minutes: the
+    measured setup time per instance pair plus the measured burst time per pair (both
+    sides, both phases, warm-up included)."""
+    from perfci.judge.paired import RUNNER_DEFAULT_INSTANCE_SD
+    m = len(judged[0][1])
+    z = stats.norm.ppf(1 - 0.005 / m / 2) + stats.norm.ppf(0.9)
+    per_pair = {}
+    for key in PHASE_TPS:
+        values = []
+        for _, rows in judged:
+            row = next(r for r in rows if r.key == key)
+            e = row.estimate
+            within = max(e.se ** 2 - e.instance_sd ** 2 / e.instances, 0.0)
+            values.append(within * e.instances * (e.n_pairs / e.instances))
+        per_pair[key] = statistics.median(values)
+    burst_s, setup_s = _timing(aas)
+    print("## Planning: instance pairs × burst pairs for a 5 % MDE (a projection from the measured A/As)\n")
+    print(" ".join(line.strip() for line in (_planning.__doc__ or "").splitlines()) + "\n")
+    print(f"Measured: {setup_s:.0f} s setup per instance pair, {burst_s:.1f} s of bursts per burst pair; "
+          f"a measured pair's share of the variance: " + ", ".join(f"`{k}` sd {math.sqrt(v):.1%}"
+                                                                  for k, v in per_pair.items()) + f"; m = {m}.\n")
+    print("| instance pairs | measured burst pairs / phase | MDE `before.tps` | MDE `after.tps` | minutes |")
+    print("|---|---|---|---|---|")
+    for k in PLAN_INSTANCES:
+        for n in PLAN_PAIRS:
+            mdes = [math.exp(z * math.sqrt((per_pair[key] / n + RUNNER_DEFAULT_INSTANCE_SD ** 2) / k)) - 1
+                    for key in PHASE_TPS]
+            minutes = k * (setup_s + (n + 2) * burst_s) / 60
+            print(f"| {k} | {n} | {mdes[0]:.1%} | {mdes[1]:.1%} | {minutes:.0f} |")
+    print()
+
+
+def _timing(aas) -> tuple[float, float]:
+    """(seconds of bursts per burst pair over both phases, seconds of setup per instance pair)."""
+    per_pair, setup = [], []
+    for t, r in aas:
+        total = sum(b.duration_s for b in r.bursts)
+        pairs_per_instance = sum(r.bursts_per_phase.values()) + r.warmup_pairs * len(r.bursts_per_phase)
+        per_pair.append(total / len(r.instances) / pairs_per_instance * len(r.bursts_per_phase))
+        setup.append((t["wall_s"] - total) / len(r.instances))
+    return statistics.mean(per_pair), statistics.mean(setup)
 
 
 def _side_cv(aas, key: str) -> float:

@@ -7,14 +7,16 @@ import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 from perfci.host.freezer import CgroupV1Freezer, SignalFreezer, freezer_for
-from perfci.judge.bursts import busy_pairs, pair_table
+from perfci.judge.bursts import busy_pairs, judge_run, pair_table, work_differences
 from perfci.judge.noise import MetricNoise, ab_mde, nightly_mde, tolerance
-from perfci.model.bursts import Burst, InterleavedRun
+from perfci.model.bursts import Burst, InterleavedRun, SideInfo
 from perfci.model.result import Host
 from perfci.model.scenario import cases, load_scenario
+from perfci.report.interleaved import interleaved_markdown
 from perfci.sessions.interleave import check_memory, check_splittable, pair_order
 from perfci.util.errors import BadInput
 
@@ -102,3 +104,41 @@ def test_minimum_detectable_effects_follow_the_noise():
     assert nightly_mde(quiet) < 0.02 < nightly_mde(loud)  # type: ignore[operator]
     assert ab_mde(quiet, 60, 16) < ab_mde(loud, 60, 16) < ab_mde(loud, 20, 16)  # type: ignore[operator]
     assert tolerance(quiet) == 0.01 and tolerance(loud) == pytest.approx(0.30)
+
+
+def work_run(rng, b_speed: float, b_deletes: float) -> InterleavedRun:
+    """12 measured pairs, ~3 % burst noise; B's speed and Handler_delete per transaction
+    as given (A: 2.00, as every rebuild of the same seeded work)."""
+    bursts = []
+    for k in range(13):
+        tps = 100 * float(np.exp(rng.normal(0, 0.03)))
+        for side, speed, deletes in (("a", 1.0, 2.0), ("b", b_speed, b_deletes)):
+            bursts.append(Burst(phase="before", index=k, side=side, position=0, warmup=k == 0, rand_seed=1 + k,
+                                transactions=250, duration_s=1.0, host_cpu={"others": 0.0},
+                                metrics={"tps": tps * speed * float(np.exp(rng.normal(0, 0.01))),
+                                         "global_status.Handler_delete": deletes,
+                                         "global_status.Com_show_status": 0.1 if side == "a" else 0.2}))
+    sides = [SideInfo(name=n, spec="local", described="local", flavor="mariadb", full_version="10.11.19",
+                      line="mariadb-10.11", freezer="cgroup v1 freezer") for n in ("a", "b")]
+    return run_of(bursts).model_copy(update={"bursts_per_phase": {"before": 13}, "sides": sides})
+
+
+def test_sides_that_did_different_work_get_no_verdict_on_time_and_the_report_says_which_counters():
+    rng = np.random.default_rng(12)
+    # the rebuild that deleted less (1.76 instead of 2.00 per transaction) and ran faster
+    run = work_run(rng, 1.3, 1.76)
+    [diff] = work_differences(run)   # perfci's own SHOW STATUS differing is not the workload's work
+    assert diff.key == "before.global_status.Handler_delete" and diff.relative == pytest.approx(0.12)
+    rows = {r.key: r for r in judge_run(run, [], 0.01)}
+    assert rows["before.tps"].verdict == "inconclusive" and "did different work" in rows["before.tps"].reason
+    text = interleaved_markdown(run, list(rows.values()), 0.01)
+    assert text.splitlines()[2].startswith("**Did different work**: `before.global_status.Handler_delete` 2 on A "
+                                           "vs 1.76 on B per transaction")
+    assert "### The sides did different work" in text
+    # the same work, B 30 % slower: a regression, and nothing said about work
+    run = work_run(rng, 0.7, 2.0)
+    assert work_differences(run) == []
+    rows = {r.key: r for r in judge_run(run, [], 0.01)}
+    assert rows["before.tps"].verdict == "regression"
+    text = interleaved_markdown(run, list(rows.values()), 0.01)
+    assert text.splitlines()[2].startswith("**Regression** in ") and "different work" not in text

@@ -134,8 +134,26 @@ def test_a_night_reads_each_case_history_once(tmp_path, monkeypatch):
     real_read = history_mod.read_history
     monkeypatch.setattr(history_mod, "read_history", lambda path: reads.append(path.name) or real_read(path))
     tonight = make_result(tps=500)
-    actions = run_night([tonight], NightOptions(history_root=history, min_nights=1), dry_run_dir=tmp_path / "issues")
+    night = run_night([tonight], NightOptions(history_root=history, min_nights=1), dry_run_dir=tmp_path / "issues")
+    actions = night.actions
     assert any(a.startswith("wrote ") for a in actions) and any(a.endswith(": +1") for a in actions)
     assert len(reads) == 1, reads
     [path] = history_mod.case_files(history)
     assert [r.result_id for r in real_read(path)][-1] == tonight.id
+    # tps halved against four nights: a judged regression, and it stands
+    assert night.regression_stands and "before.tps" in night.standing[tonight.id]
+
+
+def test_nightly_exits_one_when_a_regression_stands_and_zero_on_a_clean_night(tmp_path):
+    from factories import write_results
+    history = tmp_path / "history"
+    append([make_result(tps=1000 + i) for i in range(4)], history)
+    [(clean, _)] = write_results(tmp_path / "clean", [make_result(tps=1001)])
+    proc = run_perfci("nightly", str(clean), "--history", str(history), "--dry-run", "--out", str(tmp_path / "i1"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "regression stands" not in proc.stdout
+    [(slow, result)] = write_results(tmp_path / "slow", [make_result(tps=500)])
+    proc = run_perfci("nightly", str(slow), "--history", str(history), "--dry-run", "--out", str(tmp_path / "i2"),
+                      "--min-nights", "1")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert f"regression stands: {result.id}: " in proc.stdout and "before.tps" in proc.stdout

@@ -45,7 +45,7 @@ def test_a_month_of_nights_opens_one_issue_per_problem_and_closes_them(tmp_path,
             work = checkout(bare, tmp_path / f"night{night}")
             opts = NightOptions(history_root=work / "history", min_nights=2, close_after=CLOSE_AFTER,
                                 run_url=f"https://ci.example/run/{night}")
-            log[night] = run_night(results, opts, gh)
+            log[night] = run_night(results, opts, gh).actions
             push(work, f"night {night}")
             if night == 17:  # the step of night 15 has its issue by night 17, with its change point
                 [step_issue] = issues_with(step_fp)

@@ -60,7 +60,8 @@ def run_nights(tmp_path: Path, seed: int, **series) -> tuple[list[list[str]], li
         hist = case_history(root, CaseIdentity.of(result))
         used = hist.baseline_records(result.scenario.hash, history.DEFAULT_HISTORY_WINDOW)
         baselines.append(statistics.mean(r.metrics["before.tps"] for r in used) if len(used) >= 2 else math.nan)
-        actions.append(run_night([result], NightOptions(history_root=root, min_nights=2), None, tmp_path / f"issues-{seed}"))
+        actions.append(run_night([result], NightOptions(history_root=root, min_nights=2), None,
+                                 tmp_path / f"issues-{seed}").actions)
     return actions, baselines
 
 

@@ -23,6 +23,7 @@ from perfci.alert.github import Comment, GitHub, Issue, body_of, login
 from perfci.alert.issues import ACCEPT_LABEL, CASE_RE, SINCE_RE, sync
 from perfci.judge.changes import persisting_changes
 from perfci.judge.compare import CaseComparison, Rules, compare
+from perfci.model.identity import CaseIdentity
 from perfci.model.result import Result
 from perfci.sessions.confirm import Confirmation
 from perfci.store import history
@@ -122,9 +123,19 @@ def with_change_points(verdicts: dict[str, history.NightVerdict], comparisons: l
     return out
 
 
+@dataclass(frozen=True)
+class Night:
+    actions: list[str]            # one line per action taken
+    standing: dict[str, list[str]]  # result id -> the keys whose regression stands tonight
+
+    @property
+    def regression_stands(self) -> bool:
+        return any(self.standing.values())
+
+
 def run_night(results: list[Result], opts: NightOptions, gh: GitHub | None = None, dry_run_dir: Path | None = None,
-              confirmations: dict[str, Confirmation] | None = None) -> list[str]:
-    """Steps 1-4 above; returns one line per action."""
+              confirmations: dict[str, Confirmation] | None = None) -> Night:
+    """Steps 1-4 above."""
     confirmations = confirmations or {}
     actions = triage(gh, opts.history_root, opts.run_url) if gh else []
     histories = history.Histories(opts.history_root)  # after triage: its resets are annotations to read
@@ -136,4 +147,6 @@ def run_night(results: list[Result], opts: NightOptions, gh: GitHub | None = Non
     for path, added in histories.append(results, opts.rules.follow, verdicts, opts.run_url):
         actions.append(f"history {path}: +{added}")
     actions += sync_changes(comparisons, histories, gh, dry_run_dir, opts.site_url)
-    return actions
+    standing = {r.id: record.standing for r in results if r.ran
+                for record in histories.case(CaseIdentity.of(r, opts.rules.follow)).records if record.result_id == r.id}
+    return Night(actions, standing)

@@ -18,7 +18,7 @@ from perfci.model.verdicts import Outcome
 from perfci.providers.mycnf import parse_override
 from perfci.report.interleaved import interleaved_markdown
 from perfci.run.plan import plan_run
-from perfci.sessions.interleave import plan_sides, run_interleaved
+from perfci.sessions.interleave import plan_sides, run_interleaved, why_not_interleaved
 from perfci.sessions.rounds import Side, ab_markdown, judge_pairs, run_ab
 from perfci.sessions.session import handle_cancellation
 from perfci.util.errors import EXIT_INTERRUPTED, EXIT_REGRESSION
@@ -39,9 +39,10 @@ from perfci.util.runner import temp_prefix
 @click.option("--a-scenario", type=click.Path(path_type=Path), default=None,
               help="Scenario file for side A only (e.g. the PR base's version of a changed scenario).")
 @click.option("--profile", "-p", default="smoke", show_default=True)
-@click.option("--mode", type=click.Choice(["interleaved", "rounds"]), default="interleaved", show_default=True,
+@click.option("--mode", type=click.Choice(["interleaved", "rounds", "auto"]), default="interleaved", show_default=True,
               help="interleaved: both servers alive, fixed-work bursts alternating, the idle side frozen; "
-                   "rounds: whole runs on fresh servers (for what cannot be split: load time, DDL).")
+                   "rounds: whole runs on fresh servers (for what cannot be split: load time, DDL); "
+                   "auto: interleaved where both sides run the same fixed work, else rounds (says which).")
 @click.option("--rounds", type=click.IntRange(2, 100), default=3, show_default=True,
               help="--mode rounds: paired rounds; each runs A and B once, order alternating.")
 @click.option("--bursts", type=click.IntRange(3, 100000), default=None,
@@ -83,10 +84,15 @@ def ab(scenario: str, a_spec: str, b_spec: str, a_config: tuple[str, ...], b_con
     Exit codes: 0 no regression of B, 1 regression of B, 2 bad input, 3 infrastructure or internal error."""
     handle_cancellation()
     progress = Progress(quiet=quiet)
-    refuse_other_modes_options(mode)
     a_spec, b_spec = options.check_inputs(scenario, profile, a_spec, b_spec)  # typos: exit 2 before the lock
     sides = (Side("a", a_spec, [parse_override(c) for c in a_config], str(a_scenario) if a_scenario else None),
              Side("b", b_spec, [parse_override(c) for c in b_config]))
+    if mode == "auto":
+        reason = why_not_interleaved(scenario, profile, sides, case_pattern)
+        mode = "rounds" if reason else "interleaved"
+        click.echo(f"--mode auto: {mode}" + (f" ({reason})" if reason else ""), err=True)
+    else:
+        refuse_other_modes_options(mode)
     parent = Path(workdir or tempfile.gettempdir())
     dsn_only = all(side.server_spec.startswith("dsn:") for side in sides)
     if mode == "interleaved":

@@ -13,6 +13,7 @@ from perfci.commands import options
 from perfci.host.hostlock import command_line, exclusive_host
 from perfci.judge import noise, resample
 from perfci.judge.bursts import judged_specs, pair_table
+from perfci.judge.paired import InstancePrior, default_priors
 from perfci.model.bursts import BURSTS_FILE, InterleavedRun
 from perfci.report.table import table
 from perfci.run.steps import utc_now
@@ -87,12 +88,13 @@ def calibrate(scenario: str, server_spec: str, profile: str, rounds: int, bursts
     path = noise.save(model, noise_dir or baselines_dir() / "noise")
     pairs = pairs or noise.pairs_in(model, minutes)
     click.echo(report(model, runs[0], pairs, path))
-    if trials:
-        click.echo(simulated(runs, pairs, trials))
+    if trials:  # as `perfci ab` judges: its default instance pairs, the learned spread between them
+        click.echo(simulated(runs, pairs, trials, AB_INSTANCES, {**default_priors(model.metrics), **model.priors()}))
     return 0
 
 
 SIMULATED_EFFECTS = (0.0, 0.02, 0.05, 0.10)
+AB_INSTANCES = 2  # `perfci ab --instances` default
 
 
 def report(model: noise.NoiseModel, run: InterleavedRun, pairs: int, path: Path) -> str:
@@ -119,12 +121,15 @@ def report(model: noise.NoiseModel, run: InterleavedRun, pairs: int, path: Path)
     return "\n".join(lines)
 
 
-def simulated(runs: list[InterleavedRun], pairs: int, trials: int) -> str:
-    """The same A/B length through the real verdict code, fed with the measured bursts."""
-    rates = [resample.simulate(runs, effect, pairs, trials) for effect in SIMULATED_EFFECTS]
+def simulated(runs: list[InterleavedRun], pairs: int, trials: int, instances: int = 2,
+              priors: dict[str, InstancePrior] | None = None) -> str:
+    """The same A/B shape through the real verdict code, fed with the measured bursts."""
+    rates = [resample.simulate(runs, effect, pairs, trials, instances=instances, priors=priors)
+             for effect in SIMULATED_EFFECTS]
     phases = list(rates[0].detected)
-    lines = [f"### Simulated A/Bs: {trials} per row, {rates[0].pairs} pairs per phase, blocks resampled "
-             f"from the {len(runs)} A/A runs", "",
+    lines = [f"### Simulated A/Bs: {trials} per row, {instances} instance pairs × {rates[0].pairs} pairs per phase, "
+             f"from the {rates[0].pool} instance pairs of {len(runs)} A/A runs", "",
+             f"Assumed: {resample.ASSUMPTIONS}.", "",
              *table(["slowdown on B", "any judged regression", "any judged flag", *(f"`{p}.tps` flagged" for p in phases)],
                     ([f"{r.effect:.0%}", f"{r.any_regression:.1%}", f"{r.any_flag:.1%}",
                       *(f"{r.detected[p]:.1%}" for p in phases)] for r in rates))]

@@ -15,7 +15,7 @@ from perfci.judge.paired import DEFAULT_MIN_EFFECT
 from perfci.sessions import confirm as confirm_mod
 from perfci.sessions.session import handle_cancellation
 from perfci.store.results import expand, load_result
-from perfci.util.errors import EXIT_INTERRUPTED, EXIT_REGRESSION
+from perfci.util.errors import EXIT_INFRA, EXIT_INTERRUPTED, EXIT_REGRESSION
 from perfci.util.progress import Progress
 
 
@@ -47,8 +47,9 @@ def confirm(results: tuple[Path, ...], baseline_dir: Path | None, noise_dir: Pat
     \b
     Example (nightly, after `perfci compare` exited 1):
       perfci confirm results --baseline-dir baselines --out confirm
-    Exit codes: 0 every regression was not confirmed, 1 a regression stands (confirmed, or the A/B
-    could not run: the reason is recorded), 2 bad input, 3 infrastructure or internal error."""
+    Exit codes: 0 no regression was confirmed, 1 one was, 2 bad input, 3 an A/B could not run
+    (its reason is recorded; the regression it was to check stands) or another infrastructure
+    or internal error."""
     handle_cancellation()
     progress = Progress(quiet=quiet)
     loaded = [load_result(p) for p in expand(list(results))]
@@ -73,4 +74,6 @@ def confirm(results: tuple[Path, ...], baseline_dir: Path | None, noise_dir: Pat
         click.echo(f"{c.case}: {c.status} — {c.reason}")
         if c.report:
             click.echo(c.report)
-    return EXIT_REGRESSION if any(c.status != "not-confirmed" for c in found) else 0
+    if any(c.status == "confirmed" for c in found):
+        return EXIT_REGRESSION
+    return EXIT_INFRA if any(c.status == "not-run" for c in found) else 0

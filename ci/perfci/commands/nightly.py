@@ -15,6 +15,7 @@ from perfci.judge.compare import Rules
 from perfci.model.identity import Follow
 from perfci.sessions.confirm import load_all
 from perfci.store.results import expand, load_result
+from perfci.util.errors import EXIT_REGRESSION
 
 
 @click.command()
@@ -38,14 +39,23 @@ from perfci.store.results import expand, load_result
 @options.follow
 def nightly(results: tuple[Path, ...], history_dir: Path, baseline_dir: Path | None, window: int, min_nights: int,
             close_after: int, repo: str | None, dry_run: bool, issues_out: Path, run_url: str, site_url: str,
-            confirm_dir: Path | None, noise_dir: Path | None, follow: Follow) -> None:
+            confirm_dir: Path | None, noise_dir: Path | None, follow: Follow) -> int:
     """After a nightly's bench jobs: triage accepted issues (reset their baselines), open,
     comment or close threshold issues against the history, append RESULTS to the
-    history, and open one issue per persisting change point."""
+    history, and open one issue per persisting change point.
+
+    Exit codes: 0 no regression stands tonight, 1 one does (judged and not cleared by its
+    A/B, or a persisting change point; the history and issues are written either way),
+    2 bad input, 3 infrastructure or internal error."""
     dry_run_dir = options.dry_run_dir(dry_run, issues_out)
     loaded = [load_result(p) for p in expand(list(results))]
     gh = None if dry_run_dir else GitHub(repo or os.environ.get("GITHUB_REPOSITORY", ""))
     opts = NightOptions(history_root=history_dir, baseline_root=baseline_dir, rules=Rules(follow=follow, noise_dir=noise_dir),
                         window=window, min_nights=min_nights, close_after=close_after, run_url=run_url, site_url=site_url)
-    for line in run_night(loaded, opts, gh, dry_run_dir, load_all(confirm_dir) if confirm_dir else None):
+    night = run_night(loaded, opts, gh, dry_run_dir, load_all(confirm_dir) if confirm_dir else None)
+    for line in night.actions:
         click.echo(line)
+    for result_id, keys in night.standing.items():
+        if keys:
+            click.echo(f"regression stands: {result_id}: {', '.join(keys)}")
+    return EXIT_REGRESSION if night.regression_stands else 0

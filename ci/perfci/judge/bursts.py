@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import statistics
+from dataclasses import dataclass
 
 from perfci.judge.paired import InstancePrior, PairedVerdict, PairTable, judge_instances
 from perfci.model.bursts import Burst, InterleavedRun
 from perfci.model.metrics import DEFAULT_COMPARED, MetricSpec, default_spec
 from perfci.model.scenario import CompareSpec
+from perfci.model.verdicts import Outcome
 
 BUSY_BURST_CORES = 0.5  # other processes' CPU during a burst beyond which its pair is dropped
 
@@ -82,12 +84,61 @@ def _spec(c: CompareSpec) -> MetricSpec:
                       d.floor if c.floor is None else c.floor)
 
 
+# The work fingerprint: counters per transaction that are the same on both sides when
+# both run the same seeded work (20 real A/As here: identical to the last digit).
+# perfci's own statements (SHOW STATUS, SET) are not the workload's work.
+WORK_PREFIXES = ("global_status.Com_", "global_status.Handler_")
+HARNESS_COUNTERS = ("global_status.Com_show_status", "global_status.Com_set_option")
+WORK_TOLERANCE = 0.001  # relative; beyond it the sides did different work
+TIME_METRICS = ("tps", "qps", "qps_read", "qps_write", "latency_ms_avg", "latency_ms_p95")
+
+
+@dataclass(frozen=True)
+class WorkDifference:
+    key: str           # '<phase>.<counter>'
+    instance: int
+    a: float           # mean per transaction over the instance pair's measured bursts
+    b: float
+
+    @property
+    def relative(self) -> float:
+        return abs(self.b - self.a) / max(abs(self.a), abs(self.b))
+
+
+def work_differences(run: InterleavedRun) -> list[WorkDifference]:
+    """Work counters whose per-transaction mean differs between the sides of an instance
+    pair beyond WORK_TOLERANCE (largest first)."""
+    out = []
+    for pair, table in zip(run.instances, instance_tables(run)):
+        for key, (a, b) in table.items():
+            counter = key.split(".", 1)[1]
+            if not counter.startswith(WORK_PREFIXES) or counter in HARNESS_COUNTERS or not (a and b):
+                continue
+            diff = WorkDifference(key, pair.index, statistics.mean(a), statistics.mean(b))
+            if (diff.a or diff.b) and diff.relative > WORK_TOLERANCE:
+                out.append(diff)
+    return sorted(out, key=lambda d: -d.relative)
+
+
 def judge_run(run: InterleavedRun, compare: list[CompareSpec], min_effect: float,
               min_effects: dict[str, float] | None = None,
               priors: dict[str, InstancePrior] | None = None) -> list[PairedVerdict]:
+    """The run's verdicts. Where the sides did different work (work_differences), a
+    time metric (throughput, latency) is no verdict on the server's speed: it is
+    `inconclusive`, saying so, never a regression or an improvement."""
     tables = instance_tables(run)
     specs = judged_specs({k: v for t in tables for k, v in t.items()}, compare)
-    return judge_instances(tables, specs, min_effect=min_effect, min_effects=min_effects, priors=priors)
+    rows = judge_instances(tables, specs, min_effect=min_effect, min_effects=min_effects, priors=priors)
+    differ = work_differences(run)
+    if differ:
+        worst = differ[0]
+        why = (f"the sides did different work ({worst.key} {worst.a:.4g} vs {worst.b:.4g} per transaction"
+               f"{f' and {len(differ) - 1} more' if len(differ) > 1 else ''}): no verdict on time")
+        for row in rows:
+            if row.spec is not None and row.key.split(".", 1)[1] in TIME_METRICS and row.verdict in (
+                    Outcome.REGRESSION, Outcome.IMPROVEMENT, Outcome.UNCHANGED):
+                row.verdict, row.reason = Outcome.INCONCLUSIVE, why
+    return rows
 
 
 def burst_summary(run: InterleavedRun) -> dict[str, float]:

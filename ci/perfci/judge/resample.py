@@ -1,112 +1,143 @@
 """Verdicts simulated from measured noise: how often the interleaved A/B's verdict
-code (`paired.judge_table`, the real one) raises a false alarm, and how often it
-sees a slowdown of a given size, when it is fed with the burst noise of real A/A
-runs on this runner.
+code (`paired.judge_instances`, the real one) raises a false alarm, and how often it
+sees a slowdown of a given size, when it is fed with the bursts of real A/A runs on
+this runner.
 
-An A/A run's measured pairs are cut into ABBA blocks (two consecutive pairs: the
-unit the verdict averages, and the one within which the order effect cancels). A
-simulated A/B of P pairs per phase draws P/2 blocks with replacement from the
-pooled blocks of every A/A run, all metrics of a block together so that their
-correlation (tps with latency, a flush burst in several counters) is kept. Each
-metric is centred first (B scaled so that its pooled B/A is exactly 1): the null
-holds by construction, and a side bias that the real A/As show is judged by them,
-not assumed away or doubled here. A slowdown e is then put on B's time metrics:
-throughput x (1 - e), latency / (1 - e); counters per transaction stay as they
-were (a CPU cost in the statement path does no extra work).
+The unit of resampling is what an A/B replicates: the **instance pair**. A simulated
+A/B of K instance pairs x P measured pairs per phase draws K instance pairs, with
+replacement, from every instance pair of every A/A run, and from each a stretch of P
+consecutive pairs: one contiguous window where the instance has P pairs or more, else
+moving blocks of MOVING_BLOCK consecutive pairs of that same instance, end to end.
+So what is constant over an instance (its setup history, page placement: an offset
+of its B/A) and what drifts slowly within it stay in the simulated bursts, as they
+do in a real A/B; only a block that pooled pairs across instances could average them
+away. (The first simulator did that, drawing two-pair blocks from a pool of every
+run: fed synthetic A/As whose true false-alarm rate was 5 %, it reported 0.1 %.)
+
+All metrics of a pair are drawn together (tps with latency, a flush in several
+counters). Each metric is centred once over the whole pool (B scaled so that its
+pooled B/A is exactly 1): the null holds by construction, while the spread of the
+instances around it is kept. A slowdown e is then put on B's time metrics:
+throughput x (1 - e), latency / (1 - e); counters per transaction stay as they were
+(a CPU cost in the statement path does no extra work).
+
+Assumptions, said beside every number it gives: the A/A runs' instance pairs are
+exchangeable draws of this runner's instances; within an instance, dependence beyond
+MOVING_BLOCK pairs is kept only inside one window (P up to the instance's length).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from perfci.judge.bursts import judged_specs, pair_table
-from perfci.judge.paired import ABBA_BLOCK, DEFAULT_MIN_EFFECT, judge_table
+from perfci.judge.bursts import instance_tables, judged_specs
+from perfci.judge.paired import DEFAULT_MIN_EFFECT, InstancePrior, judge_instances
 from perfci.model.bursts import InterleavedRun
 from perfci.model.verdicts import Outcome
 
 # the exponent of (1 - effect) a slowdown puts on a time metric of side B
 TIME_METRICS = {"tps": 1, "qps": 1, "qps_write": 1, "latency_ms_avg": -1, "latency_ms_p95": -1}
+MOVING_BLOCK = 4  # consecutive pairs kept together when an instance is shorter than the simulated one
 
-Block = dict[str, tuple[list[float], list[float]]]  # key -> (A values, B values) of one ABBA block
+Table = dict[str, tuple[list[float], list[float]]]
+ASSUMPTIONS = ("instance pairs of the A/As resampled whole (exchangeable), pairs within one as contiguous "
+               f"stretches (moving blocks of {MOVING_BLOCK} where longer than the instance)")
 
 
 @dataclass(frozen=True)
 class SimulatedRate:
     effect: float
-    pairs: int                  # per phase
+    pairs: int                  # per phase and instance pair
+    instances: int
     runs: int
+    pool: int                   # instance pairs resampled from
     any_regression: float       # share of runs with a judged regression (A/A: the family-wise false alarms)
     any_flag: float             # regression or improvement on any judged metric
     detected: dict[str, float]  # per phase: share of runs whose `<phase>.tps` was called a regression
 
 
-def blocks_by_phase(runs: Sequence[InterleavedRun], judged_only: bool = True) -> dict[str, list[Block]]:
-    """The ABBA blocks of every A/A run, per phase, each metric centred over the pool;
-    only the judged metrics unless `judged_only` is False (the others cannot change a
-    verdict: they are a separate family)."""
-    pooled: dict[str, list[Block]] = {}
+def instance_pool(runs: Sequence[InterleavedRun], judged_only: bool = True) -> list[Table]:
+    """Every instance pair of the A/A runs as its own table (judged metrics only unless
+    `judged_only` is False), each metric centred once over the whole pool."""
+    pool: list[Table] = []
     for run in runs:
-        table = pair_table(run)
-        wanted = judged_specs(table, []) if judged_only else table
-        for phase in run.bursts_per_phase:
-            keys = [k for k in table if k.split(".", 1)[0] == phase and k in wanted]
-            if not keys:
-                continue
-            n = len(table[keys[0]][0]) // ABBA_BLOCK * ABBA_BLOCK
-            start = len(table[keys[0]][0]) - n   # as paired.block_means: a ragged first pair is dropped
-            for i in range(start, start + n, ABBA_BLOCK):
-                pooled.setdefault(phase, []).append(
-                    {k: (list(table[k][0][i:i + ABBA_BLOCK]), list(table[k][1][i:i + ABBA_BLOCK])) for k in keys})
-    for blocks in pooled.values():
-        _centre(blocks)
-    return pooled
+        for table in instance_tables(run):
+            wanted = judged_specs(table, []) if judged_only else table
+            kept = {k: (list(a), list(b)) for k, (a, b) in table.items() if k in wanted}
+            if kept and all(len(a) for a, _ in kept.values()):
+                pool.append(kept)
+    _centre(pool)
+    return pool
 
 
-def _centre(blocks: list[Block]) -> None:
-    keys = set().union(*blocks)
-    for blk in blocks:  # a counter that did not move in one run's bursts was 0 there (as in pair_table)
-        for key in keys - set(blk):
-            blk[key] = ([0.0] * ABBA_BLOCK, [0.0] * ABBA_BLOCK)
+def _centre(pool: list[Table]) -> None:
+    keys = set().union(*pool) if pool else set()
+    for table in pool:  # a metric absent from an instance's bursts was 0 there (as in instance_tables)
+        n = len(next(iter(table.values()))[0])
+        for key in keys - set(table):
+            table[key] = ([0.0] * n, [0.0] * n)
     for key in keys:
-        a = np.array([x for blk in blocks for x in blk[key][0]])
-        b = np.array([x for blk in blocks for x in blk[key][1]])
+        a = np.array([x for t in pool for x in t[key][0]])
+        b = np.array([x for t in pool for x in t[key][1]])
         if (a > 0).all() and (b > 0).all():
             scale = float(np.exp(-np.mean(np.log(b / a))))
         else:
             scale = float(a.sum() / b.sum()) if b.sum() else 1.0
-        for blk in blocks:
-            blk[key] = (blk[key][0], [x * scale for x in blk[key][1]])
+        for t in pool:
+            t[key] = (t[key][0], [x * scale for x in t[key][1]])
+
+
+def stretch(n: int, pairs: int, rng: np.random.Generator) -> list[int]:
+    """Indices of `pairs` consecutive pairs of an instance with `n`: one window, or
+    moving blocks of MOVING_BLOCK end to end where `pairs` > `n`."""
+    if pairs <= n:
+        start = int(rng.integers(0, n - pairs + 1))
+        return list(range(start, start + pairs))
+    block = min(MOVING_BLOCK, n)
+    out: list[int] = []
+    while len(out) < pairs:
+        start = int(rng.integers(0, n - block + 1))
+        out += range(start, start + block)
+    return out[:pairs]
+
+
+def draw(pool: list[Table], instances: int, pairs: int, effect: float, rng: np.random.Generator) -> list[Table]:
+    tables = []
+    for i in rng.integers(0, len(pool), instances):
+        source = pool[int(i)]
+        n = len(next(iter(source.values()))[0])
+        idx = stretch(n, pairs, rng)
+        tables.append({key: ([a[j] for j in idx], _slowed(key, [b[j] for j in idx], effect))
+                       for key, (a, b) in source.items()})
+    return tables
 
 
 def simulate(runs: Sequence[InterleavedRun], effect: float, pairs: int, trials: int = 1000, seed: int = 1,
-             min_effect: float = DEFAULT_MIN_EFFECT) -> SimulatedRate:
-    """`trials` A/Bs of `pairs` measured pairs per phase, slowdown `effect` on B, each
-    judged by the real verdict code with the default judged metrics."""
-    pools = blocks_by_phase(runs)
-    if not pools:
+             min_effect: float = DEFAULT_MIN_EFFECT, instances: int = 2,
+             priors: Mapping[str, InstancePrior] | None = None) -> SimulatedRate:
+    """`trials` A/Bs of `instances` instance pairs x `pairs` measured pairs per phase,
+    slowdown `effect` on B, each judged by the real verdict code (default judged
+    metrics; `priors`: the between-instance spread the verdict adds, as in `perfci ab`)."""
+    pool = instance_pool(runs)
+    if not pool:
         raise ValueError("no measured burst pairs in these runs")
     rng = np.random.default_rng(seed)
-    per_phase = max(1, pairs // ABBA_BLOCK)
+    phases = sorted({key.split(".", 1)[0] for key in pool[0]})
     regressions = flags = 0
-    detected = {phase: 0 for phase in pools}
+    detected = {phase: 0 for phase in phases}
     for _ in range(trials):
-        table: dict[str, tuple[list[float], list[float]]] = {}
-        for blocks in pools.values():
-            for i in rng.integers(0, len(blocks), per_phase):
-                for key, (a, b) in blocks[i].items():
-                    slot = table.setdefault(key, ([], []))
-                    slot[0].extend(a)
-                    slot[1].extend(_slowed(key, b, effect))
-        rows = judge_table(table, judged_specs(table, []), min_effect=min_effect)
+        tables = draw(pool, instances, pairs, effect, rng)
+        specs = judged_specs({k: v for t in tables for k, v in t.items()}, [])
+        rows = judge_instances(tables, specs, min_effect=min_effect, priors=priors)
         verdicts = {r.key: r.verdict for r in rows if r.spec is not None}
         regressions += any(v == Outcome.REGRESSION for v in verdicts.values())
         flags += any(v in (Outcome.REGRESSION, Outcome.IMPROVEMENT) for v in verdicts.values())
-        for phase in pools:
+        for phase in phases:
             detected[phase] += verdicts.get(f"{phase}.tps") == Outcome.REGRESSION
-    return SimulatedRate(effect, per_phase * ABBA_BLOCK, trials, regressions / trials, flags / trials,
+    return SimulatedRate(effect, pairs, instances, trials, len(pool), regressions / trials, flags / trials,
                          {phase: hits / trials for phase, hits in detected.items()})
 
 

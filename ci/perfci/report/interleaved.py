@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from perfci.judge.bursts import BUSY_BURST_CORES, busy_pairs
+from perfci.judge.bursts import BUSY_BURST_CORES, WORK_TOLERANCE, WorkDifference, busy_pairs, work_differences
 from perfci.judge.paired import ALPHA, FDR, PairedVerdict
 from perfci.model.bursts import InterleavedRun
 from perfci.model.verdicts import Outcome
@@ -17,6 +17,7 @@ def _fmt(x: float) -> str:
 def interleaved_markdown(run: InterleavedRun, rows: list[PairedVerdict], min_effect: float,
                          noise_source: str | None = None, instance_source: str | None = None) -> str:
     a, b = run.sides
+    differ = work_differences(run)
     # a bursts file is input (this report also goes into issues): every text from it escaped
     phases = ", ".join(f"{markdown(p)}: {run.bursts_per_phase[p]} pairs x {run.burst_transactions[p]} txn"
                        for p in run.bursts_per_phase)
@@ -25,7 +26,7 @@ def interleaved_markdown(run: InterleavedRun, rows: list[PairedVerdict], min_eff
         f"## perfci A/B (interleaved): {markdown(run.scenario)} · profile {code_span(run.profile)}"
         + (f" · case {code_span(run.case)}" if run.case != "default" else ""),
         "",
-        verdict_line(rows),
+        verdict_line(rows, differ),
         "",
         f"- A: {code_span(a.described)} ({markdown(f'{a.flavor} {a.full_version}')}) · "
         f"B: {code_span(b.described)} ({markdown(f'{b.flavor} {b.full_version}')})",
@@ -54,6 +55,12 @@ def interleaved_markdown(run: InterleavedRun, rows: list[PairedVerdict], min_eff
     for side in run.sides:
         if side.setup_sql:
             lines.append(f"- setup SQL on {side.name.upper()}: " + "; ".join(code_span(s) for s in side.setup_sql))
+    if differ:
+        lines += ["", f"### The sides did different work (counters per transaction differing beyond "
+                      f"{WORK_TOLERANCE:.1%}; same seeded work gives the same counts)", "",
+                  *table(["counter", "instance pair", "A", "B", "difference"],
+                         ([code_span(d.key), str(d.instance + 1), _fmt(d.a), _fmt(d.b), f"{d.relative:.2%}"]
+                          for d in differ[:15]))]
     lines += ["", *table([*COLUMNS, "verdict"], (_cells(r) for r in rows if r.spec is not None))]
     moved = [r for r in rows if r.spec is None and r.verdict == Outcome.MOVED]
     moved.sort(key=lambda r: -abs(r.estimate.ratio - 1) if r.estimate else 0)
@@ -81,8 +88,18 @@ def _change(r: PairedVerdict) -> str:
             f"{e.confidence:.2%} interval)")
 
 
-def verdict_line(rows: list[PairedVerdict]) -> str:
+def verdict_line(rows: list[PairedVerdict], differ: list[WorkDifference] | None = None) -> str:
     """The one line a reader needs: what was found, and what this run could not see."""
+    first = ""
+    if differ:
+        d = differ[0]
+        first = (f"**Did different work**: {code_span(d.key)} {_fmt(d.a)} on A vs {_fmt(d.b)} on B per transaction"
+                 + (f" and {len(differ) - 1} more counter(s)" if len(differ) > 1 else "")
+                 + ": throughput and latency are not judged (see below). ")
+    return first + _findings(rows)
+
+
+def _findings(rows: list[PairedVerdict]) -> str:
     judged = [r for r in rows if r.spec is not None]
     worse = [r for r in judged if r.verdict == Outcome.REGRESSION and r.estimate]
     better = [r for r in judged if r.verdict == Outcome.IMPROVEMENT and r.estimate]

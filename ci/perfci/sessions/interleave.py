@@ -37,7 +37,7 @@ from perfci.model.bursts import Burst, InstancePair, InterleavedRun, SideInfo
 from perfci.model.flavor import ServerInfo
 from perfci.model.identity import server_line
 from perfci.model.result import Host
-from perfci.model.scenario import MeasureStep
+from perfci.model.scenario import MeasureStep, cases, load_scenario
 from perfci.providers.capabilities import parse_size
 from perfci.run import collectors, sysbench
 from perfci.run.inspect import SqlInspector, logs_dir
@@ -206,6 +206,22 @@ def thawed(s: SideServer) -> Iterator[None]:
 
 
 # ---------------------------------------------------------------- the run
+
+
+def why_not_interleaved(scenario: str, profile: str, sides: tuple[Side, Side], case: str | None) -> str | None:
+    """Why the two sides' scenarios cannot run as interleaved bursts (a time-boxed phase,
+    different steps, workload or dataset), from the scenario files alone; None: they can."""
+    resolved = []
+    for side in sides:
+        loaded, path = load_scenario(side.scenario or scenario)
+        r = cases(loaded, profile, str(path), [case] if case else None)[0]
+        if not r.workload.fixed_work and any(isinstance(s, MeasureStep) and not s.transactions for s in r.steps):
+            return f"side {side.name.upper()}: a measured phase is time-boxed"
+        resolved.append(r)
+    a, b = resolved
+    if (a.steps, a.workload, a.dataset) != (b.steps, b.workload, b.dataset):
+        return "the sides' scenarios differ in steps, workload or dataset"
+    return None
 
 
 def plan_sides(scenario: str, profile: str, sides: tuple[Side, Side], parent: Path,
