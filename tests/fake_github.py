@@ -22,6 +22,7 @@ class FakeGitHub:
         self.comments: dict[int, list[dict]] = {}
         self.requests: list[tuple[str, str]] = []
         self.login = "perfci-bot"  # the account the token belongs to
+        self._comment_ids = 1000
         self.pulls: dict[int, dict] = {}  # GET /repos/o/r/pulls/N (public data: no token needed)
         self.permissions: dict[str, str] = {}  # GET /repos/o/r/collaborators/LOGIN/permission (else 404)
         self.fail_with: int | None = None  # answer every request with this status
@@ -71,6 +72,13 @@ class FakeGitHub:
                     level = fake.permissions.get(who.group(3))
                     return (self._send(200, {"permission": level, "role_name": level}) if level
                             else self._send(404, {"message": f"{who.group(3)} is not a user"}))
+                edit = re.fullmatch(r"/api/v3/repos/([^/]+)/([^/]+)/issues/comments/(\d+)", url.path)
+                if edit and self.command == "PATCH":
+                    found = [c for cs in fake.comments.values() for c in cs if c.get("id") == int(edit.group(3))]
+                    if not found:
+                        return self._send(404, {"message": "Not Found"})
+                    found[0]["body"] = body["body"]
+                    return self._send(200, found[0])
                 m = re.fullmatch(r"/api/v3/repos/([^/]+)/([^/]+)/issues(?:/(\d+))?(/comments)?", url.path)
                 if not m:
                     return self._send(404, {"message": "Not Found"})
@@ -84,7 +92,7 @@ class FakeGitHub:
                             (not label or label in [lab["name"] for lab in i["labels"]])]
                     return self._send(200, hits[(page - 1) * 100: page * 100])
                 if number is None and self.command == "POST":
-                    n = len(fake.issues) + 1
+                    n = max(fake.issues, default=0) + 1
                     fake.issues[n] = {"number": n, "title": body["title"], "body": body["body"], "state": "open",
                                       "user": {"login": fake.login},
                                       "labels": [{"name": name} for name in body.get("labels", [])]}
@@ -98,7 +106,7 @@ class FakeGitHub:
                     return self._send(200, fake.comments[number][(page - 1) * per_page: page * per_page])
                 if m.group(4) and self.command == "POST":
                     fake.comments[number].append({"body": body["body"], "user": {"login": fake.login},
-                                                  "author_association": "NONE"})
+                                                  "author_association": "NONE", "id": fake.next_comment_id()})
                     return self._send(201, fake.comments[number][-1])
                 if self.command == "PATCH":
                     fake.issues[number].update({k: v for k, v in body.items() if k == "state"})
@@ -124,7 +132,21 @@ class FakeGitHub:
     def comment_as(self, number: int, login: str, body: str, association: str = "NONE") -> None:
         """A comment by someone else (what the API would show for a person's comment);
         `association`: OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, NONE ..."""
-        self.comments[number].append({"body": body, "user": {"login": login}, "author_association": association})
+        self.comments[number].append({"body": body, "user": {"login": login}, "author_association": association,
+                                      "id": self.next_comment_id()})
+
+    def next_comment_id(self) -> int:
+        self._comment_ids += 1
+        return self._comment_ids
+
+    def add_pull(self, number: int, head_sha: str) -> None:
+        """A pull request: its number is an issue number too (comments go through the
+        issues API); the issues listing shows it with a `pull_request` key."""
+        labels = self.issues[number]["labels"] if number in self.issues else []  # one list: a label shows in both
+        self.pulls[number] = {"number": number, "head": {"sha": head_sha}, "labels": labels}
+        self.issues[number] = {"number": number, "title": f"PR {number}", "body": "", "state": "open",
+                               "user": {"login": "contributor"}, "labels": labels, "pull_request": {}}
+        self.comments.setdefault(number, [])
 
     def add_label(self, number: int, name: str) -> None:
         """What a person adding a label in the web UI does."""

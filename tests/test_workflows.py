@@ -147,3 +147,22 @@ def test_the_pr_check_runs_for_every_file_that_can_move_a_number_and_holds_back_
     assert {"requirements.lock", "pyproject.toml", "scripts/**", "tests/**", "ci/**", "servers.yaml"} <= paths
     condition = workflow["jobs"]["smoke-ab"]["if"]
     assert "github.event.pull_request.user.login != 'dependabot[bot]'" in condition  # its code: label first
+
+
+def test_the_pr_comment_job_runs_no_pr_code_and_holds_only_its_comment_permission():
+    """workflow_run after pr-checks: the default branch's perfci reads the A/B reports as
+    text; the token can write comments (pull-requests) and read the run's artifact."""
+    doc = yaml.safe_load((REPO / ".github/workflows/pr-comment.yml").read_text())
+    triggers = doc[True] if True in doc else doc["on"]
+    assert triggers == {"workflow_run": {"workflows": ["pr-checks"], "types": ["completed"]}}
+    [(name, job)] = doc["jobs"].items()
+    assert job["runs-on"] == "ubuntu-latest"
+    assert job["permissions"] == {"contents": "read", "actions": "read", "pull-requests": "write"}
+    checkout = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/checkout@"))
+    assert set(checkout.get("with", {})) == {"persist-credentials"}  # no ref: the default branch, never the PR's
+    script = " ".join(s.get("run", "") for s in job["steps"])
+    assert "${{" not in script and "--head-sha \"$HEAD_SHA\"" in script  # event values only through env
+    # the PR check hands the reports over, and a regression fails it (see above)
+    steps = _jobs(REPO / ".github" / "workflows" / "pr-checks.yml")["smoke-ab"]["steps"]
+    upload = next(s for s in steps if s.get("name", "").startswith("Upload the A/B reports"))
+    assert upload["with"] == {"name": "pr-report", "path": "pr-report"}

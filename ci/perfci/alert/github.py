@@ -27,6 +27,17 @@ class Comment(TypedDict):
     body: str | None
     user: User | None
     author_association: NotRequired[str]  # OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, NONE, ...
+    id: NotRequired[int]
+
+
+class PullHead(TypedDict):
+    sha: str
+
+
+class Pull(TypedDict):
+    number: int
+    head: PullHead
+    labels: NotRequired[list[Label]]
 
 
 class Issue(TypedDict):
@@ -94,6 +105,12 @@ class GitHub:
 
     def comment(self, number: int, body: str) -> None:
         self.api("POST", f"repos/{self.repo}/issues/{number}/comments", {"body": body})
+
+    def edit_comment(self, comment_id: int, body: str) -> None:
+        self.api("PATCH", f"repos/{self.repo}/issues/comments/{comment_id}", {"body": body})
+
+    def pull(self, number: int) -> Pull:
+        return cast(Pull, self.api("GET", f"repos/{self.repo}/pulls/{number}"))
 
     def comments(self, number: int) -> list[Comment]:
         return cast(list[Comment], self._paged(f"repos/{self.repo}/issues/{number}/comments"))

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
 
 from perfci.alert import issues as issues_mod
+from perfci.alert import pr_comment
+from perfci.alert.github import GitHub
 from perfci.commands import options
 from perfci.judge.compare import Rules
 from perfci.judge.compare import compare as compare_results
@@ -49,3 +52,28 @@ def issues_sync(results: tuple[Path, ...], baseline_dir: Path | None, repo: str 
     for line in issues_mod.sync(comparisons, run_url, repo, dry_run_dir, close_after, confirmations,
                                 history_dir, min_nights if history_dir else 1):
         click.echo(line)
+
+
+@issues.command("pr-comment")
+@click.argument("reports", nargs=-1, type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@click.option("--pr", "number", type=click.IntRange(1), required=True, help="The pull request's number.")
+@click.option("--head-sha", required=True,
+              help="The commit the A/B measured (the workflow run's head_sha): the PR's head must still be it.")
+@click.option("--accepted", is_flag=True,
+              help="With --dry-run: show a regression as accepted (otherwise the PR's perf-expected label says).")
+@click.option("--repo", default=None, help="OWNER/NAME (default: $GITHUB_REPOSITORY).")
+@click.option("--run-url", default="", help="Link to the PR check's run.")
+@click.option("--dry-run", is_flag=True, help="Call no GitHub API: print the comment instead.")
+def issues_pr_comment(reports: tuple[Path, ...], number: int, head_sha: str, accepted: bool, repo: str | None,
+                      run_url: str, dry_run: bool) -> None:
+    """Write or edit the one perfci comment of pull request --pr from the PR check's A/B
+    REPORTS (ab-*.md): a verdict line first, each A/B's verdict, the full reports folded.
+
+    \b
+    Exit codes: 0 written, 2 bad input (also: the PR's head moved on), 3 GitHub API failure."""
+    loaded = pr_comment.load_reports(list(reports))
+    if dry_run:
+        click.echo(pr_comment.body(loaded, head_sha, accepted, run_url))
+        return
+    gh = GitHub(repo or os.environ.get("GITHUB_REPOSITORY", ""))
+    click.echo(pr_comment.post(gh, number, head_sha, loaded, run_url))

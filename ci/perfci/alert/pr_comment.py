@@ -1,0 +1,94 @@
+"""The sticky PR comment: one comment per pull request, edited on every push, written
+from the PR check's A/B reports by a GitHub-hosted job (the write token never on the
+self-hosted runner that ran the PR's code).
+
+It starts with one verdict line over every A/B of the PR, then each A/B's own verdict
+line (reports start with one: report/interleaved.py), whether a regression was
+accepted by the `perf-expected` label, and every full report folded away. The
+reports are the PR job's output — input here: nothing in them runs, and the PR number
+they came with must have the head commit the workflow run measured."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from perfci.alert.github import GitHub
+from perfci.util.errors import BadInput
+from perfci.util.text import code_span
+
+MARK = "<!-- perfci-pr-comment -->"
+ACCEPT_LABEL = "perf-expected"
+SHA_RE = re.compile(r"[0-9a-f]{40}")
+
+
+@dataclass(frozen=True)
+class ABReport:
+    name: str
+    text: str
+
+    @property
+    def verdict(self) -> str:
+        """The report's own verdict line, or one read from its table (rounds reports)."""
+        for line in self.text.splitlines():
+            if line.startswith("**"):
+                return line
+        if "🔴 regression" in self.text:
+            return "**Regression** (see the table)."
+        return "**No regression found.**"
+
+    @property
+    def regressed(self) -> bool:
+        return self.verdict.startswith("**Regression**") or "; **Regression**" in self.verdict
+
+
+def load_reports(paths: list[Path]) -> list[ABReport]:
+    out = []
+    for path in paths:
+        try:
+            out.append(ABReport(path.stem.removeprefix("ab-"), path.read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise BadInput(f"{path}: cannot read the A/B report ({exc})") from None
+    return out
+
+
+def body(reports: list[ABReport], head_sha: str, accepted: bool, run_url: str = "") -> str:
+    if not reports:
+        head = "✅ **No scenario changed**: nothing to A/B."
+    elif any(r.regressed for r in reports):
+        head = ("🟡 **Regression, accepted** by the `perf-expected` label" if accepted
+                else "🔴 **Regression**: the check fails (add the `perf-expected` label if it is intended)")
+    elif any("not conclusive" in r.verdict or "Did different work" in r.verdict for r in reports):
+        head = "⚪ **No regression found**, not every metric conclusive (see each A/B's smallest detectable change)"
+    else:
+        head = "✅ **No change** beyond the tolerance"
+    lines = [MARK, f"### perfci: {head}", "",
+             f"A/B of the PR's base (A) against its head (B) at `{head_sha[:12]}`"
+             + (f" · [run]({run_url})" if run_url else ""), ""]
+    lines += [f"- {code_span(r.name)}: {r.verdict}" for r in reports]
+    for r in reports:
+        lines += ["", f"<details><summary>{r.name}: full report</summary>", "", r.text.strip(), "", "</details>"]
+    return "\n".join(lines) + "\n"
+
+
+def post(gh: GitHub, number: int, head_sha: str, reports: list[ABReport], run_url: str = "") -> str:
+    """Edit the PR's perfci comment, or write it. Refuses a PR whose head is not the
+    commit that was measured (a report must not land on another PR, or an older one).
+    Whether a regression is accepted comes from the PR's labels as GitHub has them now,
+    never from the reports."""
+    if not SHA_RE.fullmatch(head_sha):
+        raise BadInput(f"--head-sha {head_sha!r}: expected a full 40-character commit id")
+    pull = gh.pull(number)
+    current = pull["head"]["sha"]
+    if current != head_sha:
+        raise BadInput(f"PR #{number}: its head is {current[:12]}, not the measured {head_sha[:12]}: "
+                       "not commenting (a newer push has its own check)")
+    accepted = ACCEPT_LABEL in [label.get("name") for label in pull.get("labels") or []]
+    text = body(reports, head_sha, accepted, run_url)
+    mine = [c for c in gh.comments(number) if MARK in (c.get("body") or "") and "id" in c]
+    if mine:
+        gh.edit_comment(mine[0]["id"], text)
+        return f"edited the perfci comment on #{number}"
+    gh.comment(number, text)
+    return f"commented on #{number}"
