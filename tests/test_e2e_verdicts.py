@@ -110,7 +110,8 @@ def test_interleaved_ab_flags_fsync_at_commit(real_server_tools, tmp_path):
     flagged; the throughput it costs (~25 % here) must point the same way."""
     scenario = write_tiny(tmp_path, time=60, transactions=8000, burst=400)
     out = tmp_path / "out"
-    proc = run_perfci("ab", str(scenario), "--b-config", "innodb_flush_log_at_trx_commit=1", "--out", str(out), "-q")
+    proc = run_perfci("ab", str(scenario), "--b-config", "innodb_flush_log_at_trx_commit=1", "--instances", "4",
+                      "--out", str(out), "-q")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "the idle side frozen (cgroup v1 freezer)" in proc.stdout
     ratio, low, high, verdict = ab_row(proc.stdout, "only.fsyncs_per_txn")
@@ -121,7 +122,9 @@ def test_interleaved_ab_flags_fsync_at_commit(real_server_tools, tmp_path):
     [bursts_file] = out.glob("*.bursts.json")
     run = json.loads(bursts_file.read_text())
     assert run["schema"] == "perfci.ab-bursts/2" and run["bursts_per_phase"] == {"only": 20}
-    # two instance pairs (the default), each with fresh servers and its own first side
+    # four instance pairs planned, each with fresh servers and its own first side: the effect is
+    # clear at the interim look after two, which ends the A/B at half its cost
+    assert run["planned_instances"] == 4 and "stopped at the interim look" in proc.stdout
     assert [i["index"] for i in run["instances"]] == [0, 1] and {i["first"] for i in run["instances"]} <= {"a", "b"}
     sides = {(b["instance"], b["index"], b["side"]): b for b in run["bursts"]}
     assert len(sides) == 80 and all(sides[(i, k, "a")]["rand_seed"] == sides[(i, k, "b")]["rand_seed"] == 1 + k

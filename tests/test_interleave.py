@@ -13,7 +13,7 @@ import pytest
 from perfci.host.freezer import CgroupV1Freezer, SignalFreezer, freezer_for
 from perfci.judge.bursts import busy_pairs, judge_run, pair_table, work_differences
 from perfci.judge.noise import MetricNoise, ab_mde, nightly_mde, tolerance
-from perfci.model.bursts import Burst, InterleavedRun, SideInfo
+from perfci.model.bursts import Burst, InstancePair, InterleavedRun, SideInfo
 from perfci.model.result import Host
 from perfci.model.scenario import cases, load_scenario
 from perfci.report.interleaved import interleaved_markdown
@@ -142,3 +142,30 @@ def test_sides_that_did_different_work_get_no_verdict_on_time_and_the_report_say
     assert rows["before.tps"].verdict == "regression"
     text = interleaved_markdown(run, list(rows.values()), 0.01)
     assert text.splitlines()[2].startswith("**Regression** in ") and "different work" not in text
+
+
+def test_a_sequential_ab_looks_once_at_half_its_instance_pairs_and_the_levels_add_up_to_alpha():
+    from perfci.commands.ab import clear_at_interim
+    from perfci.judge.bursts import INTERIM_SHARE, interim_look, look_alpha
+    from perfci.judge.paired import ALPHA
+    assert [interim_look(k) for k in (1, 2, 3, 4, 5, 6, 8)] == [None, None, None, 2, 2, 3, 4]
+    rng = np.random.default_rng(13)
+    base = work_run(rng, 0.7, 2.0)
+    two = base.model_copy(update={"instances": [InstancePair(index=i, first="a") for i in range(2)],
+                                  "bursts": [*base.bursts, *(b.model_copy(update={"instance": 1}) for b in base.bursts)]})
+    assert look_alpha(two) == ALPHA  # two planned: one look, the whole level
+    interim = two.model_copy(update={"planned_instances": 4})
+    assert look_alpha(interim) == ALPHA * INTERIM_SHARE
+    final = interim.model_copy(update={"instances": [InstancePair(index=i, first="a") for i in range(4)]})
+    assert look_alpha(final) == ALPHA * (1 - INTERIM_SHARE)
+    assert look_alpha(interim) + look_alpha(final) == pytest.approx(ALPHA)
+    # B 30 % slower: clear at the interim look; not looked at before it
+    why = clear_at_interim(interim, [], 0.01)
+    assert why is not None and why.startswith("regression already clear at the interim look (before.tps")
+    one = interim.model_copy(update={"instances": interim.instances[:1]})
+    assert clear_at_interim(one, [], 0.01) is None
+    same = work_run(rng, 1.0, 2.0)
+    aa = same.model_copy(update={"instances": [InstancePair(index=i, first="a") for i in range(2)],
+                                 "bursts": [*same.bursts, *(b.model_copy(update={"instance": 1}) for b in same.bursts)],
+                                 "planned_instances": 4})
+    assert clear_at_interim(aa, [], 0.01) is None

@@ -12,7 +12,8 @@ from click.core import ParameterSource
 from perfci.commands import options
 from perfci.host.hostlock import command_line, exclusive_host
 from perfci.judge import noise
-from perfci.judge.bursts import judge_run
+from perfci.judge.bursts import interim_look, judge_run
+from perfci.model.bursts import InterleavedRun
 from perfci.model.result import Result
 from perfci.model.verdicts import Outcome
 from perfci.providers.mycnf import parse_override
@@ -114,6 +115,16 @@ def ab(scenario: str, a_spec: str, b_spec: str, a_config: tuple[str, ...], b_con
     return EXIT_REGRESSION if any(r.verdict.verdict == Outcome.REGRESSION for r in rows) else 0
 
 
+def clear_at_interim(run: InterleavedRun, compare, min_effect: float) -> str | None:
+    """At the interim look (half the planned instance pairs, 4 or more planned): a
+    judged regression at the interim level ends the A/B (judge/bursts.py)."""
+    if len(run.instances) != interim_look(run.planned_instances or 0):
+        return None
+    priors, _ = noise.priors_for(run, baselines_dir() / "noise")
+    worse = [r.key for r in judge_run(run, compare, min_effect, priors=priors) if r.verdict == Outcome.REGRESSION]
+    return f"regression already clear at the interim look ({', '.join(worse)})" if worse else None
+
+
 # options that only one mode reads: given in the other mode they would be silently ignored
 MODE_OPTIONS = {"rounds": ("rounds", "confidence"),
                 "interleaved": ("bursts", "instances", "warmup", "min_effect", "a_sql", "b_sql")}
@@ -151,7 +162,8 @@ def _interleaved(scenario: str, profile: str, sides: tuple[Side, Side], parent: 
             if plans[0].resolved.case != "default":
                 progress.info(f"A/B on case {plans[0].resolved.case} (choose another with --case)")
             run = run_interleaved(plans, sides, progress, runner_class, bursts, warmup, setup_sql, instances=instances,
-                                  replan=lambda: plan_sides(scenario, profile, sides, parent, case_pattern, bursts))
+                                  replan=lambda: plan_sides(scenario, profile, sides, parent, case_pattern, bursts),
+                                  stop=lambda partial: clear_at_interim(partial, plans[1].resolved.compare, min_effect))
     except KeyboardInterrupt:
         click.echo("interrupted: both servers were shut down; nothing was judged", err=True)
         return EXIT_INTERRUPTED

@@ -5,7 +5,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from perfci.judge.paired import InstancePrior, PairedVerdict, PairTable, judge_instances
+from perfci.judge.paired import ALPHA, InstancePrior, PairedVerdict, PairTable, judge_instances
 from perfci.model.bursts import Burst, InterleavedRun
 from perfci.model.metrics import DEFAULT_COMPARED, MetricSpec, default_spec
 from perfci.model.scenario import CompareSpec
@@ -120,15 +120,40 @@ def work_differences(run: InterleavedRun) -> list[WorkDifference]:
     return sorted(out, key=lambda d: -d.relative)
 
 
+# Sequential A/B: with 4 or more instance pairs planned, one interim look after half of
+# them spends INTERIM_SHARE of ALPHA; the final look spends the rest. The two levels
+# add up to ALPHA (a union bound: valid whatever the looks' correlation), a clear
+# effect ends the A/B at half its cost, and the final look keeps 7/8 of the level.
+INTERIM_SHARE = 0.125
+SEQUENTIAL_MIN_INSTANCES = 4
+
+
+def interim_look(planned: int) -> int | None:
+    """After how many instance pairs the interim look comes (None: no interim look)."""
+    return planned // 2 if planned >= SEQUENTIAL_MIN_INSTANCES else None
+
+
+def look_alpha(run: InterleavedRun) -> float:
+    """The family-wise level the run's verdict is judged at: the interim look's share
+    when it stopped there, the rest at the final look, ALPHA without an interim look."""
+    planned = run.planned_instances or len(run.instances)
+    interim = interim_look(planned)
+    if interim is None:
+        return ALPHA
+    return ALPHA * (INTERIM_SHARE if len(run.instances) <= interim else 1 - INTERIM_SHARE)
+
+
 def judge_run(run: InterleavedRun, compare: list[CompareSpec], min_effect: float,
               min_effects: dict[str, float] | None = None,
               priors: dict[str, InstancePrior] | None = None) -> list[PairedVerdict]:
-    """The run's verdicts. Where the sides did different work (work_differences), a
-    time metric (throughput, latency) is no verdict on the server's speed: it is
-    `inconclusive`, saying so, never a regression or an improvement."""
+    """The run's verdicts, at the level of its look (look_alpha). Where the sides did
+    different work (work_differences), a time metric (throughput, latency) is no
+    verdict on the server's speed: it is `inconclusive`, saying so, never a regression
+    or an improvement."""
     tables = instance_tables(run)
     specs = judged_specs({k: v for t in tables for k, v in t.items()}, compare)
-    rows = judge_instances(tables, specs, min_effect=min_effect, min_effects=min_effects, priors=priors)
+    rows = judge_instances(tables, specs, alpha=look_alpha(run), min_effect=min_effect, min_effects=min_effects,
+                           priors=priors)
     differ = work_differences(run)
     if differ:
         worst = differ[0]

@@ -64,6 +64,8 @@ class InterleavedRun(StrictModel):
     order: str = "ABBA"
     sides: list[SideInfo]
     instances: list[InstancePair] = [InstancePair(index=0, first="a")]
+    planned_instances: int | None = Field(None, description="instance pairs planned; fewer ran when an interim look "
+                                                            "stopped the A/B early (None: as many as ran)")
     bursts: list[Burst]
     notes: list[str] = []
 

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from perfci.judge.bursts import BUSY_BURST_CORES, WORK_TOLERANCE, WorkDifference, busy_pairs, work_differences
+from perfci.judge.bursts import (
+    BUSY_BURST_CORES,
+    INTERIM_SHARE,
+    WORK_TOLERANCE,
+    WorkDifference,
+    busy_pairs,
+    interim_look,
+    look_alpha,
+    work_differences,
+)
 from perfci.judge.paired import ALPHA, FDR, PairedVerdict
 from perfci.model.bursts import InterleavedRun
 from perfci.model.verdicts import Outcome
@@ -48,6 +57,12 @@ def interleaved_markdown(run: InterleavedRun, rows: list[PairedVerdict], min_eff
                            if instance_source else "bursts within instance pairs, and this run's own spread between "
                            "instance pairs (none with one pair)"),
     ]
+    planned = run.planned_instances or len(run.instances)
+    if interim_look(planned) is not None:
+        lines.append(f"- sequential: {len(run.instances)} of {planned} planned instance pairs; "
+                     + ("stopped at the interim look" if len(run.instances) < planned else "the final look")
+                     + f", judged at family-wise level {look_alpha(run):.3%} (interim {INTERIM_SHARE:.1%} of "
+                       f"{ALPHA:.1%}, final the rest)")
     dropped = {p: n for p, n in busy_pairs(run).items() if n}
     if dropped:
         lines.append("- pairs dropped, host busy during a burst (others > "

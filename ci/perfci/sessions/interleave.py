@@ -246,9 +246,12 @@ def plan_sides(scenario: str, profile: str, sides: tuple[Side, Side], parent: Pa
 def run_interleaved(plans: list[RunPlan], sides: tuple[Side, Side], progress: Progress, runner_class: str,
                     bursts: int | None = None, warmup: int = DEFAULT_WARMUP_PAIRS,
                     setup_sql: tuple[list[str], list[str]] = ([], []), instances: int = 1,
-                    replan: Callable[[], list[RunPlan]] | None = None, order_seed: int | None = None) -> InterleavedRun:
+                    replan: Callable[[], list[RunPlan]] | None = None, order_seed: int | None = None,
+                    stop: Callable[[InterleavedRun], str | None] | None = None) -> InterleavedRun:
     """`instances` interleaved instance pairs of the planned sides; `replan` gives
-    fresh plans (new work directories) for every instance pair after the first."""
+    fresh plans (new work directories) for every instance pair after the first;
+    `stop` sees the run so far after each pair but the last, and ends it early by
+    saying why (a sequential A/B's interim look)."""
     if instances > 1 and replan is None:
         raise ValueError("several instance pairs need replan (each starts fresh servers)")
     resolved = plans[0].resolved
@@ -256,6 +259,7 @@ def run_interleaved(plans: list[RunPlan], sides: tuple[Side, Side], progress: Pr
     host = Host.model_validate({**hostinfo.fingerprint(plans[0].provider.workdir), "check": hostinfo.host_check(),
                                 "runner_class": runner_class})
     rng = random.Random(order_seed)
+    run_id = f"{resolved.name}-{resolved.profile}-ab-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{uuid.uuid4().hex[:6]}"
     records: list[Burst] = []
     pairs: list[InstancePair] = []
     sizes: dict[str, int] = {}
@@ -274,12 +278,15 @@ def run_interleaved(plans: list[RunPlan], sides: tuple[Side, Side], progress: Pr
             records += _instance_bursts(servers, index, 0 if first == "a" else 1, resolved, setup_sql, bursts, warmup,
                                         sizes, counts, progress)
             infos = [side_info(s, sql) for s, sql in zip(servers, setup_sql)]
-    return InterleavedRun(
-        id=f"{resolved.name}-{resolved.profile}-ab-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{uuid.uuid4().hex[:6]}",
-        scenario=resolved.name, profile=resolved.profile, case=resolved.case,
-        scenario_hash=resolved.content_hash(), runner_class=runner_class, host=host, started_at=started,
-        finished_at=utc_now(), burst_transactions=sizes, bursts_per_phase=counts, warmup_pairs=warmup,
-        sides=infos, instances=pairs, bursts=records)
+        run = InterleavedRun(
+            id=run_id, scenario=resolved.name, profile=resolved.profile, case=resolved.case,
+            scenario_hash=resolved.content_hash(), runner_class=runner_class, host=host, started_at=started,
+            finished_at=utc_now(), burst_transactions=sizes, bursts_per_phase=counts, warmup_pairs=warmup,
+            sides=infos, instances=list(pairs), planned_instances=instances, bursts=list(records))
+        if stop is not None and index + 1 < instances and (why := stop(run)):
+            progress.info(f"== stopped after instance pair {index + 1} of {instances}: {why}")
+            break
+    return run
 
 
 def _instance_bursts(servers: list[SideServer], instance: int, first: int, resolved, setup_sql, bursts: int | None,
