@@ -23,7 +23,6 @@ import statistics
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 from signal_processing_algorithms.energy_statistics.energy_statistics import e_divisive
 
 from perfci.judge.stats import below_floor, worse_beyond
@@ -147,5 +146,7 @@ def _significant(spec: MetricSpec, before: list[float], after: list[float]) -> b
         return False
     if statistics.pstdev(before) == 0 and statistics.pstdev(after) == 0:
         return statistics.mean(before) != statistics.mean(after)
+    from scipy import stats  # deferred: ~0.25 s of every perfci start (CONTRIBUTING.md, start-up cost)
+
     worse_side = "less" if spec.direction == Direction.HIGHER else "greater"
     return float(stats.ttest_ind(after, before, equal_var=False, alternative=worse_side).pvalue) < LEVEL_ALPHA
