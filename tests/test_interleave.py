@@ -169,3 +169,19 @@ def test_a_sequential_ab_looks_once_at_half_its_instance_pairs_and_the_levels_ad
                                  "bursts": [*same.bursts, *(b.model_copy(update={"instance": 1}) for b in same.bursts)],
                                  "planned_instances": 4})
     assert clear_at_interim(aa, [], 0.01) is None
+
+
+def test_server_cpu_per_transaction_from_the_threads_schedstat():
+    import os
+
+    from perfci.host import hostcpu
+    from perfci.sessions.interleave import server_cpu_metrics
+    before = hostcpu.thread_cpu_ns(os.getpid())
+    sum(i * i for i in range(300_000))  # this thread burns some CPU
+    deltas = hostcpu.thread_cpu_deltas(before, hostcpu.thread_cpu_ns(os.getpid()))
+    assert before and deltas and sum(deltas) > 1_000_000  # nanoseconds: > 1 ms of work measured
+    assert hostcpu.thread_cpu_ns(None) is None and hostcpu.thread_cpu_ns(2 ** 22 + 7) is None
+    m = server_cpu_metrics([3_000_000, 1_000_000], 1000, threads=1)
+    assert m == {"server_cpu_us_per_txn": 4.0, "statement_cpu_us_per_txn": 3.0}
+    assert server_cpu_metrics([3_000_000, 1_000_000], 1000, threads=4) == {"server_cpu_us_per_txn": 4.0}
+    assert server_cpu_metrics([], 1000, threads=1) == {}

@@ -22,6 +22,33 @@ def process_cpu_seconds(pid: int) -> float | None:
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
+def thread_cpu_ns(pid: int | None) -> dict[int, int] | None:
+    """On-CPU nanoseconds of each live thread of a local process, from
+    /proc/PID/task/TID/schedstat (its first field): the 10 ms ticks of `stat` are too
+    coarse for a burst of a few seconds. None where the process cannot be read."""
+    if not pid:
+        return None
+    out: dict[int, int] = {}
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return None
+    for task in tasks:
+        try:
+            out[int(task.name)] = int(Path(task, "schedstat").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue  # a thread that ended between the listing and the read
+    return out or None
+
+
+def thread_cpu_deltas(before: dict[int, int] | None, after: dict[int, int] | None) -> list[int]:
+    """Nanoseconds each thread alive at the end spent on CPU in between (a thread that
+    ended in between is lost: the server's connection threads stay cached)."""
+    if before is None or after is None:
+        return []
+    return [max(0, ns - before.get(tid, 0)) for tid, ns in after.items()]
+
+
 def host_busy_seconds() -> float | None:
     """CPU seconds all CPUs spent not idle since boot (user..steal, less idle and iowait)."""
     try:

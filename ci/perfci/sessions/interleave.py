@@ -143,16 +143,33 @@ class SideServer:
                    **step.options}
         args = sysbench.command(step.workload, "run", self.ctx.bench, options)
         before = self.inspector.counters_snapshot()
-        cpu_before = hostcpu.sample(self.plan.provider.pid)
+        pid = self.plan.provider.pid
+        cpu_before, threads_before = hostcpu.sample(pid), hostcpu.thread_cpu_ns(pid)
         out = sysbench.run(args)
-        cpu = hostcpu.cores_used(cpu_before, hostcpu.sample(self.plan.provider.pid))
+        deltas = hostcpu.thread_cpu_deltas(threads_before, hostcpu.thread_cpu_ns(pid))
+        cpu = hostcpu.cores_used(cpu_before, hostcpu.sample(pid))
         after = self.inspector.counters_snapshot()
         report = parsed_report(step.workload, out)
         m = report.metrics
         if m["events"] < size:
             raise InfraFailure(f"side {self.label}: a burst of phase {step.phase} hit the {options['time']} s cap "
                                f"after {m['events']} of {size} transactions")
-        return m["duration_s"], burst_metrics(collectors.delta(before, after), m), cpu
+        metrics = burst_metrics(collectors.delta(before, after), m)
+        metrics.update(server_cpu_metrics(deltas, size, threads))
+        return m["duration_s"], metrics, cpu
+
+
+def server_cpu_metrics(deltas: list[int], transactions: int, threads: int) -> dict[str, float]:
+    """The server's CPU per transaction in a burst, in microseconds: every thread
+    (`server_cpu_us_per_txn`: statements and the background work they cause), and with
+    one client thread the busiest server thread alone (`statement_cpu_us_per_txn`: the
+    connection's statement path, which purge and page cleaning do not pay into)."""
+    if not deltas or transactions <= 0:
+        return {}
+    out = {"server_cpu_us_per_txn": round(sum(deltas) / 1000 / transactions, 3)}
+    if threads == 1:
+        out["statement_cpu_us_per_txn"] = round(max(deltas) / 1000 / transactions, 3)
+    return out
 
 
 def side_info(s: SideServer, setup_sql: list[str]) -> SideInfo:
