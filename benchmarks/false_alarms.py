@@ -191,6 +191,8 @@ def main() -> None:
         print(f"- `{key}`: " + "; ".join(cells))
     print()
 
+    _cpu(data)
+
     print("## Covariates (background work in the burst) against the tps difference\n")
     _covariates(aas)
 
@@ -215,7 +217,7 @@ def _planning(aas, judged) -> None:
     (se^2 - instance sd^2 / K) times K times its measured pairs gives the variance one
     measured pair contributes (ABBA blocks and autocorrelation included, as the engine
     estimated them); the between-instance sd is the runner default the verdict adds
-    (1 %; measured: 0-1.2 %); normal quantiles at the decision's level (0.005 / m
+    (RUNNER_DEFAULT_INSTANCE_SD); normal quantiles at the decision's level (0.005 / m
     two-sided, m judged metrics) and 90 % power, so the small-df t of few instance pairs
     makes real runs' MDE somewhat larger (see the measured MDE above). Minutes: the
     measured setup time per instance pair plus the measured burst time per pair (both
@@ -267,6 +269,39 @@ def _side_cv(aas, key: str) -> float:
             for values in table[key]:
                 cvs.append(statistics.stdev(values) / statistics.mean(values))
     return statistics.mean(cvs)
+
+
+CPU_KEYS = ("tps", "server_cpu_us_per_txn", "statement_cpu_us_per_txn")
+
+
+def _cpu(data) -> None:
+    """The server's CPU per transaction (threads' schedstat) beside tps, in the runs that
+    recorded it: the spread of a burst pair's log B/A in the A/As, and B/A in the
+    known-effect runs (the trigger's cost is CPU in the statement path)."""
+    have = [(t, r) for t, r in data if any("statement_cpu_us_per_txn" in b.metrics for b in r.bursts)]
+    if not have:
+        return
+    print("## Statement-path CPU against throughput (runs that recorded it)\n")
+    print("CPU per transaction from each server thread's schedstat (ns) over the burst: `server_cpu` all threads, "
+          "`statement_cpu` the busiest thread (one client thread: the connection's). "
+          "Burst-pair sd: log B/A of one burst pair, A/As only; B/A: mean over the runs of each effect.\n")
+    print("| phase | metric | burst-pair sd (A/As) | " + " | ".join(
+        f"B/A at {e:.0%}" for e in sorted({t['effect'] for t, _ in have if t['effect']})) + " |")
+    effects = sorted({t["effect"] for t, _ in have if t["effect"]})
+    print("|---|---|---|" + "---|" * len(effects))
+    for phase in ("before", "after"):
+        for metric in CPU_KEYS:
+            key = f"{phase}.{metric}"
+            aa_d = [d for t, r in have if t["effect"] == 0 for d in log_ratios(r, key)]
+            sd = math.sqrt(statistics.mean([float(np.var(d, ddof=1)) for d in aa_d])) if aa_d else math.nan
+            cells = []
+            for e in effects:
+                ratios = [math.exp(float(np.mean(np.concatenate(log_ratios(r, key))))) for t, r in have
+                          if t["effect"] == e]
+                cells.append(f"{statistics.mean(ratios):.3f} ({len(ratios)} runs)")
+            print(f"| {phase} | `{metric}` | {pct(sd)} | " + " | ".join(cells) + " |")
+    n_aa = sum(t["effect"] == 0 for t, _ in have)
+    print(f"\n{len(have)} runs recorded it ({n_aa} A/As).\n")
 
 
 def _covariates(aas) -> None:
