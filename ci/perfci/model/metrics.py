@@ -15,6 +15,11 @@ DEFAULT_COMPARED = (
     "tps", "qps", "qps_write", "latency_ms_avg", "latency_ms_p95",
     "index_page_splits_per_txn", "compress_failures_per_txn", "uncompress_ops_per_txn",
     "pages_written_per_txn", "fsyncs_per_txn",
+    # the A/B's bursts only: CPU of the busiest server thread (one client thread: the
+    # connection's statement path) per transaction; in 4 real A/As its burst pairs spread
+    # 6.1 % / 4.7 % where tps spread 9.9 % / 5.3 %, and a CPU cost in the statement path
+    # moves it more than tps (docs/findings/2026-11-24-detection-engine-v3.md)
+    "statement_cpu_us_per_txn",
 )
 
 # (pattern on the base metric name, direction, default tolerance), first match wins.
@@ -22,6 +27,7 @@ DEFAULT_SPECS = (
     ("tps", Direction.HIGHER, 0.05),
     ("qps*", Direction.HIGHER, 0.05),
     ("latency_ms_*", Direction.LOWER, 0.10),
+    ("*cpu_us_per_txn", Direction.LOWER, 0.05),
     ("*_per_txn", Direction.LOWER, 0.10),
     ("compress_miss_rate", Direction.LOWER, 0.10),
     ("*", Direction.HIGHER, 0.05),
