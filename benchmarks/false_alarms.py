@@ -106,14 +106,15 @@ def main() -> None:
           f"{first['bursts']} burst pairs per phase, side order drawn at random per pair), "
           f"{data[0][0]['date'][:16]}Z – {data[-1][0]['date'][:16]}Z, host {data[0][1].host.hostname} "
           f"({data[0][1].host.cpu_model}, {data[0][1].host.cpus} CPUs), server {data[0][1].sides[0].full_version}, "
-          f"scenario {data[0][1].scenario_hash[:19]}. Prior: {first['prior']}.\n")
+          f"scenario {data[0][1].scenario_hash[:19]}. Prior when they ran: {first['prior']}.\n")
 
     print("## Family-wise false alarms (A/As: any judged key flagged)\n")
     cli = sum(t["exit"] == 1 for t, _ in aas)
     judged = [(t, rejudge(r)) for t, r in aas]
     now = sum(bool(flagged(rows)) for _, rows in judged)
     print(f"- as the CLI decided at the time: {interval(cli, len(aas))}")
-    print(f"- re-judged by the current code: {interval(now, len(aas))}")
+    _, source = noise.priors_for(aas[0][1], None)
+    print(f"- re-judged by the current code ({source}; statement-path CPU judged too): {interval(now, len(aas))}")
     for level in (0.95, None):
         covered: dict[str, int] = defaultdict(int)
         for _, rows in judged:
