@@ -46,7 +46,7 @@ def test_the_last_good_server_is_the_baselines_newest_sample(tmp_path):
 def test_a_run_on_the_baselines_own_server_and_config_is_not_ab_tested(tmp_path):
     comp, _ = regressed(tmp_path, "perfci run tiny --profile smoke --server local")
     c = confirm_case(comp, "smoke", 10, tmp_path, tmp_path / "out", Progress(quiet=True), "local", 0.01)
-    assert c.status == "not-run" and "compare the server with itself" in c.reason
+    assert c.status == "not-run" and "compare the server with itself" in c.reason and not c.failed
     assert c.nightly_regressions and c.a == c.b == "local"
     assert not (tmp_path / "out").exists()  # nothing ran
 
@@ -55,8 +55,23 @@ def test_a_scenario_that_cannot_be_split_is_recorded_not_judged(tmp_path):
     # `tiny` is no scenario of scenarios/: the A/B's planning refuses it with one line, recorded
     comp, _ = regressed(tmp_path, "perfci run tiny --profile smoke --server local --config innodb_flush_log_at_trx_commit=1")
     c = confirm_case(comp, "smoke", 10, tmp_path, tmp_path / "out", Progress(quiet=True), "local", 0.01)
-    assert c.status == "not-run" and c.reason.startswith("the confirmation A/B could not run:")
+    assert c.status == "not-run" and c.reason.startswith("the confirmation A/B could not run:") and not c.failed
     assert c.b == "local --config innodb_flush_log_at_trx_commit=1"
+
+
+def test_an_ab_that_fails_on_the_runner_is_recorded_as_failed(tmp_path, monkeypatch):
+    """A server that does not start is the runner's problem (confirm exits 3), not
+    "nothing to compare" (exit 0): the confirmation says which."""
+    from perfci.sessions import confirm as confirm_mod
+    from perfci.util.errors import InfraFailure
+
+    def no_server(*args, **kwargs):
+        raise InfraFailure("side A: the server did not start within 60 s")
+    monkeypatch.setattr(confirm_mod, "plan_sides", no_server)
+    comp, _ = regressed(tmp_path, "perfci run tiny --profile smoke --server local --config innodb_flush_log_at_trx_commit=1")
+    c = confirm_case(comp, "smoke", 10, tmp_path, tmp_path / "out", Progress(quiet=True), "local", 0.01)
+    assert c.status == "not-run" and c.failed
+    assert c.reason == "the confirmation A/B failed: side A: the server did not start within 60 s"
 
 
 def test_a_server_spec_written_into_a_result_or_the_history_never_runs_unless_pinned(tmp_path):

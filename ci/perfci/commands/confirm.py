@@ -47,9 +47,10 @@ def confirm(results: tuple[Path, ...], baseline_dir: Path | None, noise_dir: Pat
     \b
     Example (nightly, after `perfci compare` exited 1):
       perfci confirm results --baseline-dir baselines --out confirm
-    Exit codes: 0 no regression was confirmed, 1 one was, 2 bad input, 3 an A/B could not run
-    (its reason is recorded; the regression it was to check stands) or another infrastructure
-    or internal error."""
+    Exit codes: 0 no regression was confirmed (or there was nothing to A/B against: the
+    regression stands unconfirmed, its reason recorded), 1 one was confirmed, 2 bad input,
+    3 an A/B failed on this runner (recorded; its regression stands) or another
+    infrastructure or internal error."""
     handle_cancellation()
     progress = Progress(quiet=quiet)
     loaded = [load_result(p) for p in expand(list(results))]
@@ -76,4 +77,4 @@ def confirm(results: tuple[Path, ...], baseline_dir: Path | None, noise_dir: Pat
             click.echo(c.report)
     if any(c.status == "confirmed" for c in found):
         return EXIT_REGRESSION
-    return EXIT_INFRA if any(c.status == "not-run" for c in found) else 0
+    return EXIT_INFRA if any(c.failed for c in found) else 0

@@ -27,7 +27,7 @@ from perfci.judge import noise
 from perfci.judge.bursts import judge_run
 from perfci.judge.compare import CaseComparison
 from perfci.model.base import StrictModel
-from perfci.model.formats import FileFormat
+from perfci.model.formats import FileFormat, JsonObject
 from perfci.model.result import ResultId
 from perfci.model.verdicts import Outcome
 from perfci.providers.mycnf import parse_override
@@ -48,7 +48,7 @@ SUFFIX = ".confirmation.json"
 
 
 class Confirmation(StrictModel):
-    schema_: Literal["perfci.confirmation/1"] = Field("perfci.confirmation/1", alias="schema")
+    schema_: Literal["perfci.confirmation/2"] = Field("perfci.confirmation/2", alias="schema")
     result_id: ResultId
     case: str
     status: Literal["confirmed", "not-confirmed", "not-run"]
@@ -60,6 +60,9 @@ class Confirmation(StrictModel):
     ab_regressions: list[str] = []
     bursts_file: str | None = None
     report: str = Field("", description="the A/B's Markdown report")
+    # /2
+    failed: bool = Field(False, description="not-run because the A/B failed on this runner (infrastructure), "
+                                            "not because there was nothing to compare")
 
     def dump(self) -> dict:
         return self.model_dump(mode="json", by_alias=True)
@@ -129,8 +132,10 @@ def confirm_case(comp: CaseComparison, profile: str, bursts: int, parent: Path, 
         plans = plan_sides(result.scenario.name, profile, sides, parent, case, bursts)
         progress.info(f"== confirmation A/B of {comp.label}: A {found.a} (last good) vs B {found.b}")
         run = run_interleaved(plans, sides, progress, runner_class, bursts)
-    except (BadInput, InfraFailure) as exc:
+    except BadInput as exc:
         return not_run(f"the confirmation A/B could not run: {exc}")
+    except InfraFailure as exc:
+        return not_run(f"the confirmation A/B failed: {exc}").model_copy(update={"failed": True})
     out_dir.mkdir(parents=True, exist_ok=True)
     bursts_file = out_dir / f"{run.id}.bursts.json"
     write_atomic(bursts_file, json.dumps(run.dump(), indent=1) + "\n")
@@ -150,7 +155,13 @@ def save(confirmation: Confirmation, out_dir: Path) -> Path:
     return path
 
 
-CONFIRMATION_FILE = FileFormat("confirmation", Confirmation, "perfci.confirmation/1")
+def _v1_to_v2(data: JsonObject) -> JsonObject:
+    """/1 did not tell a failed A/B from one with nothing to compare: neither failed."""
+    return {**data, "schema": "perfci.confirmation/2"}
+
+
+CONFIRMATION_FILE = FileFormat("confirmation", Confirmation, "perfci.confirmation/2",
+                               upgrades={"perfci.confirmation/1": _v1_to_v2})
 
 
 def load_all(directory: Path) -> dict[str, Confirmation]:
