@@ -60,7 +60,8 @@ POWER = 0.90
 NIGHTLY_BASELINE_RUNS = 10
 NIGHTLY_CONFIDENCE = 0.995
 MIN_TOLERANCE = 0.01        # compare never judges a change below 1 % a regression
-TOLERANCE_SIGMAS = 3.0      # compare's tolerance from the noise: 3 run-to-run CVs
+TOLERANCE_SIGMAS = 2.0      # compare's tolerance from the noise: 2 upper-bound run-to-run CVs
+CV_BOUND_CONFIDENCE = 0.90
 
 
 class MetricNoise(StrictModel):
@@ -231,8 +232,19 @@ def ab_mde(noise: MetricNoise, pairs: int, judged: int) -> float | None:
     return (_t(1 - alpha / 2, blocks - 1) + _t(POWER, blocks - 1)) * noise.block_sd / math.sqrt(blocks)
 
 
+def cv_upper_bound(cv: float, runs: int, confidence: float = CV_BOUND_CONFIDENCE) -> float:
+    """One-sided upper confidence bound of a CV learned from `runs` values (chi-square on
+    the variance): a CV from 6 runs may well be 1.8 times what they showed."""
+    from scipy import stats  # deferred: ~0.25 s of every perfci start (CONTRIBUTING.md, start-up cost)
+
+    df = max(runs - 1, 1)
+    return cv * math.sqrt(df / float(stats.chi2.ppf(1 - confidence, df)))
+
+
 def tolerance(noise: MetricNoise) -> float | None:
-    """compare's tolerance for a metric with a learned run-to-run noise."""
+    """compare's tolerance for a metric with a learned run-to-run noise: TOLERANCE_SIGMAS
+    times the upper bound of its CV, so that a model learned from few A/As does not set a
+    tolerance inside the noise (where every other night would be "worse")."""
     if noise.run_cv is None:
         return None
-    return max(MIN_TOLERANCE, TOLERANCE_SIGMAS * noise.run_cv)
+    return max(MIN_TOLERANCE, TOLERANCE_SIGMAS * cv_upper_bound(noise.run_cv, noise.runs))
