@@ -78,13 +78,9 @@ def per_iteration_s() -> float:
     return md5_iteration_seconds()
 
 
-@pytest.mark.parametrize("attempt", range(TRIES))
-@pytest.mark.parametrize("effect", EFFECTS)
-def test_known_effect_is_detected(benchmark, per_iteration_s, effect, attempt, tmp_path):
-    n = iterations_for(effect, per_iteration_s)
-    out = Path(OUT) / f"effect{effect:g}-try{attempt}-{time.strftime('%H%M%S')}" if OUT else tmp_path
-    args = [sys.executable, "-m", "perfci.cli", "ab", "rebuild-after-delete", "--bursts", str(BURSTS),
-            "--a-sql", trigger(0), "--b-sql", trigger(n), "--out", str(out), "-q"]
+def timed_ab(benchmark, ab_args: list[str]) -> tuple[subprocess.CompletedProcess, float]:
+    """`perfci ab AB_ARGS` of this checkout, once, timed by pytest-benchmark; (process, wall seconds)."""
+    args = [sys.executable, "-m", "perfci.cli", "ab", *ab_args]
 
     def run() -> subprocess.CompletedProcess:
         return subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=3600,
@@ -94,8 +90,19 @@ def test_known_effect_is_detected(benchmark, per_iteration_s, effect, attempt, t
     proc = benchmark.pedantic(run, rounds=1, iterations=1)
     wall = time.monotonic() - t0
     assert proc.returncode in (0, 1), proc.stderr[-2000:]
+    return proc, wall
+
+
+@pytest.mark.parametrize("attempt", range(TRIES))
+@pytest.mark.parametrize("effect", EFFECTS)
+def test_known_effect_is_detected(benchmark, per_iteration_s, effect, attempt, tmp_path):
+    n = iterations_for(effect, per_iteration_s)
+    out = Path(OUT) / f"effect{effect:g}-try{attempt}-{time.strftime('%H%M%S')}" if OUT else tmp_path
+    proc, wall = timed_ab(benchmark, ["rebuild-after-delete", "--bursts", str(BURSTS), "--a-sql", trigger(0),
+                                      "--b-sql", trigger(n), "--out", str(out), "-q"])
+    # metric | A | B | B/A | interval | adj. p | MDE | pairs | verdict
     rows = {m[0]: m for m in re.findall(r"^\| `([^`]+)` [↑↓] \| \S+ \| \S+ \| (\S+) \| \[(\S+), (\S+)\] \| (\S+) \|"
-                                        r" [^|]+ \| ([^|]+) \|$", proc.stdout, re.MULTILINE)}
+                                        r" [^|]+ \| [^|]+ \| ([^|]+) \|$", proc.stdout, re.MULTILINE)}
     flagged = sorted(k for k, m in rows.items() if "regression" in m[5])
     bursts_file = next((str(p) for p in out.glob("*.bursts.json")), None)
     trial = {"effect": effect, "iterations": n, "per_iteration_us": round(per_iteration_s * 1e6, 4),

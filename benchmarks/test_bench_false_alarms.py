@@ -24,8 +24,6 @@ import gzip
 import json
 import os
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -35,7 +33,7 @@ from perfci.judge import noise
 from perfci.judge.bursts import judge_run
 from perfci.model.bursts import BURSTS_FILE
 from perfci.model.verdicts import Outcome
-from test_bench_detection import iterations_for, md5_iteration_seconds, trigger
+from test_bench_detection import iterations_for, md5_iteration_seconds, timed_ab, trigger
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
@@ -57,17 +55,8 @@ def test_false_alarms_and_known_effects(benchmark, per_iteration_s, trial, tmp_p
     effect = EFFECTS[trial % len(EFFECTS)]
     n = iterations_for(effect, per_iteration_s) if effect else 0
     sql = ["--a-sql", trigger(0), "--b-sql", trigger(n)] if effect else []
-    args = [sys.executable, "-m", "perfci.cli", "ab", "rebuild-after-delete", "--instances", str(INSTANCES),
-            "--bursts", str(BURSTS), *sql, "--out", str(tmp_path), "-q"]
-
-    def run() -> subprocess.CompletedProcess:
-        return subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=3600,
-                              env={**os.environ, "PYTHONPATH": str(ROOT / "ci")})
-
-    t0 = time.monotonic()
-    proc = benchmark.pedantic(run, rounds=1, iterations=1)
-    wall = time.monotonic() - t0
-    assert proc.returncode in (0, 1), proc.stderr[-2000:]
+    proc, wall = timed_ab(benchmark, ["rebuild-after-delete", "--instances", str(INSTANCES), "--bursts", str(BURSTS),
+                                      *sql, "--out", str(tmp_path), "-q"])
     [bursts_file] = tmp_path.glob("*.bursts.json")
     kept = RESULTS / "bursts" / (bursts_file.name + ".gz")
     kept.parent.mkdir(parents=True, exist_ok=True)
