@@ -10,8 +10,9 @@ valid samples of the case after its last reset point. A record keeps what a base
 sample needs and the night's verdict. Two lists: `regressed`, every key the night
 was worse on beyond tolerance (a regression, or a change on the bad side one run
 could not call): what a streak of bad nights counts; and `standing`, the keys whose
-regression stands: judged a regression (and not cleared by its confirming A/B), or
-worse again right after a night that stood on the same key. Only a standing key
+regression stands: judged a regression (and not cleared by its confirming A/B), worse
+where a persisting change point calls it (alert/nightly.py), or worse again right after
+a night that stood on the same key. Only a standing key
 keeps the night out of the baseline it regressed against (else a persisting slowdown
 becomes its own baseline in a few nights and its issue closes itself), until a reset
 accepts it. Leaving out every worse night instead ratchets: where the tolerance is
