@@ -24,6 +24,7 @@ class FakeProvider:
         self._known = known
         self.calls: list[str] = calls if calls is not None else []
         self.started_with: list[dict] = []
+        self.died: tuple[str, str] | None = None  # what death() answers: set to make the server "die"
 
     @property
     def where(self) -> str:
@@ -55,6 +56,12 @@ class FakeProvider:
     def stop(self, slow: bool = False) -> bool:
         self.calls.append(f"stop{' slow' if slow else ''}")
         return True
+
+    def abandon(self) -> None:
+        self.calls.append("abandon")
+
+    def death(self) -> tuple[str, str] | None:
+        return self.died
 
     def connect(self, database: str | None = None):
         raise AssertionError("the runner's unit tests use a fake inspector: no SQL")

@@ -97,7 +97,38 @@ def test_a_failing_step_still_stops_and_cleans_up(tmp_path):
     plan.sysbench = "sysbench 1.0.20"
     with pytest.raises(InfraFailure):
         execute(plan, QUIET, handlers=handlers, inspect=lambda s: FakeInspector(s), host=HOST)
-    assert fake.calls[-2:] == ["stop", "cleanup"]
+    assert fake.calls[-2:] == ["abandon", "cleanup"] and "stop" not in fake.calls  # no waiting on a clean shutdown
+
+
+def test_a_step_that_fails_because_the_server_died_says_the_server_died(tmp_path):
+    plan, fake = plan_for(tmp_path)
+    handlers = fake_handlers(fake.calls)
+
+    def server_gone(ctx, step):
+        fake.died = ("killed by signal 9 (SIGKILL)", "[Note] InnoDB: Starting shutdown...")
+        raise InfraFailure("sysbench oltp_write_only run failed with exit code 1", detail="Lost connection")
+
+    handlers["measure"] = server_gone
+    plan.sysbench = "sysbench 1.0.20"
+    with pytest.raises(InfraFailure) as failed:
+        execute(plan, QUIET, handlers=handlers, inspect=lambda s: FakeInspector(s), host=HOST)
+    assert str(failed.value) == "the server died during the run (killed by signal 9 (SIGKILL)); its error log ends with:"
+    assert failed.value.detail == "[Note] InnoDB: Starting shutdown..."
+    assert fake.calls[-2:] == ["abandon", "cleanup"]
+
+
+def test_an_interrupt_stops_the_server_at_once_and_cleans_up(tmp_path):
+    plan, fake = plan_for(tmp_path)
+    handlers = fake_handlers(fake.calls)
+
+    def interrupted(ctx, step):
+        raise KeyboardInterrupt
+
+    handlers["measure"] = interrupted
+    plan.sysbench = "sysbench 1.0.20"
+    with pytest.raises(KeyboardInterrupt):
+        execute(plan, QUIET, handlers=handlers, inspect=lambda s: FakeInspector(s), host=HOST)
+    assert fake.calls[-2:] == ["abandon", "cleanup"] and "stop" not in fake.calls
 
 
 def test_the_first_run_prepares_and_saves_the_dataset_the_second_restores_it(tmp_path):

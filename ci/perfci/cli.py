@@ -16,7 +16,8 @@ import traceback
 import click
 
 from perfci import __version__
-from perfci.util.errors import EXIT_BAD_INPUT, EXIT_INFRA, EXIT_INTERRUPTED, PerfciError
+from perfci.util.errors import EXIT_BAD_INPUT, EXIT_INFRA, EXIT_INTERRUPTED, InfraFailure, PerfciError
+from perfci.util.files import NO_SPACE
 
 DEBUG_ENV = "PERFCI_DEBUG"
 # command -> (module under perfci.commands, function): imported only when used, so
@@ -93,6 +94,10 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(EXIT_INTERRUPTED)
     except PerfciError as err:
         fail(err)
+    except OSError as exc:
+        if exc.errno not in NO_SPACE:
+            internal_error(exc)
+        fail(InfraFailure(f"{exc.strerror}{f': {exc.filename}' if exc.filename else ''} (free space, then rerun)"))
     except Exception as exc:  # noqa: BLE001 - the contract: never a traceback, never exit 1
         internal_error(exc)
     sys.exit(rv if isinstance(rv, int) else 0)

@@ -55,6 +55,14 @@ class ServerProvider(Protocol):
     def stop(self, slow: bool = False) -> bool:
         """Shut down (slow: purge and merge first); True if the shutdown was clean."""
 
+    def abandon(self) -> None:
+        """Stop at once, without a clean shutdown: an interrupted run throws its datadir
+        away, and a CI runner's SIGKILL follows its cancel signal within 10 s."""
+
+    def death(self) -> tuple[str, str] | None:
+        """If the server is gone although nobody stopped it: (how it ended, e.g. "killed by
+        signal 9", the tail of its error log); None while it runs or when unknown."""
+
     def connect(self, database: str | None = None) -> pymysql.connections.Connection[pymysql.cursors.Cursor]:
         """An administrative connection (autocommit)."""
 

@@ -56,6 +56,11 @@ def image_family(image: str) -> str:
     return "mysql"
 
 
+def container_exit(code: int) -> str:
+    """A container's exit code in words (128+N: the server was killed by signal N)."""
+    return f"killed by signal {code - 128}" if code > 128 else f"exit code {code}"
+
+
 def docker_cli() -> str:
     found = shutil.which("docker")
     if not found:
@@ -291,6 +296,21 @@ class DockerServer:
         self._docker("rm", "--force", self.container, check=False)
         self._started = False
         return clean and done.returncode == 0 and code == "0"
+
+    def abandon(self) -> None:
+        if self._started:
+            self._docker("rm", "--force", self.container, check=False)
+            self._started = False
+
+    def death(self) -> tuple[str, str] | None:
+        if not self._started:
+            return None
+        state = self._docker("inspect", "--format", "{{.State.Running}} {{.State.ExitCode}} {{.State.OOMKilled}}",
+                             self.container, check=False).stdout.split()
+        if len(state) != 3 or state[0] != "false":
+            return None
+        how = "killed by the kernel's OOM killer" if state[2] == "true" else container_exit(int(state[1]))
+        return how, self._logs()
 
     def cleanup(self, keep_workdir: bool = False) -> None:
         # by name, started or not: an interrupt may land while `docker run` is creating it

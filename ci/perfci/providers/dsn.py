@@ -171,6 +171,12 @@ class DsnServer:
             raise InfraFailure(f"--server {self.spec.text!r}: could not undo perfci's changes: {exc}") from None
         return False  # never a snapshot source
 
+    def abandon(self) -> None:
+        self.stop()  # not ours to kill: undoing what start did is quick
+
+    def death(self) -> tuple[str, str] | None:
+        return None  # someone else's server: its health is not ours to judge
+
     def cleanup(self, keep_workdir: bool = False) -> None:
         if not keep_workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)

@@ -45,6 +45,17 @@ def tail(path: Path, lines: int = 20) -> str:
         return f"(no log at {path})"
 
 
+def exit_description(returncode: int) -> str:
+    """A process's end in words: a negative Popen return code is the signal that killed it."""
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = "an unknown signal"
+        return f"killed by signal {-returncode} ({name})"
+    return f"exit code {returncode}"
+
+
 def copy_tree(src: Path, dst: Path) -> None:
     """Copy a datadir: reflinks where the filesystem can (XFS, btrfs: instant), else bytes."""
     dst.parent.mkdir(parents=True, exist_ok=True)
@@ -284,6 +295,16 @@ class LocalServer:
             except subprocess.TimeoutExpired:
                 continue
         return False
+
+    def abandon(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=60)
+
+    def death(self) -> tuple[str, str] | None:
+        if not self.proc or self.proc.poll() is None:
+            return None
+        return exit_description(self.proc.returncode), tail(self.error_log)
 
     def cleanup(self, keep_workdir: bool = False) -> None:
         if self.socket_dir:

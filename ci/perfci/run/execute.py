@@ -8,9 +8,11 @@ tests drive this very code with a fake provider, inspector and handlers.
 from __future__ import annotations
 
 import datetime as dt
+import shutil
 import time
 import uuid
 from collections.abc import Callable, Mapping
+from pathlib import Path
 
 from perfci.host import hostinfo, hostlock
 from perfci.model.identity import server_line, slug
@@ -23,6 +25,8 @@ from perfci.run.snapshot_use import SnapshotUse
 from perfci.run.snapshots import data_prefix
 from perfci.run.steps import HANDLERS, Handler, StepContext, run_steps, utc_now
 from perfci.run.validity import assess
+from perfci.util.errors import InfraFailure
+from perfci.util.files import NO_SPACE
 from perfci.util.progress import Progress
 
 InspectorFactory = Callable[[ServerProvider], RunningServer]
@@ -36,6 +40,35 @@ def headlines(ctx: StepContext) -> list[HeadlineValue]:
         value = round(num / den, 4) if num is not None and den else None
         out.append(HeadlineValue(metric=h.metric, numerator=h.numerator, denominator=h.denominator, value=value))
     return out
+
+
+DISK_FULL_BYTES = 64 * 2**20  # below this a server's next file extension fails (InnoDB extends by MiBs)
+
+
+def explained(server: ServerProvider, failure: BaseException, name: str = "the server") -> BaseException:
+    """A failure as the user should read it: when the server itself is gone (killed,
+    crashed, out of memory), or its disk is full, that is the news, not the client's
+    lost connection or a table that is "full". Other exceptions pass unchanged."""
+    if isinstance(failure, OSError) and failure.errno in NO_SPACE:
+        failure = InfraFailure(f"{failure.strerror}{f': {failure.filename}' if failure.filename else ''}")
+    if not isinstance(failure, InfraFailure):
+        return failure
+    death = server.death()
+    if death is not None:
+        how, log_tail = death
+        return InfraFailure(f"{name} died during the run ({how}); its error log ends with:", detail=log_tail)
+    free = free_bytes(server.workdir)
+    if free is not None and free < DISK_FULL_BYTES:
+        return InfraFailure(f"{failure} -- the disk of {server.workdir} is full ({free // 2**20} MiB free): "
+                            "free space, or point --workdir elsewhere", detail=failure.detail)
+    return failure
+
+
+def free_bytes(path: Path) -> int | None:
+    try:
+        return shutil.disk_usage(path).free
+    except OSError:
+        return None
 
 
 def result_id(plan: RunPlan) -> str:
@@ -74,12 +107,14 @@ def execute(plan: RunPlan, progress: Progress, keep_workdir: bool = False, runne
     dataset = DatasetState()
     if skip_reason is None:
         inspector = inspect(server)
+        abandoned = started = False
         try:
             snap = SnapshotUse(plan, plan.snapshots) if plan.snapshots else None
             restore = snap.lookup() if snap else None
             t_start = time.monotonic()
             with progress.step("start server" + (" from the dataset snapshot" if restore else "")):
                 server.start(plan.config_options, restore_from=restore)
+            started = True
             server_info, bench = inspector.setup()
             ctx = StepContext(r, plan.scenario_file, server, inspector, progress, logs_dir(server), bench, handlers)
             effective = inspector.effective_config()
@@ -95,9 +130,22 @@ def execute(plan: RunPlan, progress: Progress, keep_workdir: bool = False, runne
                 else:
                     run_steps(ctx, r.steps)
                 effective = inspector.effective_config()
+        except BaseException as exc:
+            # The datadir is thrown away: no clean shutdown to wait for. A server on a
+            # full disk would wait for space forever, and a runner's SIGKILL follows its
+            # cancel signal within 10 s.
+            why = "interrupted" if isinstance(exc, KeyboardInterrupt) else "the run failed"
+            news = explained(server, exc) if started else exc  # a failed start says why itself
+            with progress.step(f"stop server at once ({why}: its datadir is thrown away)"):
+                server.abandon()
+            abandoned = True
+            if news is not exc:
+                raise news from exc
+            raise
         finally:
-            with progress.step("shut down server"):
-                server.stop()
+            if not abandoned:
+                with progress.step("shut down server"):
+                    server.stop()
             server.cleanup(keep_workdir)
     else:
         server.cleanup(keep_workdir)

@@ -40,6 +40,7 @@ from perfci.model.result import Host
 from perfci.model.scenario import MeasureStep, cases, load_scenario
 from perfci.providers.capabilities import parse_size
 from perfci.run import collectors, sysbench
+from perfci.run.execute import explained
 from perfci.run.inspect import SqlInspector, logs_dir
 from perfci.run.plan import RunPlan, plan_run, use_snapshots
 from perfci.run.snapshot_use import SnapshotUse
@@ -200,17 +201,34 @@ def both_running(sides: list[SideServer]) -> Iterator[None]:
     with ExitStack() as stack:
         for s in sides:
             stack.callback(s.plan.provider.cleanup)
-            stack.callback(_stop, s)
+            stack.push(_stopping(s))
         for s in sides:
             s.start()
             stack.callback(s.freezer.release)  # released (thawed) before the server is stopped
             s.freezer.freeze()
-        yield
+        try:
+            yield
+        except (InfraFailure, OSError) as failure:
+            for s in sides:
+                if (news := explained(s.plan.provider, failure, f"server {s.label}")) is not failure:
+                    raise news from failure
+            raise
 
 
-def _stop(s: SideServer) -> None:
-    with s.progress.step(f"shut down server {s.label}"):
-        s.plan.provider.stop()
+def _stopping(s: SideServer) -> Callable[..., bool]:
+    """How a side's server ends when the A/B does: a clean shutdown, or at once when
+    interrupted or failed (its datadir is thrown away; a server on a full disk would
+    wait for space forever; a runner's SIGKILL follows its cancel within 10 s)."""
+    def stop(exc_type: type[BaseException] | None, *_: object) -> bool:
+        if exc_type is not None:
+            why = "interrupted" if issubclass(exc_type, KeyboardInterrupt) else "the A/B failed"
+            with s.progress.step(f"stop server {s.label} at once ({why})"):
+                s.plan.provider.abandon()
+        else:
+            with s.progress.step(f"shut down server {s.label}"):
+                s.plan.provider.stop()
+        return False
+    return stop
 
 
 @contextmanager

@@ -5,6 +5,7 @@ the moment it exists, and an orderly stop on Ctrl-C / SIGTERM."""
 from __future__ import annotations
 
 import signal
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
@@ -20,16 +21,24 @@ from perfci.util.files import write_atomic
 from perfci.util.progress import Progress
 
 
-def _terminate_as_interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt  # SIGTERM from a CI cancel: clean up as for Ctrl-C
+def _cancel(signum: int, frame: FrameType | None) -> None:
+    """The first SIGINT or SIGTERM: clean up as for Ctrl-C. A second one must not cut that
+    clean-up short (actions/runner sends SIGINT, SIGTERM 7.5 s later, SIGKILL 2.5 s after)."""
+    signal.signal(signal.SIGINT, _already_cancelling)
+    signal.signal(signal.SIGTERM, _already_cancelling)
+    raise KeyboardInterrupt
+
+
+def _already_cancelling(signum: int, frame: FrameType | None) -> None:
+    print(f"perfci: {signal.Signals(signum).name} ignored: already stopping", file=sys.stderr, flush=True)
 
 
 def handle_cancellation() -> None:
-    """Ctrl-C and SIGTERM both end in an orderly server shutdown. SIGINT is set
-    explicitly: a process started in the background inherits it ignored, and a CI
-    runner cancelling a job sends it."""
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, _terminate_as_interrupt)
+    """Ctrl-C and SIGTERM both end the run: the servers stopped, nothing half-written.
+    SIGINT is set explicitly: a process started in the background inherits it ignored,
+    and a CI runner cancelling a job sends it."""
+    signal.signal(signal.SIGINT, _cancel)
+    signal.signal(signal.SIGTERM, _cancel)
 
 
 def save(result: Result, out_dir: Path) -> tuple[Path, str]:

@@ -20,7 +20,7 @@ from typing import TypeVar
 from pydantic import BaseModel
 
 from perfci.util.errors import BadInput, NewerFormat
-from perfci.util.files import write_atomic
+from perfci.util.files import write_atomic, write_failure
 
 T = TypeVar("T")
 Parse = Callable[[str, str], T]  # (line, "FILE:LINE") -> item; BadInput when the line is damaged
@@ -92,7 +92,17 @@ def append(path: Path, model: BaseModel, parse: Parse[object]) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     repair(path, parse)
-    with open(path, "a") as f:
-        f.write(json.dumps(model.model_dump(mode="json", by_alias=True), sort_keys=True) + "\n")
-        f.flush()
-        os.fsync(f.fileno())
+    line = (json.dumps(model.model_dump(mode="json", by_alias=True), sort_keys=True) + "\n").encode()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        before = os.lseek(fd, 0, os.SEEK_END)
+        try:
+            written = 0
+            while written < len(line):
+                written += os.write(fd, line[written:])
+            os.fsync(fd)
+        except OSError as exc:  # a full disk: no torn line for the next append to glue onto
+            os.ftruncate(fd, before)
+            raise write_failure(path, exc, "its earlier lines are unchanged") from exc
+    finally:
+        os.close(fd)
