@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -173,6 +174,30 @@ def server_processes(marker: str) -> list[str]:
         if marker in args and ("mariadbd" in args or "mysqld" in args):
             found.append(args)
     return found
+
+
+def listening(work: Path) -> tuple[int, str]:
+    """(port, socket) of the server measuring under `work`, from the my.cnf perfci wrote."""
+    [cnf] = work.glob("perfci-*/my.cnf")
+    text = cnf.read_text()
+    return int(re.search(r"^port\s*=\s*(\d+)", text, re.M)[1]), re.search(r"^socket\s*=\s*(\S+)", text, re.M)[1]
+
+
+def assert_locked_down(port: int, socket: str) -> str:
+    """Nobody gets in over TCP without a password (root, anonymous, anyone); root is
+    root@localhost alone, on `socket`. Returns the server's secure_file_priv."""
+    import pymysql
+    for user in ("root", "", "anyone"):
+        with pytest.raises(pymysql.err.OperationalError) as refused:
+            pymysql.connect(host="127.0.0.1", port=port, user=user, password="", connect_timeout=5)
+        assert refused.value.args[0] == 1045, refused.value  # access denied: the server did answer
+    with pymysql.connect(unix_socket=socket, user="root", password="") as conn, conn.cursor() as cur:
+        cur.execute("SELECT User, Host FROM mysql.user WHERE User IN ('root', '')")
+        assert cur.fetchall() == (("root", "localhost"),)
+        cur.execute("SELECT @@secure_file_priv")
+        [(where,)] = cur.fetchall()
+    assert where and where.rstrip("/").endswith("/files"), where
+    return where
 
 
 def result_files(out_dir: Path) -> list[Path]:

@@ -11,10 +11,11 @@ import shutil
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
-from conftest import measuring, result_files, run_perfci, write_tiny
+from conftest import assert_locked_down, listening, measuring, result_files, run_perfci, write_tiny
 
 pytestmark = pytest.mark.e2e
 
@@ -90,6 +91,26 @@ def test_interrupted_or_killed_runs_leave_no_container(local_image, tmp_path):
                        "--quiet", env=local_image, timeout=600)
     assert again.returncode == 0, again.stderr[-2000:]
     assert perfci_containers() == []
+
+
+def test_nobody_else_gets_in_root_only_on_the_private_socket(local_image, tmp_path):
+    """Host network: the container's server listens on 127.0.0.1 like a local one; root
+    is root@localhost only, reached through the 0700 run directory mounted into it."""
+    scenario = write_tiny(tmp_path, time=60)
+    work = tmp_path / "work"
+    with measuring(scenario, tmp_path / "out", work, "--server", f"docker:{IMAGE}", env=local_image) as (proc, err):
+        port, _ = listening(work)
+        [container] = perfci_containers()
+        mounts = subprocess.run(["docker", "inspect", "--format", "{{json .Mounts}}", container],
+                                capture_output=True, text=True, check=True).stdout
+        [run_dir] = [m["Source"] for m in json.loads(mounts) if m["Destination"] == "/run/perfci"]
+        socket = Path(run_dir) / "mysqld.sock"
+        assert socket.parent.stat().st_mode & 0o777 == 0o700
+        assert assert_locked_down(port, str(socket)) == "/run/perfci/files/"
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=300)
+    assert proc.returncode == 130, "".join(err)
+    assert not socket.parent.exists() and perfci_containers() == []
 
 
 def test_with_the_engine_stopped_it_is_one_line(local_image, tmp_path):

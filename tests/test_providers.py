@@ -59,23 +59,30 @@ def test_bad_specs_are_one_clear_line(spec, message):
 
 def test_docker_run_shares_the_host_network_mounts_cnf_and_datadir_and_labels_the_owner():
     args = run_args("mysql:8.0.42", "perfci-x", 41000, Path("/nvme/w/data"), Path("/nvme/w/my.cnf"),
-                    (1000, 1000), "host", owner_pid=4242)
+                    (1000, 1000), "host", owner_pid=4242, run_dir=Path("/tmp/perfci-run-x"))
     assert args[:2] == ["run", "--detach"]
     assert args[args.index("--network") + 1] == "host" and "--publish" not in args
     volumes = [args[i + 1] for i, a in enumerate(args) if a == "--volume"]
-    assert volumes == ["/nvme/w/data:/var/lib/mysql", "/nvme/w/my.cnf:/etc/mysql/conf.d/zz-perfci.cnf:ro"]
+    assert volumes == ["/nvme/w/data:/var/lib/mysql", "/tmp/perfci-run-x:/run/perfci",
+                       "/nvme/w/my.cnf:/etc/mysql/conf.d/zz-perfci.cnf:ro"]
     labels = [args[i + 1] for i, a in enumerate(args) if a == "--label"]
     assert labels == ["perfci=1", "perfci.owner-pid=4242"]
     assert args[args.index("--user") + 1] == "1000:1000"
     assert args[-1] == "mysql:8.0.42"
     # host network: the server itself binds loopback on the free port perfci picked
-    assert harness_options("host", 41000) == {"bind_address": "127.0.0.1", "port": 41000, "skip_name_resolve": None}
+    assert harness_options("host", 41000) == {"bind_address": "127.0.0.1", "port": 41000, "skip_name_resolve": None,
+                                              # root only on the socket, in the private run dir; files only there
+                                              "socket": "/run/perfci/mysqld.sock",
+                                              "secure_file_priv": "/run/perfci/files"}
+    envs = [args[i + 1] for i, a in enumerate(args) if a == "--env"]
+    assert envs == ["MYSQL_ALLOW_EMPTY_PASSWORD=1", "MYSQL_ROOT_HOST=localhost"]  # no root@'%'
 
 
 def test_docker_published_mode_publishes_on_loopback_only():
     args = run_args("mariadb:11.4", "n", 41001, Path("/d"), Path("/c"), (999, 999), "published")
     assert args[args.index("--publish") + 1] == "127.0.0.1:41001:3306" and "--network" not in args
     assert "MARIADB_ALLOW_EMPTY_ROOT_PASSWORD=1" in args and "/c:/etc/mysql/conf.d/zz-perfci.cnf:ro" in args
+    assert "MARIADB_ROOT_HOST=localhost" in args
     assert harness_options("published", 41001)["port"] == 3306
     assert [image_family(i) for i in ("mysql:8.4", "mariadb:10.11", "percona/percona-server:8.0",
                                       "perfci-local/mariadb:11.4.5")] == ["mysql", "mariadb", "percona", "mariadb"]
@@ -85,13 +92,14 @@ def test_percona_image_layout_include_dir_account_and_no_telemetry():
     """percona/percona-server:8.0 (percona-docker's Dockerfile and ps-entry.sh): USER mysql
     (uid 1001), /etc/my.cnf ends in `!includedir /etc/my.cnf.d`, the entrypoint does not
     step down from root (so mysqld would refuse), MYSQL_ALLOW_EMPTY_PASSWORD initialises
-    a password-less root@'%', and PERCONA_TELEMETRY_DISABLE keeps it from calling home."""
+    a password-less root, MYSQL_ROOT_HOST=localhost keeps it off TCP (no root@'%'), and
+    PERCONA_TELEMETRY_DISABLE keeps it from calling home."""
     args = run_args("percona/percona-server:8.0.36", "perfci-x", 41000, Path("/w/data"), Path("/w/my.cnf"),
                     container_user((0, 0), (1001, 1001)))
     assert "/w/my.cnf:/etc/my.cnf.d/zz-perfci.cnf:ro" in args
     assert args[args.index("--user") + 1] == "1001:1001"
     envs = [args[i + 1] for i, a in enumerate(args) if a == "--env"]
-    assert envs == ["MYSQL_ALLOW_EMPTY_PASSWORD=1", "PERCONA_TELEMETRY_DISABLE=1"]
+    assert envs == ["MYSQL_ALLOW_EMPTY_PASSWORD=1", "MYSQL_ROOT_HOST=localhost", "PERCONA_TELEMETRY_DISABLE=1"]
 
 
 def test_the_server_never_runs_as_root_in_a_container():

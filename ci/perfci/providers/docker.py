@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 import uuid
 from pathlib import Path
 
@@ -28,18 +29,23 @@ from perfci.providers.accounts import bench_account
 from perfci.providers.capabilities import parse_help_options
 from perfci.providers.local import READY_TIMEOUT_S, ask_shutdown, copy_tree, free_port, wait_until_answers
 from perfci.util.errors import BadInput, InfraFailure
-from perfci.util.runner import RUNNER_LABEL, runner_tag
+from perfci.util.runner import RUNNER_LABEL, runner_tag, temp_prefix
 
 # Where each image family reads extra config (Percona: /etc/my.cnf's !includedir).
 INCLUDE_DIRS = {"percona": "/etc/my.cnf.d", "mysql": "/etc/mysql/conf.d", "mariadb": "/etc/mysql/conf.d"}
 # What each family's entrypoint needs to initialise an empty datadir with a password-less
-# root (and, for Percona, to keep its telemetry agent from calling home).
+# root that exists only as root@localhost: reachable on the socket alone, which lives in a
+# host directory only perfci's user (and the server's account) can enter; no root@'%' a
+# local user could reach over TCP (and, for Percona, no telemetry agent calling home).
 ENTRYPOINT_ENV = {
-    "mysql": ("MYSQL_ALLOW_EMPTY_PASSWORD=1",),
-    "percona": ("MYSQL_ALLOW_EMPTY_PASSWORD=1", "PERCONA_TELEMETRY_DISABLE=1"),
-    "mariadb": ("MARIADB_ALLOW_EMPTY_ROOT_PASSWORD=1",),
+    "mysql": ("MYSQL_ALLOW_EMPTY_PASSWORD=1", "MYSQL_ROOT_HOST=localhost"),
+    "percona": ("MYSQL_ALLOW_EMPTY_PASSWORD=1", "MYSQL_ROOT_HOST=localhost", "PERCONA_TELEMETRY_DISABLE=1"),
+    "mariadb": ("MARIADB_ALLOW_EMPTY_ROOT_PASSWORD=1", "MARIADB_ROOT_HOST=localhost"),
 }
 CONTAINER_DATADIR = "/var/lib/mysql"
+# The container's end of the private host directory: the server's socket (perfci's only
+# way in as root) and the one directory it may read or write files in (secure_file_priv).
+CONTAINER_RUN_DIR = "/run/perfci"
 CLI_TIMEOUT_S = 120
 LABEL = "perfci=1"
 OWNER_LABEL = "perfci.owner-pid"
@@ -89,13 +95,14 @@ def container_user(runner: tuple[int, int], image_mysql: tuple[int, int] | None)
 
 def harness_options(network: str, port: int) -> dict:
     """my.cnf settings perfci owns inside the container."""
+    private = {"socket": f"{CONTAINER_RUN_DIR}/mysqld.sock", "secure_file_priv": f"{CONTAINER_RUN_DIR}/files"}
     if network == "host":  # the host's network namespace: the server itself binds loopback
-        return {"bind_address": "127.0.0.1", "port": port, "skip_name_resolve": None}
-    return {"bind_address": "0.0.0.0", "port": 3306, "skip_name_resolve": None}  # behind the published port
+        return {"bind_address": "127.0.0.1", "port": port, "skip_name_resolve": None, **private}
+    return {"bind_address": "0.0.0.0", "port": 3306, "skip_name_resolve": None, **private}  # behind the published port
 
 
 def run_args(image: str, name: str, port: int, datadir: Path, cnf: Path, user: tuple[int, int],
-             network: str = "host", owner_pid: int = 0) -> list[str]:
+             network: str = "host", owner_pid: int = 0, run_dir: Path | None = None) -> list[str]:
     """`docker run` for a benchmark server (the command line, for tests and logs)."""
     family = image_family(image)
     net = ["--network", "host"] if network == "host" else ["--publish", f"127.0.0.1:{port}:3306"]  # loopback only
@@ -107,10 +114,22 @@ def run_args(image: str, name: str, port: int, datadir: Path, cnf: Path, user: t
             *net,
             "--user", f"{user[0]}:{user[1]}",
             "--volume", f"{datadir}:{CONTAINER_DATADIR}",
+            *(["--volume", f"{run_dir}:{CONTAINER_RUN_DIR}"] if run_dir else []),
             "--volume", f"{cnf}:{INCLUDE_DIRS[family]}/zz-perfci.cnf:ro",
             *env,
             "--shm-size", "1g",
             image]
+
+
+def private_run_dir(user: tuple[int, int]) -> Path:
+    """A 0700 host directory for the container's socket and files, owned by the server's
+    account (perfci, as root, still enters it; nobody else on the host can)."""
+    run_dir = Path(tempfile.mkdtemp(prefix=f"{temp_prefix()}run-"))  # short: sun_path is 108 bytes
+    (run_dir / "files").mkdir(mode=0o700)
+    if os.getuid() == 0:
+        for path in (run_dir, run_dir / "files"):
+            os.chown(path, *user)
+    return run_dir
 
 
 def stale_containers(listing: str, alive) -> list[str]:
@@ -167,6 +186,7 @@ class DockerServer:
         self.container = f"perfci-{uuid.uuid4().hex[:10]}"
         self.port: int | None = None
         self.pid: int | None = None
+        self.run_dir: Path | None = None  # the socket and secure_file_priv: see CONTAINER_RUN_DIR
         self._started = False
         self._check_engine()
         remove_orphan_containers()
@@ -255,12 +275,14 @@ class DockerServer:
             for path in [self.datadir, *self.datadir.rglob("*")]:
                 os.lchown(path, *self.user)
         self.port = self.port or free_port()
+        if self.run_dir is None:
+            self.run_dir = private_run_dir(self.user)
         harness = {**harness_options(self.network, self.port), **mycnf.loopback_only(self.identity)}
         self.cnf_path.write_text(mycnf.render(harness, options))
         self.cnf_path.chmod(0o644)  # read by the server's account
         self._docker("rm", "--force", self.container, check=False)
         self._docker(*run_args(self.image, self.container, self.port, self.datadir, self.cnf_path,
-                               self.user, self.network, os.getpid()))
+                               self.user, self.network, os.getpid(), self.run_dir))
         self._started = True
         self._wait_ready(timeout_s)
         pid = self._docker("inspect", "--format", "{{.State.Pid}}", self.container, check=False).stdout.strip()
@@ -277,9 +299,9 @@ class DockerServer:
         wait_until_answers(self.connect, exited, self._logs, timeout_s, 1.0, "the server container")
 
     def connect(self, database: str | None = None, **kw) -> pymysql.connections.Connection:
-        assert self.port is not None, "connect before start"
-        return pymysql.connect(host="127.0.0.1", port=self.port, user="root", password="", database=database,
-                               autocommit=True, connect_timeout=5, **kw)
+        assert self.run_dir is not None, "connect before start"
+        return pymysql.connect(unix_socket=str(self.run_dir / "mysqld.sock"), user="root", password="",
+                               database=database, autocommit=True, connect_timeout=5, **kw)
 
     def bench_connection(self, cur, database: str):
         assert self.port is not None, "bench_connection before start"
@@ -316,5 +338,7 @@ class DockerServer:
         # by name, started or not: an interrupt may land while `docker run` is creating it
         self._docker("rm", "--force", self.container, check=False)
         self._started = False
+        if self.run_dir:
+            shutil.rmtree(self.run_dir, ignore_errors=True)
         if not keep_workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)

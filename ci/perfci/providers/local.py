@@ -189,6 +189,7 @@ class LocalServer:
             "log_error": str(self.error_log),
             "tmpdir": str(self.workdir / "tmp"),
             "skip_name_resolve": None,
+            "secure_file_priv": str(self.workdir / "files"),  # LOAD DATA / INTO OUTFILE: nowhere else
             **mycnf.loopback_only(self.identity),
         }
         if self.basedir:
@@ -224,6 +225,23 @@ class LocalServer:
         if rc != 0:
             raise InfraFailure(f"initialising the datadir failed ({program.name} exit {rc})",
                                detail=tail(log) + "\n" + tail(self.error_log))
+        if self.identity.flavor == "mariadb":
+            self._root_on_the_socket_only(log)
+
+    def _root_on_the_socket_only(self, log: Path) -> None:
+        """mariadb-install-db's "normal" root is also root@127.0.0.1, root@::1 and
+        root@HOSTNAME without a password (old versions add anonymous users): reachable
+        over TCP by any local user while a benchmark runs. Removed before the server
+        first listens (bootstrap mode: no network), so root is only root@localhost, on
+        a socket in a directory only this user can enter."""
+        table = "global_priv" if any((self.datadir / "mysql").glob("global_priv.*")) else "user"  # 10.4+ / older
+        sql = f"DELETE FROM mysql.{table} WHERE (User = 'root' AND Host <> 'localhost') OR User = '';\n"
+        with log.open("a") as out:
+            done = subprocess.run([str(self.binary), f"--defaults-file={self.cnf_path}", "--bootstrap"], input=sql,
+                                  stdout=out, stderr=subprocess.STDOUT, text=True, timeout=600)
+        if done.returncode != 0:
+            raise InfraFailure(f"locking root to the socket failed ({self.binary.name} --bootstrap exit "
+                               f"{done.returncode})", detail=tail(log))
 
     def _find_install_db(self) -> Path:
         names = ("mariadb-install-db", "mysql_install_db")
@@ -242,6 +260,7 @@ class LocalServer:
         """Start on a new datadir, or on a copy of `restore_from` (a snapshot's datadir)."""
         self.workdir.mkdir(parents=True, exist_ok=True)
         (self.workdir / "tmp").mkdir(exist_ok=True)
+        (self.workdir / "files").mkdir(mode=0o700, exist_ok=True)
         if self.socket_dir is None:
             self.socket_dir = Path(tempfile.mkdtemp(prefix=f"{temp_prefix()}sock-"))  # short: sun_path is 108 bytes
             self.port = free_port()

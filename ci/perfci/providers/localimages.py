@@ -53,8 +53,9 @@ LOCAL_IMAGES = (
 
 ENTRYPOINT = r"""#!/bin/sh
 # perfci-local entrypoint: what the official mysql/mariadb entrypoints do that perfci
-# relies on. Initialises an empty datadir (root@'%' without a password, as with
-# MYSQL_ALLOW_EMPTY_PASSWORD), reads /etc/mysql/conf.d (via /etc/mysql/my.cnf), runs
+# relies on. Initialises an empty datadir (a root without a password, as with
+# MYSQL_ALLOW_EMPTY_PASSWORD: root@'%', or root@localhost alone when MYSQL_ROOT_HOST /
+# MARIADB_ROOT_HOST is localhost), reads /etc/mysql/conf.d (via /etc/mysql/my.cnf), runs
 # as whatever `docker run --user` says, and, started as root, has the server step down
 # to mysql itself (mysqld --user) after handing it the datadir.
 set -eu
@@ -82,12 +83,19 @@ if [ ! -d "$DATADIR/mysql" ]; then
     [ -d /opt/server ] && basedir="--basedir=/opt/server"
     sh "$(command -v mariadb-install-db)" $basedir --auth-root-authentication-method=normal --skip-test-db \
       --datadir="$DATADIR" "$@"
+    # "normal" root is also root@127.0.0.1, ::1 and HOSTNAME (old versions: anonymous users)
+    table=user
+    ls "$DATADIR"/mysql/global_priv.* >/dev/null 2>&1 && table=global_priv
+    echo "DELETE FROM mysql.$table WHERE (User = 'root' AND Host <> 'localhost') OR User = '';" \
+      | "$SERVER" --bootstrap "$@"
   else
     "$SERVER" --initialize-insecure "$@"
   fi
-  printf "CREATE USER IF NOT EXISTS 'root'@'%%';\nGRANT ALL ON *.* TO 'root'@'%%' WITH GRANT OPTION;\n" \
-    > /tmp/perfci-root.sql
-  set -- "$@" --init-file=/tmp/perfci-root.sql
+  if [ "${MYSQL_ROOT_HOST:-${MARIADB_ROOT_HOST:-%}}" != localhost ]; then
+    printf "CREATE USER IF NOT EXISTS 'root'@'%%';\nGRANT ALL ON *.* TO 'root'@'%%' WITH GRANT OPTION;\n" \
+      > /tmp/perfci-root.sql
+    set -- "$@" --init-file=/tmp/perfci-root.sql
+  fi
   echo "perfci-local: initialised; starting the server"
 fi
 exec "$SERVER" "$@"

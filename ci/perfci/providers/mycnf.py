@@ -18,7 +18,7 @@ _NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 RESERVED = {
     "datadir", "socket", "port", "bind_address", "pid_file", "log_error", "user",
     "basedir", "tmpdir", "skip_networking", "skip_grant_tables", "innodb_data_home_dir",
-    "innodb_log_group_home_dir", "mysqlx",
+    "innodb_log_group_home_dir", "mysqlx", "secure_file_priv", "skip_name_resolve",
 }
 
 

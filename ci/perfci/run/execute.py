@@ -107,14 +107,14 @@ def execute(plan: RunPlan, progress: Progress, keep_workdir: bool = False, runne
     dataset = DatasetState()
     if skip_reason is None:
         inspector = inspect(server)
-        abandoned = started = False
+        abandoned = server_up = False
         try:
             snap = SnapshotUse(plan, plan.snapshots) if plan.snapshots else None
             restore = snap.lookup() if snap else None
             t_start = time.monotonic()
             with progress.step("start server" + (" from the dataset snapshot" if restore else "")):
                 server.start(plan.config_options, restore_from=restore)
-            started = True
+            server_up = True
             server_info, bench = inspector.setup()
             ctx = StepContext(r, plan.scenario_file, server, inspector, progress, logs_dir(server), bench, handlers)
             effective = inspector.effective_config()
@@ -135,7 +135,7 @@ def execute(plan: RunPlan, progress: Progress, keep_workdir: bool = False, runne
             # full disk would wait for space forever, and a runner's SIGKILL follows its
             # cancel signal within 10 s.
             why = "interrupted" if isinstance(exc, KeyboardInterrupt) else "the run failed"
-            news = explained(server, exc) if started else exc  # a failed start says why itself
+            news = explained(server, exc) if server_up else exc  # a failed start says why itself
             with progress.step(f"stop server at once ({why}: its datadir is thrown away)"):
                 server.abandon()
             abandoned = True

@@ -44,7 +44,8 @@ FORMAT_OPTIONS = ("innodb_page_size", "innodb_compression_level", "innodb_compre
 DEFAULT_MAX_GB = 50.0
 # Bump when what the data steps write changes (e.g. the perfci loader's payload):
 # old snapshots then no longer match any key and age out of the cache.
-DATA_FORMAT = 1
+# 2: root is root@localhost only (MariaDB's root@127.0.0.1 and the images' root@'%' gone)
+DATA_FORMAT = 2
 # The modules whose code decides what a data step writes: their hash is in the key.
 DATA_CODE = ("loader.py", "steps.py", "sysbench.py", "snapshots.py", "snapshot_use.py")
 
