@@ -1,5 +1,7 @@
 """perfci as a user installs it: `pip install .` (not editable) into a fresh venv,
-then used from a project checkout and from outside any project."""
+then used from a project checkout and from outside any project; and a fresh checkout's
+scripts/install-deps + scripts/quickstart on the stock Debian python3 (externally
+managed, PEP 668: pip may not install into it)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -16,17 +19,26 @@ from conftest import REPO, write_tiny
 pytestmark = pytest.mark.e2e
 
 
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory, real_server_tools):
-    """A venv (system site-packages for the dependencies) with perfci built from a copy
-    of the tracked files, so the build leaves nothing in the checkout."""
-    base = tmp_path_factory.mktemp("install")
-    source = base / "src"
+STOCK_PYTHON = Path("/usr/bin/python3")
+SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+def tracked_copy(source: Path) -> Path:
+    """The checkout's tracked files (what a clone holds), so nothing lands in the checkout."""
     files = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True).stdout.split()
     for name in files:
         if (REPO / name).is_file():
             (source / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(REPO / name, source / name)
+    return source
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory, real_server_tools):
+    """A venv (system site-packages for the dependencies) with perfci built from a copy
+    of the tracked files, so the build leaves nothing in the checkout."""
+    base = tmp_path_factory.mktemp("install")
+    source = tracked_copy(base / "src")
     venv = base / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
     proc = subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "--no-deps",
@@ -69,3 +81,26 @@ def test_outside_a_project_the_shipped_scenarios_are_used(installed, tmp_path):
     proc = perfci(installed, "run", str(scenario), "--out", str(tmp_path / "out"), "-q", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert len(list((tmp_path / "out").glob("*.json"))) == 1
+
+
+def test_install_deps_and_quickstart_on_the_stock_debian_python(real_server_tools, tmp_path):
+    """Debian 12's own python3 (no pyenv, no venv on PATH): install-deps puts perfci and
+    the locked dependencies into a venv of its own, and quickstart's smoke run works."""
+    managed = subprocess.run([str(STOCK_PYTHON), "-c", "import sysconfig; print(sysconfig.get_path('stdlib'))"],
+                             capture_output=True, text=True) if STOCK_PYTHON.exists() else None
+    if managed is None or not (Path(managed.stdout.strip()) / "EXTERNALLY-MANAGED").exists():
+        pytest.skip("needs a stock, externally managed /usr/bin/python3 (Debian 12 / Ubuntu 24.04)")
+    source = tracked_copy(tmp_path / "clone")
+    tools = [str(Path(t).parent) for t in (shutil.which("actionlint"),) if t]  # installed by go, not apt
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYENV_VERSION")}
+    env["PATH"] = os.pathsep.join([SYSTEM_PATH, *tools])
+    proc = subprocess.run(["scripts/quickstart", "--out", str(tmp_path / "results"), "--quiet"], cwd=source, env=env,
+                          capture_output=True, text=True, timeout=1200)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    assert f"install-deps: python3 is externally managed (PEP 668): perfci goes into the venv {source}/.venv" \
+        in proc.stdout
+    [result] = (tmp_path / "results").glob("*.json")
+    assert json.loads(result.read_text())["status"] == "ok"
+    python = subprocess.run([str(source / "scripts" / "python"), "-c", "import sys, perfci; print(sys.prefix)"],
+                            env=env, capture_output=True, text=True)
+    assert python.stdout.strip() == str(source / ".venv"), python.stderr
