@@ -28,6 +28,7 @@ COMMANDS = {
     "calibrate": ("calibrate", "calibrate"),
     "compare": ("compare", "compare"),
     "dashboard": ("dashboard", "dashboard"),
+    "doctor": ("doctor", "doctor"),
     "confirm": ("confirm", "confirm"),
     "history": ("history", "history"),
     "issues": ("issues", "issues"),

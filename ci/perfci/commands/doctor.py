@@ -1,0 +1,55 @@
+"""`perfci doctor`: is this host ready to be a benchmark runner (see host/doctor.py)?"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from perfci.host import doctor as checks
+from perfci.model.scenario import cases, load_scenario
+from perfci.providers.capabilities import parse_size
+from perfci.util.errors import EXIT_INFRA
+
+MARKS = {"ok": "ok  ", "info": "info", "warn": "WARN", "fail": "FAIL"}
+
+
+def buffer_pools(scenario: str, profile: str) -> list[int]:
+    loaded, path = load_scenario(scenario)
+    return [parse_size(str(r.config.get("innodb_buffer_pool_size", "128M"))) for r in cases(loaded, profile, str(path))]
+
+
+@click.command()
+@click.option("--runner-dir", type=click.Path(path_type=Path, file_okay=False, exists=True),
+              help="The actions-runner directory: check the job hooks it names, as the runner starts them.")
+@click.option("--scenario", help="Check memory for an interleaved A/B of this scenario (two servers at once).")
+@click.option("--profile", default="nightly", show_default=True, help="The scenario's profile.")
+@click.option("--workdir", type=click.Path(path_type=Path), help="Where datadirs go (default: the temp dir).")
+@click.option("--json", "as_json", is_flag=True, help="The findings as JSON (check, status, found, fix).")
+def doctor(runner_dir: Path | None, scenario: str | None, profile: str, workdir: Path | None, as_json: bool) -> int:
+    """Check this host as a benchmark runner: other servers, tools, CPU governor, THP,
+    swap, cgroup freezer, thread CPU time, PMU, disk, memory for two buffer pools, the
+    runner's job hooks, the host lock. Each problem comes with its fix.
+
+    \b
+    Exit codes: 0 ready (warnings may remain), 3 a check failed (perfci would refuse
+    or could not run here), 2 bad input.
+    \b
+    Examples:
+      perfci doctor
+      perfci doctor --runner-dir /home/runner/actions-runner --scenario change-buffer-matrix"""
+    pools = buffer_pools(scenario, profile) if scenario else []
+    findings = checks.diagnose(runner_dir, pools, f"{scenario} --profile {profile}", workdir)
+    if as_json:
+        click.echo(json.dumps(checks.as_dicts(findings), indent=2))
+    else:
+        width = max(len(f.check) for f in findings)
+        for f in findings:
+            click.echo(f"{MARKS[f.status]}  {f.check:<{width}}  {f.found}")
+            if f.fix:
+                click.echo(f"      {'':<{width}}  fix: {f.fix}")
+        failed = [f.check for f in findings if f.status == "fail"]
+        click.echo(f"\n{'not ready: ' + ', '.join(failed) if failed else 'ready'}"
+                   f" ({sum(f.status == 'warn' for f in findings)} warning(s))")
+    return EXIT_INFRA if any(f.status == "fail" for f in findings) else 0

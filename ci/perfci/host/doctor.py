@@ -1,0 +1,213 @@
+"""`perfci doctor`: is this host ready to be a benchmark runner? Each check says what
+it found and, where something is off, the command that fixes it.
+
+A failing check (`fail`) means perfci would refuse or cannot run here (another server
+running, no sysbench, hooks the runner cannot start, no room for an A/B's two buffer
+pools); a warning (`warn`) means the numbers would be worse than they could be
+(governor, THP, swap, no freezer, a tmpfs datadir). The same facts every result
+records come from hostinfo.host_check(): one place decides what "quiet" means.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+import tempfile
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from perfci.host import hostinfo, hostlock
+from perfci.host.freezer import V1_ROOT, V2_ROOT
+
+PER_SERVER_OVERHEAD = 512 * 2**20  # beyond its buffer pool (as the A/B's own memory check)
+MIN_FREE_DISK = 20 * 2**30
+HOOK_VARS = ("ACTIONS_RUNNER_HOOK_JOB_STARTED", "ACTIONS_RUNNER_HOOK_JOB_COMPLETED")
+RUNNABLE_HOOKS = (".sh", ".ps1", ".js")  # what actions/runner starts (by extension)
+
+
+@dataclass(frozen=True)
+class Finding:
+    check: str
+    status: str  # ok | info | warn | fail
+    found: str
+    fix: str = ""
+
+
+def governor(check: dict) -> Finding:
+    governors = check.get("cpu_governors")
+    if not governors:
+        return Finding("cpu governor", "info", "no cpufreq governor exposed (a VM, or a fixed clock)")
+    if governors == ["performance"]:
+        return Finding("cpu governor", "ok", "performance")
+    return Finding("cpu governor", "warn", f"{', '.join(governors)}: clock changes move the numbers",
+                   "echo performance | tee /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor")
+
+
+def huge_pages(check: dict) -> Finding:
+    mode = check.get("transparent_hugepages")
+    if mode == "always":
+        return Finding("transparent huge pages", "warn", "always: compaction stalls show up as latency spikes",
+                       "echo madvise > /sys/kernel/mm/transparent_hugepage/enabled")
+    return Finding("transparent huge pages", "ok", str(mode))
+
+
+def swap(check: dict) -> Finding:
+    used = int(check.get("swap_used_bytes") or 0)
+    if used > 64 * 2**20:
+        return Finding("swap", "warn", f"{used >> 20} MiB in use: a swapped-out buffer pool measures the disk",
+                       "swapoff -a && swapon -a; sysctl vm.swappiness=1")
+    return Finding("swap", "ok", f"{used >> 20} MiB in use, swappiness {check.get('swappiness')}")
+
+
+def other_servers(processes: list[str]) -> Finding:
+    if processes:
+        return Finding("other servers", "fail", f"{', '.join(processes)}: perfci refuses to measure beside them",
+                       "stop them (systemctl disable --now mariadb / mysql), or measure with --allow-busy")
+    return Finding("other servers", "ok", "no mysqld, mariadbd or sysbench running")
+
+
+def freezer(v1_root: Path = V1_ROOT, v2_root: Path = V2_ROOT) -> Finding:
+    if (v1_root / "freezer.state").exists() or (v1_root / "cgroup.procs").exists():
+        return Finding("freezer", "ok", f"cgroup v1 freezer ({v1_root}): the A/B's idle side is frozen")
+    if (v2_root / "cgroup.controllers").exists() and os.access(v2_root, os.W_OK):
+        return Finding("freezer", "ok", f"cgroup v2 ({v2_root}, cgroup.freeze)")
+    return Finding("freezer", "warn", "no writable cgroup freezer: the A/B's idle side is stopped with SIGSTOP "
+                   "(its threads stop one by one)",
+                   "mount the v1 freezer (mount -t cgroup -o freezer freezer /sys/fs/cgroup/freezer) "
+                   "or run the runner with a delegated cgroup v2")
+
+
+def cpu_time(proc: Path = Path("/proc")) -> Finding:
+    if (proc / "self" / "schedstat").exists():
+        return Finding("thread cpu time", "ok", "schedstat: statement CPU per transaction is measured")
+    return Finding("thread cpu time", "warn", "no /proc/<pid>/schedstat: statement CPU per transaction is not "
+                   "measured (tps alone is noisier)", "a kernel with CONFIG_SCHEDSTATS / CONFIG_SCHED_INFO")
+
+
+def pmu(sys_root: Path = Path("/sys"), proc: Path = Path("/proc")) -> Finding:
+    paranoid = _read(proc / "sys" / "kernel" / "perf_event_paranoid")
+    has_cpu_pmu = (sys_root / "bus" / "event_source" / "devices" / "cpu").exists()
+    found = (f"hardware counters {'present' if has_cpu_pmu else 'absent (a VM without a virtual PMU?)'}, "
+             f"perf_event_paranoid {paranoid or 'unknown'}; perfci does not read them yet")
+    return Finding("pmu", "info", found)
+
+
+def disk(where: Path, min_free: int = MIN_FREE_DISK) -> Finding:
+    fs = hostinfo.filesystem_of(where)
+    try:
+        free = shutil.disk_usage(where).free
+    except OSError as exc:
+        return Finding("disk", "fail", f"{where}: {exc.strerror}", "create it, or set TMPDIR / --workdir")
+    found = f"{where}: {fs['type']} on {fs['device']}, {free / 2**30:.1f} GiB free"
+    if fs["type"] in ("tmpfs", "ramfs", "overlay"):
+        return Finding("disk", "warn", f"{found}: datadirs there do not measure the disk under test",
+                       "point TMPDIR (or --workdir) at the NVMe under test")
+    if free < min_free:
+        return Finding("disk", "warn", f"{found}: below {min_free >> 30} GiB (datadirs, snapshots, builds)",
+                       "free space, or point TMPDIR and PERFCI_CACHE at a larger disk")
+    return Finding("disk", "ok", found)
+
+
+def memory(available: int | None, buffer_pools: list[int], what: str) -> Finding:
+    if available is None:
+        return Finding("memory", "info", "MemAvailable unknown")
+    if not buffer_pools:
+        return Finding("memory", "info", f"{available / 2**30:.1f} GiB available (name a scenario to check it "
+                       "against two servers' buffer pools)")
+    need = 2 * (max(buffer_pools) + PER_SERVER_OVERHEAD)  # an interleaved A/B runs two servers at once
+    found = f"{available / 2**30:.1f} GiB available; {what}'s A/B needs ~{need / 2**30:.1f} GiB for two servers"
+    if need > available:
+        return Finding("memory", "fail", found, "a smaller profile, or a host with more memory (or `perfci ab "
+                       "--mode rounds`, one server at a time)")
+    return Finding("memory", "ok", found)
+
+
+def tools(which: Callable[[str], str | None] = shutil.which) -> list[Finding]:
+    found = []
+    sysbench = which("sysbench")
+    found.append(Finding("sysbench", "ok", sysbench) if sysbench else
+                 Finding("sysbench", "fail", "not on PATH", "apt-get install sysbench (scripts/install-deps)"))
+    server = which("mariadbd") or which("mysqld") or (
+        "/usr/sbin/mariadbd" if Path("/usr/sbin/mariadbd").exists() else None)
+    found.append(Finding("local server", "ok", server) if server else
+                 Finding("local server", "warn", "no mariadbd or mysqld: only servers.yaml's fetched or built "
+                         "servers and images", "apt-get install mariadb-server (scripts/install-deps)"))
+    mvn = which("mvn")
+    found.append(Finding("maven", "ok" if mvn else "info", mvn or "not on PATH: maven: servers cannot be fetched",
+                         "" if mvn else "apt-get install maven"))
+    return found
+
+
+def hooks(runner_dir: Path | None, runner_uid: int | None = None) -> Finding:
+    """The job hooks as actions/runner starts them: named in RUNNER_DIR/.env, present,
+    with an extension it starts, parsing under `bash -e`, and not editable by the
+    runner's user (a job could otherwise rewrite the hook that judges the next job)."""
+    if runner_dir is None:
+        return Finding("runner hooks", "info", "not checked (pass --runner-dir, the actions-runner directory)")
+    env_file = runner_dir / ".env"
+    named = {}
+    for line in (_read(env_file) or "").splitlines():
+        key, _, value = line.partition("=")
+        if key.strip() in HOOK_VARS:
+            named[key.strip()] = value.strip()
+    fix = f"scripts/runner-bootstrap {runner_dir} (then restart the runner service)"
+    missing = [v for v in HOOK_VARS if v not in named]
+    if missing:
+        return Finding("runner hooks", "fail", f"{env_file}: {', '.join(missing)} not set: no fork guard, no clean-up",
+                       fix)
+    owner = runner_uid if runner_uid is not None else runner_dir.stat().st_uid
+    for var, value in named.items():
+        path = Path(value)
+        if not path.is_file():
+            return Finding("runner hooks", "fail", f"{var}={value}: no such file", fix)
+        if path.suffix not in RUNNABLE_HOOKS:
+            return Finding("runner hooks", "fail", f"{var}={value}: actions/runner starts only "
+                           f"{', '.join(RUNNABLE_HOOKS)} hooks: every job would fail at 'Set up runner'", fix)
+        if path.suffix == ".sh":
+            parsed = subprocess.run(["bash", "--noprofile", "--norc", "-e", "-o", "pipefail", "-n", str(path)],
+                                    capture_output=True, text=True)
+            if parsed.returncode != 0:
+                return Finding("runner hooks", "fail", f"{value} does not parse under bash -e: "
+                               f"{parsed.stderr.strip().splitlines()[0] if parsed.stderr.strip() else ''}", fix)
+        info = path.stat()
+        if (owner != 0 and info.st_uid == owner) or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            return Finding("runner hooks", "fail", f"{value} is writable by the runner's user or others: a job "
+                           "could rewrite the hook that judges the next one", fix)
+    return Finding("runner hooks", "ok", f"{', '.join(named.values())} (named in {env_file})")
+
+
+def lock() -> Finding:
+    path = hostlock.lock_path()
+    if os.access(path.parent, os.W_OK) and (not path.exists() or os.access(path, os.W_OK)):
+        return Finding("host lock", "ok", str(path))
+    return Finding("host lock", "fail", f"{path}: not writable: runs cannot take the one-benchmark-per-host lock",
+                   "set PERFCI_LOCK_FILE to a path every runner user can write")
+
+
+def diagnose(runner_dir: Path | None = None, buffer_pools: list[int] | None = None, what: str = "",
+             workdir: Path | None = None) -> list[Finding]:
+    check = hostinfo.host_check()
+    return [
+        other_servers(hostlock.bench_processes()),
+        *tools(),
+        governor(check), huge_pages(check), swap(check),
+        freezer(), cpu_time(), pmu(),
+        disk(workdir or Path(tempfile.gettempdir())),
+        memory(hostinfo.meminfo_bytes("MemAvailable"), buffer_pools or [], what),
+        hooks(runner_dir),
+        lock(),
+    ]
+
+
+def as_dicts(findings: list[Finding]) -> list[dict[str, str]]:
+    return [asdict(f) for f in findings]
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return None

@@ -1,0 +1,107 @@
+"""`perfci doctor`: each check on real files (a runner directory with its .env and hook
+files, cgroup and proc trees laid out as the kernel does), and the command's contract."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from perfci.host import doctor
+
+from conftest import run_perfci
+
+
+def runner_with_hooks(tmp_path, started="job-started.sh", completed="job-completed.sh",
+                      body="#!/usr/bin/env bash\nexit 0\n"):
+    runner = tmp_path / "actions-runner"
+    hooks = tmp_path / "hooks"
+    runner.mkdir(parents=True)
+    hooks.mkdir()
+    for name in (started, completed):
+        (hooks / name).write_text(body)
+        (hooks / name).chmod(0o755)
+    (runner / ".env").write_text(f"LANG=C.UTF-8\nACTIONS_RUNNER_HOOK_JOB_STARTED={hooks / started}\n"
+                                 f"ACTIONS_RUNNER_HOOK_JOB_COMPLETED={hooks / completed}\n")
+    return runner, hooks
+
+
+def test_hooks_named_present_runnable_and_not_the_runners_to_edit(tmp_path):
+    runner, hooks = runner_with_hooks(tmp_path)
+    good = doctor.hooks(runner, runner_uid=1000)  # the files are root's, the runner is uid 1000
+    assert good.status == "ok" and str(hooks / "job-started.sh") in good.found
+    os.chown(hooks / "job-completed.sh", 1000, 1000)
+    editable = doctor.hooks(runner, runner_uid=1000)
+    assert editable.status == "fail" and "writable by the runner's user" in editable.found
+    assert editable.fix == f"scripts/runner-bootstrap {runner} (then restart the runner service)"
+
+
+def test_a_hook_the_runner_cannot_start_fails_with_the_reason(tmp_path):
+    runner, _ = runner_with_hooks(tmp_path / "a", started="job-started", completed="job-completed")
+    found = doctor.hooks(runner, runner_uid=1000)
+    assert found.status == "fail" and "starts only .sh, .ps1, .js hooks" in found.found
+    runner, _ = runner_with_hooks(tmp_path / "b", body="#!/usr/bin/env bash\nif then fi (\n")
+    found = doctor.hooks(runner, runner_uid=1000)
+    assert found.status == "fail" and "does not parse under bash -e" in found.found
+    (tmp_path / "c").mkdir()
+    bare = tmp_path / "c" / "runner"
+    bare.mkdir()
+    found = doctor.hooks(bare)
+    assert found.status == "fail" and "ACTIONS_RUNNER_HOOK_JOB_STARTED, ACTIONS_RUNNER_HOOK_JOB_COMPLETED not set" \
+        in found.found
+    assert doctor.hooks(None).status == "info"
+
+
+def test_host_settings_that_skew_numbers_warn_with_the_fix():
+    quiet = {"cpu_governors": ["performance"], "transparent_hugepages": "madvise", "swap_used_bytes": 0,
+             "swappiness": "1"}
+    assert [f.status for f in (doctor.governor(quiet), doctor.huge_pages(quiet), doctor.swap(quiet))] == ["ok"] * 3
+    noisy = {"cpu_governors": ["powersave", "schedutil"], "transparent_hugepages": "always",
+             "swap_used_bytes": 512 * 2**20, "swappiness": "60"}
+    findings = [doctor.governor(noisy), doctor.huge_pages(noisy), doctor.swap(noisy)]
+    assert [f.status for f in findings] == ["warn"] * 3 and all(f.fix for f in findings)
+    assert "powersave, schedutil" in findings[0].found and "512 MiB in use" in findings[2].found
+    assert doctor.governor({"cpu_governors": None}).status == "info"
+
+
+def test_other_servers_fail_and_name_each():
+    found = doctor.other_servers(["mariadbd (pid 812)", "sysbench (pid 990)"])
+    assert found.status == "fail" and "mariadbd (pid 812), sysbench (pid 990)" in found.found
+    assert "--allow-busy" in found.fix
+    assert doctor.other_servers([]).status == "ok"
+
+
+def test_freezer_from_the_cgroup_trees(tmp_path):
+    v1, v2 = tmp_path / "freezer", tmp_path / "unified"
+    v1.mkdir()
+    v2.mkdir()
+    assert doctor.freezer(v1, v2).status == "warn"  # neither tree: SIGSTOP
+    (v2 / "cgroup.controllers").write_text("cpu io memory\n")
+    assert "cgroup v2" in doctor.freezer(v1, v2).found
+    (v1 / "freezer.state").write_text("THAWED\n")
+    assert "cgroup v1 freezer" in doctor.freezer(v1, v2).found
+
+
+def test_memory_for_two_buffer_pools_and_the_disk(tmp_path):
+    gib = 2**30
+    assert doctor.memory(24 * gib, [8 * gib], "seed").status == "ok"        # 2 x (8 + 0.5) = 17 GiB
+    short = doctor.memory(12 * gib, [8 * gib, 1 * gib], "seed")
+    assert short.status == "fail" and "needs ~17.0 GiB for two servers" in short.found and "--mode rounds" in short.fix
+    assert doctor.memory(None, [gib], "x").status == "info"
+    assert doctor.disk(tmp_path / "missing").status == "fail"
+    assert doctor.disk(tmp_path, min_free=2**60).status in ("warn",)  # never that much free
+
+
+def test_the_command_prints_each_finding_with_its_fix_and_fails_on_a_failing_check(tmp_path):
+    runner, _ = runner_with_hooks(tmp_path, started="job-started", completed="job-completed")
+    proc = run_perfci("doctor", "--runner-dir", str(runner))
+    assert proc.returncode == 3, proc.stderr
+    lines = proc.stdout.splitlines()
+    [hook_line] = [line for line in lines if line.startswith("FAIL  runner hooks")]
+    assert "actions/runner starts only" in hook_line
+    assert any(line.strip().startswith("fix: scripts/runner-bootstrap") for line in lines)
+    assert lines[-1].startswith("not ready: ") and "runner hooks" in lines[-1]
+    as_json = run_perfci("doctor", "--runner-dir", str(runner), "--json")
+    findings = {f["check"]: f for f in json.loads(as_json.stdout)}
+    assert findings["runner hooks"]["status"] == "fail" and {"sysbench", "freezer", "memory", "disk"} <= set(findings)
+    bad = run_perfci("doctor", "--scenario", "no-such-scenario")
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
