@@ -93,7 +93,7 @@ def run_act(tmp_path, baselines, issues):
          "--input", "servers=mariadb-10.11",
          "--env", f"PERFCI_BASELINE_DIR={baselines}", "--env", f"PERFCI_ISSUES_DIR={issues}",
          "--env", f"PERFCI_RESULTS_REMOTE={bare}", "--env", f"PERFCI_ACT_ARTIFACTS={tmp_path / 'artifacts'}",
-         "--env", f"PERFCI_SITE_DIR={tmp_path / 'site'}",
+         "--env", f"PERFCI_SITE_DIR={tmp_path / 'site'}", "--env", f"PERFCI_ACT_TOOL={REPO}",
          # one night of history: an issue on its first regressed night (the default waits for two)
          "--env", "PERFCI_MIN_NIGHTS=1"],
         cwd=REPO, capture_output=True, text=True, timeout=900, env=env)

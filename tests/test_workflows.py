@@ -92,14 +92,14 @@ def _step_script(workflow: str, job: str, step: str) -> str:
 
 @pytest.mark.parametrize("workflow, job, step, extra_env, outcomes", [
     # the nightly's compare: a regression goes on to confirm and issues
-    ("nightly.yml", "bench", "Compare with baselines", {}, ((0, True), (1, True), (2, False), (3, False))),
+    ("perfci-nightly.yml", "bench", "Compare with baselines", {}, ((0, True), (1, True), (2, False), (3, False))),
     # the PR check: a regression fails it, unless the PR carries perf-expected
     ("pr-checks.yml", "smoke-ab", "Paired smoke A/B", {"PERF_EXPECTED": "false"},
      ((0, True), (1, False), (2, False), (3, False))),
     ("pr-checks.yml", "smoke-ab", "Paired smoke A/B", {"PERF_EXPECTED": "true"},
      ((0, True), (1, True), (2, False), (3, False))),
     # the nightly's report: a standing regression (1) still publishes the history
-    ("nightly.yml", "report", "Triage, issues", {}, ((0, True), (1, True), (2, False), (3, False))),
+    ("perfci-nightly.yml", "report", "Triage, issues", {}, ((0, True), (1, True), (2, False), (3, False))),
 ])
 def test_a_perfci_step_passes_or_fails_on_each_exit_code_as_its_workflow_says(tmp_path, workflow, job, step,
                                                                               extra_env, outcomes):
@@ -112,6 +112,7 @@ def test_a_perfci_step_passes_or_fails_on_each_exit_code_as_its_workflow_says(tm
         (work / "scripts" / "perfci").write_text(f"#!/bin/sh\ntouch report.md\nfor a in \"$@\"; do case $a in "
                                                  f"ab-*.md) touch \"$a\";; esac; done\nexit {code}\n")
         (work / "scripts" / "perfci").chmod(0o755)
+        (work / ".perfci-tool").symlink_to(work)  # the reusable nightly runs perfci from beside the project
         (work / "git").write_text("#!/bin/sh\ncase $1 in diff) echo scenarios/x.yaml;; esac\nexit 0\n")
         (work / "git").chmod(0o755)
         (work / "scenarios").mkdir()
