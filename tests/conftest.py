@@ -200,6 +200,19 @@ def assert_locked_down(port: int, socket: str) -> str:
     return where
 
 
+def actionlint() -> str:
+    """The actionlint binary (on PATH, or where `go install` put it); skips without it."""
+    found = shutil.which("actionlint")
+    if found:
+        return found
+    gopath = subprocess.run(["go", "env", "GOPATH"], capture_output=True, text=True).stdout.strip() \
+        if shutil.which("go") else str(Path.home() / "go")
+    candidate = Path(gopath) / "bin" / "actionlint"
+    if not candidate.exists():
+        pytest.skip("needs actionlint (scripts/install-deps installs it with go install)")
+    return str(candidate)
+
+
 def result_files(out_dir: Path) -> list[Path]:
     return sorted(out_dir.glob("*.json")) if out_dir.exists() else []
 

@@ -7,8 +7,7 @@ import subprocess
 
 import yaml
 
-from conftest import run_perfci
-from test_workflows import _actionlint
+from conftest import actionlint, run_perfci
 
 REF = "0123456789abcdef0123456789abcdef01234567"
 
@@ -22,7 +21,7 @@ def test_init_writes_a_project_perfci_can_use_and_a_workflow_pinned_by_commit(tm
     assert job["uses"] == f"acme/perfci/.github/workflows/perfci-nightly.yml@{REF}"
     assert job["with"]["perfci-repository"] == "acme/perfci" and job["with"]["perfci-ref"] == REF
     assert workflow["permissions"] == {"contents": "read"}
-    lint = subprocess.run([_actionlint(), ".github/workflows/nightly.yml"], cwd=team, capture_output=True, text=True)
+    lint = subprocess.run([actionlint(), ".github/workflows/nightly.yml"], cwd=team, capture_output=True, text=True)
     assert lint.returncode == 0, lint.stdout + lint.stderr
     env = {"PERFCI_ROOT": ""}
     listed = run_perfci("list", cwd=team, env=env)

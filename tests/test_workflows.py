@@ -11,25 +11,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REPO
+from conftest import REPO, actionlint
 
 WORKFLOWS = sorted((REPO / ".github" / "workflows").glob("*.yml"))
 
 
-def _actionlint() -> str:
-    found = shutil.which("actionlint")
-    if found:
-        return found
-    gopath = subprocess.run(["go", "env", "GOPATH"], capture_output=True, text=True).stdout.strip() \
-        if shutil.which("go") else str(Path.home() / "go")
-    candidate = Path(gopath) / "bin" / "actionlint"
-    if not candidate.exists():
-        pytest.skip("needs actionlint (scripts/install-deps installs it with go install)")
-    return str(candidate)
-
-
 def test_actionlint_passes():
-    proc = subprocess.run([_actionlint()], cwd=REPO, capture_output=True, text=True)
+    proc = subprocess.run([actionlint()], cwd=REPO, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
