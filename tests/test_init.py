@@ -21,7 +21,10 @@ def test_init_writes_a_project_perfci_can_use_and_a_workflow_pinned_by_commit(tm
     assert job["uses"] == f"acme/perfci/.github/workflows/perfci-nightly.yml@{REF}"
     assert job["with"]["perfci-repository"] == "acme/perfci" and job["with"]["perfci-ref"] == REF
     assert workflow["permissions"] == {"contents": "read"}
-    lint = subprocess.run([actionlint(), ".github/workflows/nightly.yml"], cwd=team, capture_output=True, text=True)
+    pr = yaml.safe_load((team / ".github/workflows/pr-checks.yml").read_text())
+    assert pr["jobs"]["perf"]["uses"] == f"acme/perfci/.github/workflows/perfci-pr.yml@{REF}"
+    lint = subprocess.run([actionlint(), ".github/workflows/nightly.yml", ".github/workflows/pr-checks.yml"], cwd=team,
+                          capture_output=True, text=True)
     assert lint.returncode == 0, lint.stdout + lint.stderr
     env = {"PERFCI_ROOT": ""}
     listed = run_perfci("list", cwd=team, env=env)

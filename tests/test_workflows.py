@@ -43,7 +43,11 @@ def test_pr_workflow_never_runs_fork_code_on_self_hosted_runners():
     triggers = doc[True] if True in doc else doc["on"]  # YAML 1.1 reads `on` as a boolean
     assert "pull_request_target" not in triggers  # that would run with secrets on fork code
     assert "labeled" in triggers["pull_request"]["types"]  # the approval arrives as a label event
-    for name, job in doc["jobs"].items():
+    assert not any(_self_hosted(job) for job in doc["jobs"].values())  # the self-hosted job is perfci-pr.yml's
+    assert doc["jobs"]["perf"]["uses"] == "./.github/workflows/perfci-pr.yml"
+    reusable = yaml.safe_load((REPO / ".github/workflows/perfci-pr.yml").read_text())
+    assert [n for n, job in reusable["jobs"].items() if _self_hosted(job)] == ["smoke-ab"]
+    for name, job in reusable["jobs"].items():
         if _self_hosted(job):
             condition = " ".join(job.get("if", "").split())
             # a branch of this repository, or the event of a label only maintainers (write access)
@@ -82,9 +86,9 @@ def _step_script(workflow: str, job: str, step: str) -> str:
     # the nightly's compare: a regression goes on to confirm and issues
     ("perfci-nightly.yml", "bench", "Compare with baselines", {}, ((0, True), (1, True), (2, False), (3, False))),
     # the PR check: a regression fails it, unless the PR carries perf-expected
-    ("pr-checks.yml", "smoke-ab", "Paired smoke A/B", {"PERF_EXPECTED": "false"},
+    ("perfci-pr.yml", "smoke-ab", "Paired smoke A/B", {"PERF_EXPECTED": "false"},
      ((0, True), (1, False), (2, False), (3, False))),
-    ("pr-checks.yml", "smoke-ab", "Paired smoke A/B", {"PERF_EXPECTED": "true"},
+    ("perfci-pr.yml", "smoke-ab", "Paired smoke A/B", {"PERF_EXPECTED": "true"},
      ((0, True), (1, True), (2, False), (3, False))),
     # the nightly's report: a standing regression (1) still publishes the history
     ("perfci-nightly.yml", "report", "Triage, issues", {}, ((0, True), (1, True), (2, False), (3, False))),
@@ -110,7 +114,7 @@ def test_a_perfci_step_passes_or_fails_on_each_exit_code_as_its_workflow_says(tm
                "GITHUB_STEP_SUMMARY": str(work / "summary"), "BASE_SHA": "0" * 40, **extra_env}
         proc = subprocess.run(["bash", "-e", "-c", script], cwd=work, env=env, capture_output=True, text=True)
         assert (proc.returncode == 0) == passes, f"exit {code}: step exited {proc.returncode}: {proc.stderr}"
-        if workflow == "pr-checks.yml" and code == 1:
+        if workflow == "perfci-pr.yml" and code == 1:
             said = (work / "summary").read_text() + proc.stdout
             assert ("accepted by the perf-expected label" in said) == passes, said
 
@@ -134,7 +138,7 @@ def test_the_pr_check_runs_for_every_file_that_can_move_a_number_and_holds_back_
     on = workflow[True] if True in workflow else workflow["on"]  # YAML 1.1 reads `on:` as true
     paths = set(on["pull_request"]["paths"])
     assert {"requirements.lock", "pyproject.toml", "scripts/**", "tests/**", "ci/**", "servers.yaml"} <= paths
-    condition = workflow["jobs"]["smoke-ab"]["if"]
+    condition = _jobs(REPO / ".github" / "workflows" / "perfci-pr.yml")["smoke-ab"]["if"]
     assert "github.event.pull_request.user.login != 'dependabot[bot]'" in condition  # its code: label first
 
 
@@ -152,6 +156,6 @@ def test_the_pr_comment_job_runs_no_pr_code_and_holds_only_its_comment_permissio
     script = " ".join(s.get("run", "") for s in job["steps"])
     assert "${{" not in script and "--head-sha \"$HEAD_SHA\"" in script  # event values only through env
     # the PR check hands the reports over, and a regression fails it (see above)
-    steps = _jobs(REPO / ".github" / "workflows" / "pr-checks.yml")["smoke-ab"]["steps"]
+    steps = _jobs(REPO / ".github" / "workflows" / "perfci-pr.yml")["smoke-ab"]["steps"]
     upload = next(s for s in steps if s.get("name", "").startswith("Upload the A/B reports"))
     assert upload["with"] == {"name": "pr-report", "path": "pr-report"}

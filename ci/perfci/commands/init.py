@@ -84,6 +84,36 @@ jobs:
       id-token: write  # deploy-pages proves the deployment's origin
 """
 
+PR_CHECKS = """\
+name: pr-checks
+
+# perfci's reusable PR check, pinned by commit: the scenarios and servers.yaml validated,
+# then each changed scenario A/B'd (this branch's version vs the base's, smoke profile)
+# on the self-hosted runner; a regression fails the check unless the PR has the
+# perf-expected label. A fork's PR runs on the runner only on the run-perf label event
+# (perfci's runner hooks: scripts/runner-bootstrap).
+on:
+  pull_request:
+    paths:
+      - "scenarios/**"
+      - "baselines/**"
+      - "servers.yaml"
+      - ".github/**"
+    types: [opened, synchronize, reopened, labeled]
+
+permissions:
+  contents: read
+
+jobs:
+  perf:
+    uses: {repository}/.github/workflows/perfci-pr.yml@{ref}
+    with:
+      perfci-repository: {repository}
+      perfci-ref: {ref}
+    permissions:
+      contents: read
+"""
+
 README = """\
 # Performance scenarios
 
@@ -96,7 +126,8 @@ confirm, and an issue for each regression that holds.
 - Pin a baseline from results you trust: `perfci baseline update results/*.json`.
 - A runner host: perfci's `scripts/runner-bootstrap RUNNER_DIR`, then
   `perfci doctor --runner-dir RUNNER_DIR`.
-- Upgrade perfci: change the SHA in `.github/workflows/nightly.yml` (both places).
+- A PR that changes a scenario is A/B'd on the runner (`.github/workflows/pr-checks.yml`).
+- Upgrade perfci: change the SHA in both workflows (two places each).
 """
 
 BASELINES = """\
@@ -115,6 +146,7 @@ def scaffold(target: Path, repository: str, ref: str, scenarios: list[Path]) -> 
     files: dict[str, str] = {
         "servers.yaml": SERVERS,
         ".github/workflows/nightly.yml": NIGHTLY.format(repository=repository, ref=ref),
+        ".github/workflows/pr-checks.yml": PR_CHECKS.format(repository=repository, ref=ref),
         "README.md": README.format(repository=repository, ref_short=ref[:12], scenario=scenarios[0].stem),
         "baselines/README.md": BASELINES,
         ".gitignore": GITIGNORE,
@@ -140,7 +172,7 @@ def scaffold(target: Path, repository: str, ref: str, scenarios: list[Path]) -> 
               help="A scenario to start with (repeatable): copied from perfci's.")
 def init(directory: Path, perfci_repository: str, perfci_ref: str | None, scenario_names: tuple[str, ...]) -> None:
     """Start a team's perfci project in DIRECTORY: scenarios/, servers.yaml, baselines/,
-    and a nightly workflow that calls perfci's reusable one pinned by commit.
+    and nightly and PR workflows that call perfci's reusable ones pinned by commit.
 
     \b
     Example:
