@@ -10,8 +10,10 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -22,7 +24,7 @@ from perfci.model.metrics import judged_keys
 from perfci.store.baseline import baseline_path, update
 from perfci.store.results import load_result, parse_result
 
-from conftest import REPO, run_perfci
+from conftest import REPO, run_perfci, write_tiny
 from simulated_month import git, results_branch
 
 pytestmark = pytest.mark.e2e
@@ -153,18 +155,29 @@ def test_nightly_under_act_without_regression_writes_no_issue(smoke_result, tmp_
     assert_site_written(tmp_path)
 
 
-def test_a_team_project_from_perfci_init_runs_perfcis_reusable_nightly(smoke_result, tmp_path):
-    """`perfci init` in an empty directory, then its own nightly.yml under act: the
-    reusable workflow is perfci's (by commit, mapped to this checkout as GitHub would
-    fetch it), the scenarios and servers are the team's, and a regression opens an issue."""
+def team_project(tmp_path) -> tuple[Path, str]:
+    """`perfci init` in an empty directory, committed: (the project, perfci's commit)."""
     ref = git("-C", str(REPO), "rev-parse", "HEAD").strip()
     team = tmp_path / "team"
     made = run_perfci("init", str(team), "--perfci-repository", "perfci-org/perfci", "--perfci-ref", ref)
     assert made.returncode == 0, made.stderr
     assert (team / ".github/workflows/nightly.yml").read_text().count(ref) == 2
     git("-C", str(team), "init", "-q", "-b", "main")
-    git("-C", str(team), "add", "-A")
-    git("-C", str(team), "-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-q", "-m", "perfci init")
+    commit(team, "perfci init")
+    return team, ref
+
+
+def commit(project: Path, message: str) -> str:
+    git("-C", str(project), "add", "-A")
+    git("-C", str(project), "-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-q", "-m", message)
+    return git("-C", str(project), "rev-parse", "HEAD").strip()
+
+
+def test_a_team_project_from_perfci_init_runs_perfcis_reusable_nightly(smoke_result, tmp_path):
+    """`perfci init` in an empty directory, then its own nightly.yml under act: the
+    reusable workflow is perfci's (by commit, mapped to this checkout as GitHub would
+    fetch it), the scenarios and servers are the team's, and a regression opens an issue."""
+    team, ref = team_project(tmp_path)
     root = tmp_path / "baselines"
     arranged_baseline(smoke_result["result"], root, (9.5, 10.0, 10.5), throughput_only=True)
     proc = run_act(tmp_path, root, tmp_path / "issues", project=team,
@@ -176,3 +189,36 @@ def test_a_team_project_from_perfci_init_runs_perfcis_reusable_nightly(smoke_res
     assert any("# Perf regression: after.tps" in text for text in issues), issues
     [night] = pushed_history(tmp_path)
     assert "after.tps" in night["regressed"]
+
+
+def test_a_team_projects_pr_check_fails_on_a_scenario_change_that_regresses(real_server_tools, tmp_path):
+    """The project's pr-checks.yml under act, on a pull_request event: perfci's reusable
+    PR check validates, then A/Bs the changed scenario (the base's version vs the PR's)
+    on the host; the PR turns fsync at commit on, and the check fails naming it."""
+    team, ref = team_project(tmp_path)
+    scenario = write_tiny(team / "scenarios", name="tiny", time=60, transactions=8000, burst=400)
+    base = commit(team, "a tiny scenario")
+    origin = tmp_path / "origin.git"
+    git("init", "-q", "--bare", str(origin))
+    git("-C", str(team), "remote", "add", "origin", str(origin))
+    git("-C", str(team), "push", "-q", "origin", "main")
+    git("-C", str(team), "checkout", "-q", "-b", "fsync")
+    scenario.write_text(scenario.read_text().replace("innodb_flush_log_at_trx_commit: 0",
+                                                     "innodb_flush_log_at_trx_commit: 1"))
+    head = commit(team, "fsync at every commit")
+    event = tmp_path / "event.json"
+    # a maintainer's run-perf label: the fork-safe path of the job's `if:` (act cannot know the repository)
+    event.write_text(json.dumps({"action": "labeled", "label": {"name": "run-perf"}, "number": 7, "pull_request": {
+        "number": 7, "labels": [{"name": "run-perf"}], "user": {"login": "dev"},
+        "base": {"sha": base, "ref": "main"}, "head": {"sha": head, "ref": "fsync",
+                                                       "repo": {"full_name": "dev/team"}}}}))
+    proc = subprocess.run(
+        [shutil.which("act") or "act", "pull_request", "-W", ".github/workflows/pr-checks.yml", "-e", str(event),
+         "--local-repository", f"perfci-org/perfci@{ref}={REPO}", "--env", f"PERFCI_ACT_TOOL={REPO}",
+         "-P", "self-hosted=-self-hosted", "-P", "ubuntu-latest=-self-hosted", "--no-cache-server"],
+        cwd=team, capture_output=True, text=True, timeout=900, env={**os.environ, "ACT_DISABLE_VERSION_CHECK": "1"})
+    out = proc.stdout
+    assert "Validate the scenarios" in out and re.search(r"\| ok +\S*scenarios/tiny\.yaml", out), out[-4000:]
+    assert "perfci: B regressed in tiny.yaml" in out, out[-4000:]
+    assert "| `only.fsyncs_per_txn` ↓ |" in out and "🔴 regression" in out
+    assert proc.returncode != 0  # the check fails: no perf-expected label
