@@ -163,8 +163,8 @@ def measuring(scenario, out, work, *extra: str, env: dict | None = None):
             proc.kill()
 
 
-def server_processes(marker: str) -> list[str]:
-    """Running server processes whose command line mentions `marker` (a workdir)."""
+def _servers(marker: str) -> list[tuple[int, str]]:
+    """(pid, command line) of the running servers whose command line mentions `marker`."""
     found = []
     for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
         try:
@@ -172,8 +172,17 @@ def server_processes(marker: str) -> list[str]:
         except OSError:
             continue  # the process ended while we looked
         if marker in args and ("mariadbd" in args or "mysqld" in args):
-            found.append(args)
+            found.append((int(cmdline.parent.name), args))
     return found
+
+
+def server_processes(marker: str) -> list[str]:
+    """Running server processes whose command line mentions `marker` (a workdir)."""
+    return [args for _, args in _servers(marker)]
+
+
+def server_pids(marker: str) -> list[int]:
+    return [pid for pid, _ in _servers(marker)]
 
 
 def listening(work: Path) -> tuple[int, str]:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import measuring, run_perfci, server_processes, write_tiny
+from conftest import measuring, run_perfci, server_pids, server_processes, write_tiny
 from factories import make_result, write_results
 
 
@@ -128,16 +128,3 @@ def test_a_result_on_a_full_disk_is_exit_3_and_never_half_written(real_server_to
         assert not list((disk / "out").glob("*.json")) if (disk / "out").exists() else True
         assert not list(disk.rglob(".*.tmp"))
     assert server_processes(str(tmp_path / "work")) == []
-
-
-def server_pids(marker: str) -> list[int]:
-    """pids of the running servers whose command line mentions `marker`."""
-    found = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            args = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if marker in args and ("mariadbd" in args or "mysqld" in args):
-            found.append(int(cmdline.parent.name))
-    return found
