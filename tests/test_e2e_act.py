@@ -1,9 +1,10 @@
-"""The nightly workflow under `act` on this host (no Docker, no network), smoke
-profile, real MariaDB, every job (bench, report, push; not Pages), the history's
-`results` branch in a local bare repository: with a pinned baseline arranged so that
-the case regresses, the job summary shows the table, the issue dry-run file carries
-the right fingerprint, the night is pushed to the history and the dashboard is
-written; with a baseline it matches, no issue file is written."""
+"""The nightly and the PR check under `act` on this host (no Docker, no network), real
+MariaDB, every job but Pages, the history's `results` branch in a local bare repository:
+a team project made by `perfci init` runs perfci's reusable nightly (mapped to this
+checkout) and, with a pinned baseline arranged so that the case regresses, the job
+summary shows the table, the issue dry-run file carries the right fingerprint, the night
+is pushed and the dashboard written; perfci's own nightly.yml with a baseline it matches
+writes no issue; the team project's PR check fails on a scenario change that regresses."""
 
 from __future__ import annotations
 
@@ -117,32 +118,6 @@ def assert_site_written(tmp_path) -> None:
     assert (site / "assets" / "dashboard.js").exists()
 
 
-def test_nightly_under_act_opens_an_issue_file_for_a_regression(smoke_result, tmp_path):
-    base = smoke_result["result"]
-    root = tmp_path / "baselines"
-    # the baseline ran ten times as fast as this host can: throughput regresses. Twice was
-    # not enough: one CI run's shared smoke result had an `after` phase at half its usual
-    # rate (a flush stall), its doubled baseline matched the act run and after.* passed.
-    arranged_baseline(base, root, (9.5, 10.0, 10.5), throughput_only=True)
-    proc = run_act(tmp_path, root, tmp_path / "issues")
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-    summary = proc.stdout.split("Summary - ", 1)[1]
-    assert summary.startswith("## perfci comparison") and "| `after.tps` ↑ |" in summary
-    assert "🔴 regression" in summary
-    expected = fingerprint(CaseIdentity.of(parse_result(
-        {**base, "host": {**base["host"], "runner_class": RUNNER_CLASS}}, "smoke result")), "after.tps")
-    files = {p.name for p in (tmp_path / "issues").glob("*.md")}
-    assert f"{expected}.md" in files, summary[:4000]
-    text = (tmp_path / "issues" / f"{expected}.md").read_text()
-    assert f"<!-- perfci-fingerprint: {expected} -->" in text and "# Perf regression: after.tps" in text
-    # the second stage ran and said why it could not A/B: the baseline's samples are this very server and config
-    assert "### Confirmation A/B" in text and "- not run: this run's server and config are those of" in text
-    # the report job appended the night with what it regressed on; the push job pushed it
-    [night] = pushed_history(tmp_path)
-    assert "after.tps" in night["regressed"]
-    assert_site_written(tmp_path)
-
-
 def test_nightly_under_act_without_regression_writes_no_issue(smoke_result, tmp_path):
     root = tmp_path / "baselines"
     baseline_worse_everywhere(smoke_result["result"], root)
@@ -176,19 +151,36 @@ def commit(project: Path, message: str) -> str:
 def test_a_team_project_from_perfci_init_runs_perfcis_reusable_nightly(smoke_result, tmp_path):
     """`perfci init` in an empty directory, then its own nightly.yml under act: the
     reusable workflow is perfci's (by commit, mapped to this checkout as GitHub would
-    fetch it), the scenarios and servers are the team's, and a regression opens an issue."""
+    fetch it), the scenarios and servers are the team's. With a pinned baseline arranged
+    so that the case regresses: the job summary shows the table, the issue file carries
+    the right fingerprint and the confirmation, the night is pushed, the dashboard written.
+    (perfci's own nightly.yml calls the same workflow: the test below.)"""
     team, ref = team_project(tmp_path)
+    base = smoke_result["result"]
     root = tmp_path / "baselines"
-    arranged_baseline(smoke_result["result"], root, (9.5, 10.0, 10.5), throughput_only=True)
+    # the baseline ran ten times as fast as this host can: throughput regresses. Twice was
+    # not enough: one CI run's shared smoke result had an `after` phase at half its usual
+    # rate (a flush stall), its doubled baseline matched the act run and after.* passed.
+    arranged_baseline(base, root, (9.5, 10.0, 10.5), throughput_only=True)
     proc = run_act(tmp_path, root, tmp_path / "issues", project=team,
                    extra=("--local-repository", f"perfci-org/perfci@{ref}={REPO}"))
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert "perfci-nightly" in proc.stdout  # the reusable workflow's jobs ran
-    assert "🔴 regression" in proc.stdout.split("Summary - ", 1)[1]
-    issues = [p.read_text() for p in (tmp_path / "issues").glob("*.md")]
-    assert any("# Perf regression: after.tps" in text for text in issues), issues
+    summary = proc.stdout.split("Summary - ", 1)[1]
+    assert summary.startswith("## perfci comparison") and "| `after.tps` ↑ |" in summary
+    assert "🔴 regression" in summary
+    expected = fingerprint(CaseIdentity.of(parse_result(
+        {**base, "host": {**base["host"], "runner_class": RUNNER_CLASS}}, "smoke result")), "after.tps")
+    files = {p.name for p in (tmp_path / "issues").glob("*.md")}
+    assert f"{expected}.md" in files, summary[:4000]
+    text = (tmp_path / "issues" / f"{expected}.md").read_text()
+    assert f"<!-- perfci-fingerprint: {expected} -->" in text and "# Perf regression: after.tps" in text
+    # the second stage ran and said why it could not A/B: the baseline's samples are this very server and config
+    assert "### Confirmation A/B" in text and "- not run: this run's server and config are those of" in text
+    # the report job appended the night with what it regressed on; the push job pushed it
     [night] = pushed_history(tmp_path)
     assert "after.tps" in night["regressed"]
+    assert_site_written(tmp_path)
 
 
 def test_a_team_projects_pr_check_fails_on_a_scenario_change_that_regresses(real_server_tools, tmp_path):
