@@ -87,18 +87,31 @@ def old_rule(self, verdict):
     return sorted(verdict.worse)
 
 
+@pytest.fixture(scope="module")
+def noise_nights(tmp_path_factory):
+    """run_nights of pure noise per seed, each simulated once for the module (the old-rule
+    comparison below judges the very series the noise test judged)."""
+    done: dict[int, tuple[list[list[str]], list[float]]] = {}
+
+    def nights(seed: int) -> tuple[list[list[str]], list[float]]:
+        if seed not in done:
+            done[seed] = run_nights(tmp_path_factory.mktemp("noise"), seed)
+        return done[seed]
+    return nights
+
+
 @pytest.mark.parametrize("seed", [100, 101])
-def test_sixty_nights_of_noise_open_at_most_one_issue_and_the_baseline_does_not_drift(tmp_path, seed):
-    actions, baselines = run_nights(tmp_path, seed)
+def test_sixty_nights_of_noise_open_at_most_one_issue_and_the_baseline_does_not_drift(noise_nights, seed):
+    actions, baselines = noise_nights(seed)
     assert len(openings(actions)) <= 1, openings(actions)
     assert abs(drift(baselines)) < 0.03, f"baseline drifted {drift(baselines):+.1%}"
 
 
-def test_the_old_rule_ratchets_on_the_same_nights(tmp_path, monkeypatch):
+def test_the_old_rule_ratchets_on_the_same_nights(noise_nights, tmp_path, monkeypatch):
     """What the test above guards against: with every worse night left out, the same
     60 nights (seed 100) drive the baseline high and open issues on noise
     (benchmarks/results/nightly-ratchet-*.md: +4 to +28 % over 12 series)."""
-    _, fixed = run_nights(tmp_path, 100)
+    _, fixed = noise_nights(100)
     monkeypatch.setattr(history.CaseHistory, "standing", old_rule)
     (tmp_path / "old").mkdir()
     actions, old = run_nights(tmp_path / "old", 100)

@@ -11,7 +11,7 @@ import click
 
 from perfci.providers import open_provider
 from perfci.providers.basedirs import find_server_binary, unpack_key, unpacked_dir
-from perfci.providers.local import _find_binary
+from perfci.providers.local import find_binary
 from perfci.providers.localimages import build, select
 from perfci.providers.servers import ServerEntry, load_servers
 from perfci.util.errors import BadInput, PerfciError
@@ -47,7 +47,7 @@ def installed(entry: ServerEntry) -> str:
     spec = entry.parsed
     if spec.scheme == "local":
         try:
-            return f"installed: {_find_binary(Path(spec.path) if spec.path else None)}"
+            return f"installed: {find_binary(Path(spec.path) if spec.path else None)}"
         except PerfciError:
             return "not installed"
     if spec.scheme in FETCHABLE:

@@ -20,9 +20,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from perfci.host import hostinfo, hostlock
-from perfci.host.freezer import V1_ROOT, V2_ROOT
+from perfci.host.freezer import V1_ROOT, V2_ROOT, cgroup_freezer
+from perfci.providers.local import find_binary
+from perfci.util.errors import BadInput
 
-PER_SERVER_OVERHEAD = 512 * 2**20  # beyond its buffer pool (as the A/B's own memory check)
 MIN_FREE_DISK = 20 * 2**30
 HOOK_VARS = ("ACTIONS_RUNNER_HOOK_JOB_STARTED", "ACTIONS_RUNNER_HOOK_JOB_COMPLETED")
 RUNNABLE_HOOKS = (".sh", ".ps1", ".js")  # what actions/runner starts (by extension)
@@ -70,9 +71,10 @@ def other_servers(processes: list[str]) -> Finding:
 
 
 def freezer(v1_root: Path = V1_ROOT, v2_root: Path = V2_ROOT) -> Finding:
-    if (v1_root / "freezer.state").exists() or (v1_root / "cgroup.procs").exists():
+    found = cgroup_freezer(v1_root, v2_root)
+    if found == "v1":
         return Finding("freezer", "ok", f"cgroup v1 freezer ({v1_root}): the A/B's idle side is frozen")
-    if (v2_root / "cgroup.controllers").exists() and os.access(v2_root, os.W_OK):
+    if found == "v2":
         return Finding("freezer", "ok", f"cgroup v2 ({v2_root}, cgroup.freeze)")
     return Finding("freezer", "warn", "no writable cgroup freezer: the A/B's idle side is stopped with SIGSTOP "
                    "(its threads stop one by one)",
@@ -117,7 +119,7 @@ def memory(available: int | None, buffer_pools: list[int], what: str) -> Finding
     if not buffer_pools:
         return Finding("memory", "info", f"{available / 2**30:.1f} GiB available (name a scenario to check it "
                        "against two servers' buffer pools)")
-    need = 2 * (max(buffer_pools) + PER_SERVER_OVERHEAD)  # an interleaved A/B runs two servers at once
+    need = hostinfo.servers_memory_need([max(buffer_pools)] * 2)  # an interleaved A/B runs two servers at once
     found = f"{available / 2**30:.1f} GiB available; {what}'s A/B needs ~{need / 2**30:.1f} GiB for two servers"
     if need > available:
         return Finding("memory", "fail", found, "a smaller profile, or a host with more memory (or `perfci ab "
@@ -130,8 +132,10 @@ def tools(which: Callable[[str], str | None] = shutil.which) -> list[Finding]:
     sysbench = which("sysbench")
     found.append(Finding("sysbench", "ok", sysbench) if sysbench else
                  Finding("sysbench", "fail", "not on PATH", "apt-get install sysbench (scripts/install-deps)"))
-    server = which("mariadbd") or which("mysqld") or (
-        "/usr/sbin/mariadbd" if Path("/usr/sbin/mariadbd").exists() else None)
+    try:
+        server: str | None = str(find_binary(None))  # what `--server local` would run
+    except BadInput:
+        server = None
     found.append(Finding("local server", "ok", server) if server else
                  Finding("local server", "warn", "no mariadbd or mysqld: only servers.yaml's fetched or built "
                          "servers and images", "apt-get install mariadb-server (scripts/install-deps)"))

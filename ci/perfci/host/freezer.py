@@ -175,14 +175,22 @@ def freezer_for(pid: int | None, container: str | None = None, v1_root: Path = V
         return DockerPause(container)
     if pid is None:
         return NoFreezer()
-    if (v1_root / "freezer.state").exists() or (v1_root / "cgroup.procs").exists():
-        try:
+    kind = cgroup_freezer(v1_root, v2_root)
+    try:
+        if kind == "v1":
             return CgroupV1Freezer(pid, v1_root)
-        except OSError:
-            pass
-    if (v2_root / "cgroup.controllers").exists() and not (v1_root / "cgroup.procs").exists():
-        try:
+        if kind == "v2":
             return CgroupV2Freezer(pid, v2_root)
-        except OSError:
-            pass
+    except OSError:
+        pass
     return SignalFreezer(pid)
+
+
+def cgroup_freezer(v1_root: Path = V1_ROOT, v2_root: Path = V2_ROOT) -> str | None:
+    """Which cgroup freezer this host offers: "v1" where its hierarchy is mounted, else
+    "v2" where the unified hierarchy is, else None (signals only)."""
+    if (v1_root / "freezer.state").exists() or (v1_root / "cgroup.procs").exists():
+        return "v1"
+    if (v2_root / "cgroup.controllers").exists():
+        return "v2"
+    return None

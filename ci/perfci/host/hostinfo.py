@@ -35,6 +35,16 @@ def meminfo_bytes(field: str = "MemTotal") -> int | None:
     return None
 
 
+PER_SERVER_OVERHEAD = 512 * 2**20   # beyond the buffer pool: redo buffers, threads, caches
+DEFAULT_BUFFER_POOL = 128 * 2**20
+
+
+def servers_memory_need(buffer_pools: list[int | None]) -> int:
+    """Bytes for servers running at once (an interleaved A/B: two), each its buffer pool
+    (None: the server default) and overhead."""
+    return sum((pool if pool is not None else DEFAULT_BUFFER_POOL) + PER_SERVER_OVERHEAD for pool in buffer_pools)
+
+
 def filesystem_of(path: Path) -> dict:
     """Mount point, device and filesystem type holding `path` (from /proc/mounts)."""
     path = Path(path).resolve()

@@ -103,7 +103,7 @@ def server_search_path() -> str:
         [os.environ.get("PATH", ""), "/usr/sbin", "/usr/local/sbin", "/usr/local/mysql/bin"])
 
 
-def _find_binary(basedir: Path | None) -> Path:
+def find_binary(basedir: Path | None) -> Path:
     if basedir is None:
         for name in BINARY_NAMES:
             found = shutil.which(name, path=server_search_path())
@@ -127,7 +127,7 @@ class LocalServer:
     supports_snapshots = True  # the datadir is a host directory we own
 
     def __init__(self, basedir: Path | None, workdir: Path):
-        self.binary = _find_binary(basedir)
+        self.binary = find_binary(basedir)
         # basedir given as the binary itself: its basedir is two levels up (…/bin/mysqld)
         self.basedir = basedir if basedir is None or basedir.is_dir() else basedir.parent.parent
         self.workdir = Path(workdir)

@@ -27,7 +27,7 @@ from pathlib import Path
 from perfci.model.flavor import identify_version_output
 from perfci.providers import fetched_basedir, parse_spec
 from perfci.providers.docker import docker_cli
-from perfci.providers.local import _find_binary
+from perfci.providers.local import find_binary
 from perfci.providers.servers import resolve_server
 from perfci.util.errors import BadInput, InfraFailure
 
@@ -291,7 +291,7 @@ def build(local: LocalImage, force: bool = False) -> str:
     spec = resolved.spec
     parsed = parse_spec(spec)
     basedir = fetched_basedir(parsed) if parsed.scheme in ("tarball", "maven", "build") else None
-    binary = _find_binary(basedir if basedir else (Path(parsed.path) if parsed.path else None))
+    binary = find_binary(basedir if basedir else (Path(parsed.path) if parsed.path else None))
     out = subprocess.run([str(binary), "--version"], capture_output=True, text=True).stdout
     identity = identify_version_output(out)
     if not str(identity.version).startswith(local.version):

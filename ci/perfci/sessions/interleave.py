@@ -51,7 +51,6 @@ from perfci.util.errors import BadInput, InfraFailure
 from perfci.util.progress import Progress
 from perfci.util.runner import temp_prefix
 
-PER_SERVER_OVERHEAD = 512 * 2**20   # beyond the buffer pool: redo buffers, threads, caches
 DEFAULT_WARMUP_PAIRS = 2
 
 
@@ -80,10 +79,8 @@ def check_memory(plans: list[RunPlan], available: int | None) -> None:
     """Both servers run at once: their buffer pools (and overhead) must fit in memory."""
     if available is None:
         return
-    need = 0
-    for plan in plans:
-        raw = plan.config_options.get("innodb_buffer_pool_size")
-        need += (parse_size(str(raw)) if raw is not None else 128 * 2**20) + PER_SERVER_OVERHEAD
+    pools = [plan.config_options.get("innodb_buffer_pool_size") for plan in plans]
+    need = hostinfo.servers_memory_need([parse_size(str(raw)) if raw is not None else None for raw in pools])
     if need > available:
         raise BadInput(f"interleaved A/B runs both servers at once: their buffer pools need ~{need / 2**30:.1f} GiB "
                        f"with overhead, this host has {available / 2**30:.1f} GiB available; use a smaller "
