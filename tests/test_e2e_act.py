@@ -98,7 +98,7 @@ def run_act(tmp_path, baselines, issues, project=REPO, extra=()):
          "--env", f"PERFCI_RESULTS_REMOTE={bare}", "--env", f"PERFCI_ACT_ARTIFACTS={tmp_path / 'artifacts'}",
          "--env", f"PERFCI_SITE_DIR={tmp_path / 'site'}", "--env", f"PERFCI_ACT_TOOL={REPO}",
          # one night of history: an issue on its first regressed night (the default waits for two)
-         "--env", "PERFCI_MIN_NIGHTS=1"],
+         "--env", "PERFCI_MIN_NIGHTS=1", "--env", "PERFCI_AB_SIZE=profile"],
         cwd=project, capture_output=True, text=True, timeout=900, env=env)
 
 
@@ -207,6 +207,7 @@ def test_a_team_projects_pr_check_fails_on_a_scenario_change_that_regresses(real
     proc = subprocess.run(
         [shutil.which("act") or "act", "pull_request", "-W", ".github/workflows/pr-checks.yml", "-e", str(event),
          "--local-repository", f"perfci-org/perfci@{ref}={REPO}", "--env", f"PERFCI_ACT_TOOL={REPO}",
+         "--env", "PERFCI_AB_SIZE=profile",
          "-P", "self-hosted=-self-hosted", "-P", "ubuntu-latest=-self-hosted", "--no-cache-server"],
         cwd=team, capture_output=True, text=True, timeout=900, env={**os.environ, "ACT_DISABLE_VERSION_CHECK": "1"})
     out = proc.stdout

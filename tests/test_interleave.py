@@ -149,9 +149,9 @@ def test_sides_that_did_different_work_get_no_verdict_on_time_and_the_report_say
 
 
 def test_a_sequential_ab_looks_once_at_half_its_instance_pairs_and_the_levels_add_up_to_alpha():
-    from perfci.commands.ab import clear_at_interim
     from perfci.judge.bursts import INTERIM_SHARE, interim_look, look_alpha
     from perfci.judge.paired import ALPHA
+    from perfci.sessions.sized_ab import clear_at_interim
     assert [interim_look(k) for k in (1, 2, 3, 4, 5, 6, 8)] == [None, None, None, 2, 2, 3, 4]
     rng = np.random.default_rng(13)
     base = work_run(rng, 0.7, 2.0)

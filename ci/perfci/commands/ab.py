@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import tempfile
 from pathlib import Path
 
@@ -11,20 +10,16 @@ from click.core import ParameterSource
 
 from perfci.commands import options
 from perfci.host.hostlock import command_line, exclusive_host
-from perfci.judge import noise
-from perfci.judge.bursts import interim_look, judge_run
-from perfci.model.bursts import InterleavedRun
 from perfci.model.result import Result
 from perfci.model.verdicts import Outcome
 from perfci.providers.mycnf import parse_override
-from perfci.report.interleaved import interleaved_markdown
 from perfci.run.plan import plan_run
-from perfci.sessions.interleave import plan_sides, run_interleaved, why_not_interleaved
+from perfci.sessions.interleave import why_not_interleaved
 from perfci.sessions.rounds import Side, ab_markdown, judge_pairs, run_ab
 from perfci.sessions.session import handle_cancellation
+from perfci.sessions.sized_ab import Aim, plan_and_size, run_sized
 from perfci.util.errors import EXIT_INTERRUPTED, EXIT_REGRESSION
 from perfci.util.files import write_atomic
-from perfci.util.paths import baselines_dir
 from perfci.util.progress import Progress
 from perfci.util.runner import temp_prefix
 
@@ -46,11 +41,16 @@ from perfci.util.runner import temp_prefix
                    "auto: interleaved where both sides run the same fixed work, else rounds (says which).")
 @click.option("--rounds", type=click.IntRange(2, 100), default=3, show_default=True,
               help="--mode rounds: paired rounds; each runs A and B once, order alternating.")
+@options.ab_target
+@options.ab_budget
+@options.ab_size
 @click.option("--bursts", type=click.IntRange(3, 100000), default=None,
-              help="--mode interleaved: burst pairs per phase (default: the profile's transactions / burst size).")
-@click.option("--instances", type=click.IntRange(1, 100), default=2, show_default=True,
+              help="--mode interleaved: burst pairs per phase, warm-up included (default: sized).")
+@click.option("--instances", type=click.IntRange(1, 100), default=None,
               help="--mode interleaved: instance pairs, each fresh servers from the dataset, its side order drawn "
-                   "at random; what differs between two instances of a server averages out only over these.")
+                   "at random; what differs between two instances of a server averages out only over these "
+                   "(default: sized).")
+@click.option("--plan-only", is_flag=True, help="--mode interleaved: print the size and its minutes, run nothing.")
 @click.option("--warmup", type=click.IntRange(0, 1000), default=2, show_default=True,
               help="--mode interleaved: burst pairs dropped at the start of each phase.")
 @click.option("--min-effect", type=click.FloatRange(0, 1), default=0.01, show_default=True,
@@ -69,7 +69,8 @@ from perfci.util.runner import temp_prefix
 @options.host_wait
 @options.quiet
 def ab(scenario: str, a_spec: str, b_spec: str, a_config: tuple[str, ...], b_config: tuple[str, ...],
-       a_scenario: Path | None, profile: str, mode: str, rounds: int, bursts: int | None, instances: int, warmup: int,
+       a_scenario: Path | None, profile: str, mode: str, rounds: int, target_mde: float, budget_minutes: float,
+       size_by: str, bursts: int | None, instances: int | None, plan_only: bool, warmup: int,
        min_effect: float, a_sql: tuple[str, ...], b_sql: tuple[str, ...], case_pattern: str | None, out_dir: Path,
        workdir: Path | None, confidence: float, report_file: Path | None, runner_class: str, allow_busy: bool, host_wait: float,
        quiet: bool) -> int:
@@ -97,7 +98,12 @@ def ab(scenario: str, a_spec: str, b_spec: str, a_config: tuple[str, ...], b_con
     parent = Path(workdir or tempfile.gettempdir())
     dsn_only = all(side.server_spec.startswith("dsn:") for side in sides)
     if mode == "interleaved":
-        return _interleaved(scenario, profile, sides, parent, case_pattern, bursts, instances, warmup, min_effect,
+        aim = Aim(target_mde, budget_minutes, size_by == "profile", bursts, instances, warmup)
+        if plan_only:
+            plans, size = plan_and_size(scenario, profile, sides, parent, case_pattern, aim, runner_class)
+            click.echo(f"{plans[0].resolved.name} case {plans[0].resolved.case}: {size.describe()}")
+            return 0
+        return _interleaved(scenario, profile, sides, parent, case_pattern, aim, min_effect,
                             (list(a_sql), list(b_sql)), out_dir, report_file, runner_class, allow_busy, host_wait,
                             dsn_only, progress)
     try:
@@ -115,25 +121,17 @@ def ab(scenario: str, a_spec: str, b_spec: str, a_config: tuple[str, ...], b_con
     return EXIT_REGRESSION if any(r.verdict.verdict == Outcome.REGRESSION for r in rows) else 0
 
 
-def clear_at_interim(run: InterleavedRun, compare, min_effect: float) -> str | None:
-    """At the interim look (half the planned instance pairs, 4 or more planned): a
-    judged regression at the interim level ends the A/B (judge/bursts.py)."""
-    if len(run.instances) != interim_look(run.planned_instances or 0):
-        return None
-    priors, _ = noise.priors_for(run, baselines_dir() / "noise")
-    worse = [r.key for r in judge_run(run, compare, min_effect, priors=priors) if r.verdict == Outcome.REGRESSION]
-    return f"regression already clear at the interim look ({', '.join(worse)})" if worse else None
-
-
 # options that only one mode reads: given in the other mode they would be silently ignored
 MODE_OPTIONS = {"rounds": ("rounds", "confidence"),
-                "interleaved": ("bursts", "instances", "warmup", "min_effect", "a_sql", "b_sql")}
+                "interleaved": ("target_mde", "budget_minutes", "size_by", "bursts", "instances", "plan_only", "warmup",
+                                "min_effect", "a_sql", "b_sql")}
 
 
 def refuse_other_modes_options(mode: str) -> None:
     ctx = click.get_current_context()
     for other, names in MODE_OPTIONS.items():
-        given = [n for n in names if other != mode and ctx.get_parameter_source(n) != ParameterSource.DEFAULT]
+        # from the command line only: an environment default (PERFCI_AB_SIZE) is no mistake of this command
+        given = [n for n in names if other != mode and ctx.get_parameter_source(n) == ParameterSource.COMMANDLINE]
         if given:
             flags = ", ".join("--" + n.replace("_", "-") for n in given)
             raise click.UsageError(f"{flags} only apply to --mode {other} (this A/B is --mode {mode})")
@@ -152,28 +150,20 @@ def _checked_rounds(scenario: str, profile: str, sides: tuple[Side, Side], round
 
 
 def _interleaved(scenario: str, profile: str, sides: tuple[Side, Side], parent: Path, case_pattern: str | None,
-                 bursts: int | None, instances: int, warmup: int, min_effect: float,
-                 setup_sql: tuple[list[str], list[str]],
+                 aim: Aim, min_effect: float, setup_sql: tuple[list[str], list[str]],
                  out_dir: Path, report_file: Path | None, runner_class: str, allow_busy: bool, host_wait: float,
                  dsn_only: bool, progress: Progress) -> int:
     try:
         with exclusive_host(command_line(), allow_busy, ignore_servers=dsn_only, wait_s=host_wait):
-            plans = plan_sides(scenario, profile, sides, parent, case_pattern, bursts)  # all checks before a start
-            if plans[0].resolved.case != "default":
-                progress.info(f"A/B on case {plans[0].resolved.case} (choose another with --case)")
-            run = run_interleaved(plans, sides, progress, runner_class, bursts, warmup, setup_sql, instances=instances,
-                                  replan=lambda: plan_sides(scenario, profile, sides, parent, case_pattern, bursts),
-                                  stop=lambda partial: clear_at_interim(partial, plans[1].resolved.compare, min_effect))
+            sized = plan_and_size(scenario, profile, sides, parent, case_pattern, aim, runner_class)  # checks first
+            if sized[0][0].resolved.case != "default":
+                progress.info(f"A/B on case {sized[0][0].resolved.case} (choose another with --case)")
+            done = run_sized(scenario, profile, sides, parent, case_pattern, aim, min_effect, out_dir, progress,
+                             runner_class, setup_sql, sized=sized)
     except KeyboardInterrupt:
         click.echo("interrupted: both servers were shut down; nothing was judged", err=True)
         return EXIT_INTERRUPTED
-    out_dir.mkdir(parents=True, exist_ok=True)
-    write_atomic(out_dir / f"{run.id}.bursts.json", json.dumps(run.dump(), indent=1) + "\n")
-    priors, prior_source = noise.priors_for(run, baselines_dir() / "noise")
-    rows = judge_run(run, plans[1].resolved.compare, min_effect, priors=priors)
-    text = interleaved_markdown(run, rows, min_effect, instance_source=prior_source)
-    write_atomic(out_dir / f"{run.id}.md", text)
     if report_file:
-        write_atomic(report_file, text)
-    click.echo(text)
-    return EXIT_REGRESSION if any(r.verdict == Outcome.REGRESSION for r in rows) else 0
+        write_atomic(report_file, done.report)
+    click.echo(done.report)
+    return EXIT_REGRESSION if done.regressions else 0

@@ -8,6 +8,7 @@ from typing import TypeVar
 
 import click
 
+from perfci.judge import design
 from perfci.judge.stats import DEFAULT_CONFIDENCE, DEFAULT_CV_FLOOR, DEFAULT_PRIOR_CV
 from perfci.model.identity import DEFAULT_FOLLOW, FOLLOW_CHOICES
 from perfci.model.scenario import cases, load_scenario
@@ -104,3 +105,19 @@ def dry_run_dir(dry_run: bool, out: Path) -> Path | None:
     if not dry_run and source is not None and source.name != "DEFAULT":
         raise click.UsageError("--out is where --dry-run writes the issues: give --dry-run too, or drop --out")
     return out if dry_run else None
+
+
+# how an interleaved A/B is sized (sessions/sized_ab.Aim): `perfci ab` and `perfci confirm`
+ab_target = click.option(
+    "--target-mde", type=click.FloatRange(0.005, 1), default=design.DEFAULT_TARGET_MDE, show_default=True,
+    help="The smallest change the A/B must see with 90 % power: it is sized for it (instance pairs x burst pairs) "
+         "from the case's noise model, else this runner class's measured noise.")
+ab_budget = click.option(
+    "--budget-minutes", type=click.FloatRange(1, 1440), default=design.DEFAULT_BUDGET_MINUTES, show_default=True,
+    help="The most a sized A/B may take; where the target needs more, the most sensitive size within it "
+         "(the report says what it sees).")
+ab_size = click.option(
+    "--size", "size_by", type=click.Choice(["target", "profile"]), default="target", show_default=True,
+    envvar="PERFCI_AB_SIZE",
+    help="`profile`: the profile's burst count on two instance pairs (a quick look; the report says what it could "
+         "see) instead of sizing for --target-mde. Env: PERFCI_AB_SIZE.")

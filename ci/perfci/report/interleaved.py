@@ -24,7 +24,8 @@ def _fmt(x: float) -> str:
 
 
 def interleaved_markdown(run: InterleavedRun, rows: list[PairedVerdict], min_effect: float,
-                         noise_source: str | None = None, instance_source: str | None = None) -> str:
+                         noise_source: str | None = None, instance_source: str | None = None,
+                         sizing: str | None = None) -> str:
     a, b = run.sides
     differ = work_differences(run)
     # a bursts file is input (this report also goes into issues): every text from it escaped
@@ -37,6 +38,7 @@ def interleaved_markdown(run: InterleavedRun, rows: list[PairedVerdict], min_eff
         "",
         verdict_line(rows, differ),
         "",
+        *([f"- sized before it ran: {markdown(sizing)}"] if sizing else []),
         f"- A: {code_span(a.described)} ({markdown(f'{a.flavor} {a.full_version}')}) · "
         f"B: {code_span(b.described)} ({markdown(f'{b.flavor} {b.full_version}')})",
         f"- {len(run.instances)} instance pair{'s' if len(run.instances) > 1 else ''} (fresh servers from the dataset; "

@@ -1,0 +1,145 @@
+"""How big an interleaved A/B must be to see a target effect: K instance pairs of N
+burst pairs per phase, chosen from the case's noise (its noise model, else this
+runner class's measured default) before the first server starts.
+
+The verdict's variance of the mean log difference (judge/paired.py) is
+    block_sd^2 / (K x N/2)  +  instance_sd^2 / K
+(blocks of two burst pairs within an instance, instances within sides). Its minimum
+detectable effect at 90 % power, two-sided at the level of the final look (7/8 of
+ALPHA with an interim look, i.e. K >= 4) divided by the judged metrics (Holm's worst
+step), is (t(1 - level/2) + t(0.90)) x se with Welch-Satterthwaite degrees of freedom.
+The A/B is sized on the throughput metrics (`tps`, `qps`) of every phase: the
+target holds for the worst of them. Cost: every instance pair starts two fresh
+servers from the dataset (INSTANCE_OVERHEAD_S) and runs N + warm-up pairs of every
+phase. Of all (K, N) within the time budget, the cheapest that reaches the target;
+if none does, the most sensitive one (the report says what it reached).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from perfci.judge import noise as noise_models
+from perfci.judge.bursts import INTERIM_SHARE, SEQUENTIAL_MIN_INSTANCES
+from perfci.judge.paired import ABBA_BLOCK, ALPHA, POWER, RUNNER_DEFAULT_INSTANCE_DF, RUNNER_DEFAULT_INSTANCE_SD
+from perfci.judge.stats import t_quantile
+
+DEFAULT_TARGET_MDE = 0.05
+DEFAULT_BUDGET_MINUTES = 25.0
+# This runner class without a noise model (benchmarks/results/false-alarms-20261124.md,
+# rebuild-after-delete smoke, 2-core host): sd of a two-pair block's mean log(B/A) of
+# the noisier throughput phase, and one burst pair of every phase in seconds.
+RUNNER_DEFAULT_BLOCK_SD = 0.078
+RUNNER_DEFAULT_CYCLE_S = 6.6
+INSTANCE_OVERHEAD_S = 15.0   # restore, start two servers, quiesce: 35 real smoke A/As took 148-161 s for 2 x 10 pairs
+DEFAULT_JUDGED_PER_PHASE = 9  # default `compare:` metrics a phase reports (35 real smoke A/As: 8, and statement CPU)
+SIZED_METRICS = ("tps", "qps")
+MAX_INSTANCES = 12
+MIN_BURSTS, MAX_BURSTS = 6, 200
+
+
+@dataclass(frozen=True)
+class KeyNoise:
+    """What sizing needs of one metric's noise."""
+    block_sd: float
+    instance_sd: float
+    instance_df: int
+
+
+RUNNER_DEFAULT_NOISE = KeyNoise(RUNNER_DEFAULT_BLOCK_SD, RUNNER_DEFAULT_INSTANCE_SD, RUNNER_DEFAULT_INSTANCE_DF)
+
+
+@dataclass(frozen=True)
+class Design:
+    instances: int
+    bursts: int          # measured burst pairs per phase and instance pair (warm-up not counted)
+    mde: float           # what the worst sized metric can see at 90 % power
+    minutes: float
+    target: float
+    budget_minutes: float
+    source: str          # where the noise figures came from
+    fixed: str | None = None  # what fixed the size instead of the target (an option)
+
+    @property
+    def reaches_target(self) -> bool:
+        return self.mde <= self.target
+
+    def describe(self) -> str:
+        if self.reaches_target:
+            reach = f"sees {self.mde:.1%} at 90 % power (target {self.target:.0%})"
+        elif self.fixed:
+            reach = f"sees {self.mde:.1%} at 90 % power (size set by {self.fixed}; the target {self.target:.0%} needs more)"
+        else:
+            reach = (f"sees {self.mde:.1%} at 90 % power: the target {self.target:.0%} needs more than the "
+                     f"{self.budget_minutes:g}-minute budget")
+        return (f"{self.instances} instance pairs x {self.bursts} burst pairs per phase, ~{self.minutes:.0f} min; "
+                f"{reach}; noise from {self.source}")
+
+
+def final_level(instances: int, judged: int) -> float:
+    share = 1 - INTERIM_SHARE if instances >= SEQUENTIAL_MIN_INSTANCES else 1.0
+    return ALPHA * share / max(judged, 1)
+
+
+def mde(noise: KeyNoise, instances: int, bursts: int, judged: int) -> float:
+    """Smallest relative change (B/A - 1, log scale) flagged with 90 % power."""
+    blocks = max(bursts // ABBA_BLOCK, 1)
+    within = noise.block_sd ** 2 / (instances * blocks)
+    between = noise.instance_sd ** 2 / instances
+    df_within = instances * (blocks - 1)
+    df_between = noise.instance_df + instances - 1
+    total = within + between
+    denominator = ((within ** 2 / df_within if df_within else 0.0)
+                   + (between ** 2 / df_between if between > 0 and df_between else 0.0))
+    df = total ** 2 / denominator if denominator > 0 else float(df_within or 1)
+    level = final_level(instances, judged)
+    return (t_quantile(1 - level / 2, df) + t_quantile(POWER, df)) * math.sqrt(total)
+
+
+def minutes(instances: int, bursts: int, warmup: int, cycle_s: float) -> float:
+    return instances * (INSTANCE_OVERHEAD_S + (bursts + warmup) * cycle_s) / 60
+
+
+def size(noises: list[KeyNoise], cycle_s: float, judged: int, warmup: int, target: float = DEFAULT_TARGET_MDE,
+         budget_minutes: float = DEFAULT_BUDGET_MINUTES, source: str = "the runner default",
+         instances: int | None = None, bursts: int | None = None, fixed: str | None = None) -> Design:
+    """The cheapest (K, N) within the budget whose worst sized metric sees `target`;
+    else the most sensitive within the budget; else the smallest A/B there is.
+    `instances` / `bursts` (measured pairs) fix that dimension."""
+    noises = noises or [RUNNER_DEFAULT_NOISE]
+    candidates: list[Design] = []
+    for k in ([instances] if instances else range(1, MAX_INSTANCES + 1)):
+        for n in ([bursts] if bursts else range(MIN_BURSTS, MAX_BURSTS + 1, ABBA_BLOCK)):
+            cost = minutes(k, n, warmup, cycle_s)
+            if cost > budget_minutes and candidates:
+                break
+            candidates.append(Design(k, n, max(mde(x, k, n, judged) for x in noises), cost, target, budget_minutes,
+                                     source, fixed))
+    within_budget = [d for d in candidates if d.minutes <= budget_minutes] or [min(candidates, key=lambda d: d.minutes)]
+    reaching = [d for d in within_budget if d.reaches_target]
+    if reaching:
+        return min(reaching, key=lambda d: (d.minutes, d.instances))
+    return min(within_budget, key=lambda d: (d.mde, d.minutes))
+
+
+def for_case(model: noise_models.NoiseModel | None, phases: int, judged_per_phase: int, warmup: int,
+             target: float = DEFAULT_TARGET_MDE, budget_minutes: float = DEFAULT_BUDGET_MINUTES,
+             instances: int | None = None, bursts: int | None = None, fixed: str | None = None) -> Design:
+    """Size an A/B of a case from its noise model (the throughput keys it holds, the
+    runner default's between-instance spread where it learned none), else from the
+    runner default; `phases` measured phases of `judged_per_phase` judged metrics."""
+    judged = max(phases, 1) * judged_per_phase
+    sized = {k: m for k, m in (model.metrics.items() if model else []) if k.split(".", 1)[1] in SIZED_METRICS}
+    if not sized:
+        return size([RUNNER_DEFAULT_NOISE], RUNNER_DEFAULT_CYCLE_S * max(phases, 1) / 2, judged, warmup, target,
+                    budget_minutes, "the runner default (no noise model for this case: `perfci calibrate` learns one)",
+                    instances, bursts, fixed)
+    assert model is not None
+    noises = [KeyNoise(m.block_sd, m.instance_sd if m.instance_sd is not None else RUNNER_DEFAULT_INSTANCE_SD,
+                       m.instance_df if m.instance_sd is not None else RUNNER_DEFAULT_INSTANCE_DF)
+              for m in sized.values()]
+    cycle = noise_models.cycle_seconds(model) or RUNNER_DEFAULT_CYCLE_S
+    return size(noises, cycle, judged, warmup, target, budget_minutes,
+                f"the noise model of {len(model.runs)} A/As learned {model.created_at[:10]}", instances, bursts,
+                fixed)
