@@ -1,4 +1,4 @@
-"""The second stage of a nightly alert, without servers: what the confirmation A/B
+"""The nightly's A/B against its reference, without servers: when it runs, what it
 compares, when it cannot run, and what its outcome does to the issue."""
 
 from __future__ import annotations
@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 
 from perfci.judge.compare import compare
-from perfci.sessions.confirm import Confirmation, confirm_case, last_good, run_args, save
+from perfci.sessions.confirm import AbRatio, Confirmation, confirm_case, last_good, run_args, save
+from perfci.sessions.sized_ab import Aim
 from perfci.store.baseline import load_baseline, update
 from perfci.util.progress import Progress
 
@@ -22,16 +23,18 @@ def test_the_server_and_config_of_a_run_come_from_its_reproduce_command():
     assert run_args("perfci run 'unbalanced") is None
 
 
-def regressed(tmp_path, candidate_reproduce: str):
+def regressed(tmp_path, candidate_reproduce: str, tps: float = 600, version: str | None = None):
     root = tmp_path / "baselines"
     update(write_results(tmp_path / "base", [make_result(tps=1000 + 5 * i) for i in range(5)]), root=root)
-    data = make_result(tps=600).dump()
+    data = make_result(tps=tps).dump()
     data["reproduce"] = candidate_reproduce
+    if version:
+        data["server"]["full_version"] = version
     path = tmp_path / "candidate.json"
     path.write_text(json.dumps(data))
     from perfci.store.results import load_result
     [comp] = compare([load_result(path)], baseline_root=root)
-    assert comp.regressions
+    assert bool(comp.regressions) == (tps < 900)
     return comp, root
 
 
@@ -45,7 +48,7 @@ def test_the_last_good_server_is_the_baselines_newest_sample(tmp_path):
 
 def test_a_run_on_the_baselines_own_server_and_config_is_not_ab_tested(tmp_path):
     comp, _ = regressed(tmp_path, "perfci run tiny --profile smoke --server local")
-    c = confirm_case(comp, "smoke", 10, tmp_path, tmp_path / "out", Progress(quiet=True), "local", 0.01)
+    c = confirm_case(comp, "smoke", Aim(), tmp_path, tmp_path / "out", Progress(quiet=True), "local", 0.01)
     assert c.status == "not-run" and "compare the server with itself" in c.reason and not c.failed
     assert c.nightly_regressions and c.a == c.b == "local"
     assert not (tmp_path / "out").exists()  # nothing ran
@@ -54,8 +57,8 @@ def test_a_run_on_the_baselines_own_server_and_config_is_not_ab_tested(tmp_path)
 def test_a_scenario_that_cannot_be_split_is_recorded_not_judged(tmp_path):
     # `tiny` is no scenario of scenarios/: the A/B's planning refuses it with one line, recorded
     comp, _ = regressed(tmp_path, "perfci run tiny --profile smoke --server local --config innodb_flush_log_at_trx_commit=1")
-    c = confirm_case(comp, "smoke", 10, tmp_path, tmp_path / "out", Progress(quiet=True), "local", 0.01)
-    assert c.status == "not-run" and c.reason.startswith("the confirmation A/B could not run:") and not c.failed
+    c = confirm_case(comp, "smoke", Aim(), tmp_path, tmp_path / "out", Progress(quiet=True), "local", 0.01)
+    assert c.status == "not-run" and c.reason.startswith("the reference A/B could not run:") and not c.failed
     assert c.b == "local --config innodb_flush_log_at_trx_commit=1"
 
 
@@ -67,11 +70,11 @@ def test_an_ab_that_fails_on_the_runner_is_recorded_as_failed(tmp_path, monkeypa
 
     def no_server(*args, **kwargs):
         raise InfraFailure("side A: the server did not start within 60 s")
-    monkeypatch.setattr(confirm_mod, "plan_sides", no_server)
+    monkeypatch.setattr(confirm_mod, "run_sized", no_server)
     comp, _ = regressed(tmp_path, "perfci run tiny --profile smoke --server local --config innodb_flush_log_at_trx_commit=1")
-    c = confirm_case(comp, "smoke", 10, tmp_path, tmp_path / "out", Progress(quiet=True), "local", 0.01)
+    c = confirm_case(comp, "smoke", Aim(), tmp_path, tmp_path / "out", Progress(quiet=True), "local", 0.01)
     assert c.status == "not-run" and c.failed
-    assert c.reason == "the confirmation A/B failed: side A: the server did not start within 60 s"
+    assert c.reason == "the reference A/B failed: side A: the server did not start within 60 s"
 
 
 def test_a_server_spec_written_into_a_result_or_the_history_never_runs_unless_pinned(tmp_path):
@@ -79,7 +82,7 @@ def test_a_server_spec_written_into_a_result_or_the_history_never_runs_unless_pi
     the confirmation refuses to run it (before any download or start)."""
     comp, _ = regressed(tmp_path, "perfci run tiny --profile smoke --server "
                                   "'tarball:https://127.0.0.1:9/evil.tar.gz#sha256=" + "0" * 64 + "'")
-    c = confirm_case(comp, "smoke", 10, tmp_path, tmp_path / "out", Progress(quiet=True), "local", 0.01)
+    c = confirm_case(comp, "smoke", Aim(), tmp_path, tmp_path / "out", Progress(quiet=True), "local", 0.01)
     assert c.status == "not-run" and "is not pinned in servers.yaml" in c.reason
     assert not (tmp_path / "out").exists()
 
@@ -104,8 +107,8 @@ def test_confirmations_decide_whether_a_regression_opens_an_issue(tmp_path):
     proc = sync_with("confirmed", "the A/B flags before.tps")
     assert proc.returncode == 0, proc.stderr
     text = next(issues.glob("*.md")).read_text()
-    assert "### Confirmation A/B" in text and "- **confirmed**: the A/B flags before.tps" in text
-    assert "A, last good: `local` · B, this run: `local --config x=1`" in text and "| the A/B's table |" in text
+    assert "### A/B against the reference" in text and "- **confirmed**: the A/B flags before.tps" in text
+    assert "A, reference: `local` · B, tonight: `local --config x=1`" in text and "| the A/B's table |" in text
 
 
 def test_a_corrupt_confirmation_is_a_one_line_error(tmp_path):
@@ -116,3 +119,76 @@ def test_a_corrupt_confirmation_is_a_one_line_error(tmp_path):
                       "--dry-run", "--out", str(tmp_path / "issues"), "--confirmations", str(tmp_path / "confirm"))
     assert proc.returncode == 2 and "x.confirmation.json: not a perfci confirmation" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_a_night_on_the_references_server_and_config_runs_no_ab_and_a_changed_one_does(tmp_path):
+    comp, _ = regressed(tmp_path, "perfci run tiny --profile smoke --server local", tps=1010)
+    assert confirm_case(comp, "smoke", Aim(), tmp_path, tmp_path / "out", Progress(quiet=True), "local", 0.01) is None
+    comp, _ = regressed(tmp_path, "perfci run tiny --profile smoke --server local --config x=1", tps=1010)
+    c = confirm_case(comp, "smoke", Aim(), tmp_path, tmp_path / "out", Progress(quiet=True), "local", 0.01)
+    assert c.trigger == "server-changed" and not c.nightly_regressions
+    assert c.status == "not-run" and c.reason.startswith("the reference A/B could not run:")  # tiny: no scenario
+
+
+def test_a_new_build_behind_the_references_spec_is_said_not_ab_tested(tmp_path):
+    comp, _ = regressed(tmp_path, "perfci run tiny --profile smoke --server local", tps=1010, version="10.11.99-MariaDB")
+    c = confirm_case(comp, "smoke", Aim(), tmp_path, tmp_path / "out", Progress(quiet=True), "local", 0.01)
+    assert c.trigger == "server-changed" and c.status == "not-run" and not c.failed
+    assert "10.11.99-MariaDB" in c.reason and "no longer what the spec gives" in c.reason
+
+
+def _ab_confirmation(result_id: str, label: str) -> Confirmation:
+    return Confirmation(result_id=result_id, case=label, status="confirmed", reason="the A/B flags before.tps",
+                        nightly_regressions=[], a="mariadb-10.11", b="local --config x=1", profile="smoke",
+                        trigger="server-changed", reference_version="10.11.6-MariaDB", ab_regressions=["before.tps"],
+                        ratios={"before.tps": AbRatio(a=1000.0, b=951.0, ratio=0.951, low=0.930, high=0.972,
+                                                      confidence=0.9997, mde=0.031, verdict="regression")},
+                        sizing="9 instance pairs x 20 burst pairs per phase, ~24 min; sees 4.9% at 90 % power")
+
+
+def test_a_regression_only_the_reference_ab_sees_opens_its_issue_that_night(tmp_path):
+    """5 % is inside the nights' noise: the threshold says nothing, the A/B flags it;
+    the issue opens on the first night and starts with B/A, its interval and the MDE."""
+    comp, root = regressed(tmp_path, "perfci run tiny --profile smoke --server local --config x=1", tps=1010)
+    save(_ab_confirmation(comp.results[0].id, comp.label), tmp_path / "confirm")
+    issues = tmp_path / "issues"
+    proc = run_perfci("issues", "sync", str(tmp_path / "candidate.json"), "--baseline-dir", str(root),
+                      "--dry-run", "--out", str(issues), "--confirmations", str(tmp_path / "confirm"))
+    assert proc.returncode == 0, proc.stderr
+    [issue] = issues.glob("*.md")
+    text = issue.read_text()
+    assert text.startswith("# Perf regression (A/B vs reference): before.tps -4.9 %")
+    first = next(line for line in text.splitlines() if line.startswith("**"))
+    assert first == ("**before.tps** is worse on tonight's server than on the reference, side by side on this runner: "
+                     "B/A 0.951 [0.930, 0.972] (99.97% interval); this A/B could see 3.1% (90 % power).")
+    assert "A 1000 · B 951" in text and "(10.11.6-MariaDB)" in text and "9 instance pairs x 20 burst pairs" in text
+    assert ("perfci ab tiny --profile smoke --a mariadb-10.11 --b local --b-config x=1" in text)
+
+
+def test_the_history_records_a_reference_ab_regression_as_tonights(tmp_path):
+    from perfci.alert.nightly import night_verdicts
+    comp, _ = regressed(tmp_path, "perfci run tiny --profile smoke --server local --config x=1", tps=1010)
+    rid = comp.results[0].id
+    verdicts = night_verdicts([comp], {rid: _ab_confirmation(rid, comp.label)})
+    assert verdicts[rid].regressions == ("before.tps",) and "before.tps" in verdicts[rid].worse
+    assert night_verdicts([comp], {})[rid].regressions == ()
+
+
+def test_a_reference_spec_bumped_out_of_servers_yaml_stays_trusted_through_its_git_history(tmp_path):
+    import subprocess
+
+    from perfci.providers.servers import pinned_in_git_history
+    old, new = "local:/opt/mariadb-11.4.4/bin/mariadbd", "local:/opt/mariadb-11.4.5/bin/mariadbd"
+    path = tmp_path / "servers.yaml"
+
+    def commit(spec: str) -> None:
+        path.write_text(f"servers:\n  - id: mariadb-11.4\n    spec: {spec}\n")
+        subprocess.run(["git", "add", "servers.yaml"], cwd=tmp_path, check=True)
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", spec], cwd=tmp_path,
+                       check=True)
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    commit(old)
+    commit(new)
+    assert pinned_in_git_history(old, path) and pinned_in_git_history(new, path)
+    assert not pinned_in_git_history("local:/opt/evil/bin/mariadbd", path)
+    assert not pinned_in_git_history(old, tmp_path / "elsewhere" / "servers.yaml")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shlex
 from pathlib import Path
 
 from perfci.alert.github import LABEL, Comment, GitHub, Issue, body_of, login
@@ -167,17 +168,7 @@ def sync(comparisons: list[CaseComparison], run_url: str = "", repo: str | None 
                                    "nights an issue needs")
                     continue
                 body = body_for(comp, row, fp, run_url, confirmation, since=nights[0])
-                if gh is None:
-                    path = Path(dry_run_dir or ".") / f"{fp}.md"
-                    write_atomic(path, f"# {title_for(case, row)}\n\nlabels: {', '.join(labels_for(case))}\n\n{body}")
-                    actions.append(f"wrote {path}")
-                elif issue:
-                    gh.comment(issue["number"], still_regressed(body))
-                    actions.append(f"commented on #{issue['number']} ({row.key})")
-                else:
-                    created = gh.create(title_for(case, row), body, labels_for(case))
-                    open_issues[fp] = created
-                    actions.append(f"opened #{created.get('number')} ({row.key})")
+                actions.append(_post(gh, dry_run_dir, open_issues, fp, title_for(case, row), body, case, row.key))
             elif gh and issue and row.worse:  # beyond tolerance, inconclusive alone: not clean, still there
                 tonight = comp.results[0]
                 gh.comment(issue["number"], f"{REGRESSION_MARK}\nStill worse: {row.key} {row.verdict.change_pct:+.1f} % "
@@ -187,7 +178,84 @@ def sync(comparisons: list[CaseComparison], run_url: str = "", repo: str | None 
                 actions.append(f"still worse: commented on #{issue['number']} ({row.key})")
             elif gh and issue and row.verdict.verdict in (Outcome.UNCHANGED, Outcome.IMPROVEMENT):
                 actions.append(clean_night(gh, issue, row, close_after, run_url))
+        actions += _ab_only(comp, confirmation, gh, dry_run_dir, open_issues, run_url)
     return actions
+
+
+def _ab_only(comp: CaseComparison, confirmation: Confirmation | None, gh: GitHub | None, dry_run_dir: Path | None,
+             open_issues: dict[str, Issue], run_url: str) -> list[str]:
+    """Regressions the reference A/B found where the threshold saw none (a few percent,
+    inside the nights' noise): opened that night, the A/B being the measurement."""
+    if confirmation is None or confirmation.status != "confirmed" or not comp.results:
+        return []
+    called = {row.key for row in comp.regressions}
+    actions = []
+    for key in confirmation.ab_regressions:
+        if key in called or key not in confirmation.ratios:
+            continue
+        fp = fingerprint(comp.identity, key)
+        body = ab_body_for(comp, key, confirmation, fp, run_url)
+        actions.append(_post(gh, dry_run_dir, open_issues, fp, ab_title_for(comp.identity, key, confirmation),
+                             body, comp.identity, key))
+    return actions
+
+
+def _post(gh: GitHub | None, dry_run_dir: Path | None, open_issues: dict[str, Issue], fp: str, title: str, body: str,
+          case: CaseIdentity, key: str) -> str:
+    """Open the issue of `fp`, or comment on the open one (a dry run writes a file)."""
+    issue = open_issues.get(fp)
+    if gh is None:
+        path = Path(dry_run_dir or ".") / f"{fp}.md"
+        write_atomic(path, f"# {title}\n\nlabels: {', '.join(labels_for(case))}\n\n{body}")
+        return f"wrote {path}"
+    if issue:
+        gh.comment(issue["number"], still_regressed(body))
+        return f"commented on #{issue['number']} ({key})"
+    created = gh.create(title, body, labels_for(case))
+    open_issues[fp] = created
+    return f"opened #{created.get('number')} ({key})"
+
+
+def ab_title_for(case: CaseIdentity, key: str, c: Confirmation) -> str:
+    r = c.ratios[key]
+    return issue_title(f"Perf regression (A/B vs reference): {key} {(r.ratio - 1) * 100:+.1f} % · {case.scenario}/"
+                       f"{case.profile}/{case.case} on {case.server} ({case.runner_class})")
+
+
+def reproduce_ab(scenario: str, c: Confirmation, case: str) -> str:
+    """The `perfci ab` that reruns the reference A/B (specs as recorded: ids of servers.yaml or pinned specs)."""
+    a, b = shlex.split(c.a), shlex.split(c.b)
+    args = ["perfci", "ab", scenario, "--profile", c.profile, "--a", a[0], "--b", b[0]]
+    args += [x for flag, value in zip(a[1::2], a[2::2]) for x in ("--a-config", value) if flag == "--config"]
+    args += [x for flag, value in zip(b[1::2], b[2::2]) for x in ("--b-config", value) if flag == "--config"]
+    return shlex.join(args + (["--case", case] if case != "default" else []))
+
+
+def ab_body_for(comp: CaseComparison, key: str, c: Confirmation, fp: str, run_url: str) -> str:
+    tonight = comp.results[0]
+    r = c.ratios[key]
+    could = f"this A/B could see {r.mde:.1%} (90 % power)" if r.mde is not None else "its MDE is unknown"
+    lines = [
+        *markers(fp, comp.identity, tonight.id),
+        REGRESSION_MARK,
+        f"**{key}** is worse on tonight's server than on the reference, side by side on this runner: B/A "
+        f"{r.ratio:.3f} [{r.low:.3f}, {r.high:.3f}] ({r.confidence:.2%} interval); {could}.",
+        "",
+        f"- reference (A): {code_span(c.a)} ({markdown(c.reference_version or 'version not recorded')}) · "
+        f"tonight (B): {code_span(c.b)} ({markdown(tonight.server.full_version or tonight.server.version)})",
+        f"- {markdown(key)}: A {r.a:.4g} · B {r.b:.4g} (means over the A/B's measured bursts, profile "
+        f"{code_span(c.profile)})",
+        f"- the A/B: {markdown(c.sizing)}" if c.sizing else "- the A/B: size not recorded",
+        f"- the nightly threshold against the baseline saw no regression of {markdown(key)} (inside the nights' noise)",
+        f"- case: {markdown(comp.label)} · host {code_span(tonight.host.hostname)} ({markdown(tonight.host.cpu_model)}, "
+        f"{tonight.host.cpus} CPUs) · scenario hash {code_span(tonight.scenario.hash[:19] + '…')}",
+    ]
+    if run_url:
+        lines.append(f"- run and artifacts: {markdown(run_url)}")
+    lines += markdown_section(c)
+    lines += ["", "Reproduce (the same A/B):", "", code_fence(reproduce_ab(tonight.scenario.name, c, tonight.case), "sh"),
+              "", TRIAGE_HELP, ""]
+    return "\n".join(lines)
 
 
 def still_regressed(body: str) -> str:

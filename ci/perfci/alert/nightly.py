@@ -88,7 +88,8 @@ class NightOptions:
 def night_verdicts(comparisons: list[CaseComparison],
                    confirmations: dict[str, Confirmation]) -> dict[str, history.NightVerdict]:
     """What each result was worse on (MetricRow.worse) and judged a regression on; a
-    regression its A/B did not confirm is neither."""
+    regression its A/B did not confirm is neither; one its reference A/B found (where
+    the threshold saw none) is both."""
     out: dict[str, history.NightVerdict] = {}
     for comp in comparisons:
         for r in comp.results:
@@ -96,8 +97,13 @@ def night_verdicts(comparisons: list[CaseComparison],
             if c is not None and c.status == "not-confirmed":
                 out[r.id] = history.NightVerdict()
                 continue
-            out[r.id] = history.NightVerdict(worse=tuple(row.key for row in comp.rows if row.worse),
-                                             regressions=tuple(row.key for row in comp.regressions))
+            worse = tuple(row.key for row in comp.rows if row.worse)
+            regressions = tuple(row.key for row in comp.regressions)
+            if c is not None and c.status == "confirmed" and r is comp.results[0]:
+                found = tuple(k for k in c.ab_regressions if k not in regressions)
+                worse += tuple(k for k in found if k not in worse)
+                regressions += found
+            out[r.id] = history.NightVerdict(worse=worse, regressions=regressions)
     return out
 
 

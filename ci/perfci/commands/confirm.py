@@ -1,4 +1,4 @@
-"""`perfci confirm`: the second stage of a nightly alert (see sessions/confirm.py)."""
+"""`perfci confirm`: the nightly's A/B against each case's reference (sessions/confirm.py)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from perfci.judge.compare import compare as compare_results
 from perfci.judge.paired import DEFAULT_MIN_EFFECT
 from perfci.sessions import confirm as confirm_mod
 from perfci.sessions.session import handle_cancellation
+from perfci.sessions.sized_ab import Aim
 from perfci.store.results import expand, load_result
 from perfci.util.errors import EXIT_INFRA, EXIT_INTERRUPTED, EXIT_REGRESSION
 from perfci.util.progress import Progress
@@ -25,8 +26,9 @@ from perfci.util.progress import Progress
 @options.noise_dir
 @click.option("--profile", "-p", default=confirm_mod.DEFAULT_PROFILE, show_default=True,
               help="The fixed-work profile the A/B runs (its phases are split into bursts).")
-@click.option("--bursts", type=click.IntRange(3, 100000), default=confirm_mod.DEFAULT_BURSTS, show_default=True,
-              help="Burst pairs per phase: bounds the A/B's minutes.")
+@options.ab_target
+@options.ab_budget
+@options.ab_size
 @click.option("--min-effect", type=click.FloatRange(0, 1), default=DEFAULT_MIN_EFFECT, show_default=True)
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("confirm"), show_default=True,
               help="Where <result id>.confirmation.json and the A/B's bursts are written.")
@@ -37,42 +39,46 @@ from perfci.util.progress import Progress
 @options.history
 @options.window
 @options.quiet
-def confirm(results: tuple[Path, ...], baseline_dir: Path | None, noise_dir: Path | None, profile: str, bursts: int,
-            min_effect: float, out_dir: Path, workdir: Path | None, runner_class: str, host_wait: float,
+def confirm(results: tuple[Path, ...], baseline_dir: Path | None, noise_dir: Path | None, profile: str,
+            target_mde: float, budget_minutes: float, size_by: str, min_effect: float, out_dir: Path,
+            workdir: Path | None, runner_class: str, host_wait: float,
             follow, history_dir: Path | None, window: int, quiet: bool) -> int:
-    """Re-check RESULTS' regressions against their baselines with an interleaved A/B
-    of this run's server against the last good one (the baseline's newest sample),
-    on this runner, before an issue is opened (`perfci issues sync --confirmations`).
+    """A/B each case of RESULTS against its reference, on this runner, before issues
+    are opened (`perfci nightly --confirmations`): where tonight regressed against its
+    baseline (the A/B confirms it or not), and where tonight's server or config is not
+    the reference's (a change far inside the nights' noise is seen that night). The
+    reference is the baseline's newest sample (the last accepted night). Each A/B is
+    sized for --target-mde within --budget-minutes.
 
     \b
-    Example (nightly, after `perfci compare` exited 1):
-      perfci confirm results --baseline-dir baselines --out confirm
-    Exit codes: 0 no regression was confirmed (or there was nothing to A/B against: the
-    regression stands unconfirmed, its reason recorded), 1 one was confirmed, 2 bad input,
-    3 an A/B failed on this runner (recorded; its regression stands) or another
-    infrastructure or internal error."""
+    Example (nightly, after `perfci compare`):
+      perfci confirm results --history results-branch/history --out confirm
+    Exit codes: 0 no regression was confirmed (or there was nothing to A/B against: a
+    threshold regression stands unconfirmed, its reason recorded), 1 one was confirmed,
+    2 bad input, 3 an A/B failed on this runner (recorded; its regression stands) or
+    another infrastructure or internal error."""
     handle_cancellation()
     progress = Progress(quiet=quiet)
     loaded = [load_result(p) for p in expand(list(results))]
-    comparisons = [c for c in compare_results(loaded, baseline_root=baseline_dir,
-                                              rules=Rules(follow=follow, noise_dir=noise_dir),
-                                              history_root=history_dir, window=window) if c.regressions]
-    if not comparisons:
-        click.echo("no regression to confirm")
-        return 0
+    comparisons = compare_results(loaded, baseline_root=baseline_dir, rules=Rules(follow=follow, noise_dir=noise_dir),
+                                  history_root=history_dir, window=window)
+    aim = Aim(target_mde, budget_minutes, size_by == "profile")
     parent = Path(workdir or tempfile.gettempdir())
     found = []
     try:
         with exclusive_host(command_line(), allow_busy=False, wait_s=host_wait):
             for comp in comparisons:
-                c = confirm_mod.confirm_case(comp, profile, bursts, parent, out_dir, progress, runner_class, min_effect)
-                confirm_mod.save(c, out_dir)
-                found.append(c)
+                c = confirm_mod.confirm_case(comp, profile, aim, parent, out_dir, progress, runner_class, min_effect)
+                if c is not None:
+                    confirm_mod.save(c, out_dir)
+                    found.append(c)
     except KeyboardInterrupt:
         click.echo("interrupted: both servers were shut down; the confirmations written so far are kept", err=True)
         return EXIT_INTERRUPTED
+    if not found:
+        click.echo("nothing to A/B: no case regressed, and every case ran its reference's server and config")
     for c in found:
-        click.echo(f"{c.case}: {c.status} — {c.reason}")
+        click.echo(f"{c.case} ({c.trigger}): {c.status} — {c.reason}")
         if c.report:
             click.echo(c.report)
     if any(c.status == "confirmed" for c in found):

@@ -6,6 +6,7 @@ line; everything after that (plans, results, the reproduce command) carries the 
 
 from __future__ import annotations
 
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -90,6 +91,27 @@ def resolve_server(text: str, servers: ServersFile | None = None) -> Resolved:
         known = ", ".join(e.id for e in servers.servers) or f"none, no {SERVERS_FILE} here or above"
         raise BadInput(f"--server {text!r}: not a server id (known: {known}) and not a spec (allowed: {GRAMMAR})")
     return Resolved(entry.spec, entry.id)
+
+
+def pinned_in_git_history(spec: str, path: Path | None = None) -> bool:
+    """Whether the project's servers.yaml pinned `spec` in any commit of its git history:
+    the reference server of a nightly whose id was bumped since is no longer in the
+    file, but a reviewed commit put it there (needs the full history: fetch-depth 0)."""
+    path = path or project_file(SERVERS_FILE)
+    if path is None or not path.is_file():
+        return False
+    try:
+        log = subprocess.run(["git", "log", "-p", "--format=", "--", path.name], cwd=path.parent,
+                             capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    if log.returncode != 0:
+        return False
+    for line in log.stdout.splitlines():
+        key, _, value = line[1:].strip().partition(":")
+        if line[:1] in "+- " and key.strip().lstrip("- ") == "spec" and value.strip().strip("'\"") == spec:
+            return True
+    return False
 
 
 def id_of_spec(spec: str) -> str | None:

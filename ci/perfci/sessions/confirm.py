@@ -1,17 +1,23 @@
-"""The second stage of a nightly alert: before an issue is opened, a nightly run that
-looks like a regression against its baseline is re-checked by an interleaved A/B
-against the last good server of its line, on the same runner.
-
-"Last good" is the newest sample of the case's baseline: how it was run (server
-spec and `--config` overrides) is in its reproduce command. The A/B uses a
+"""The nightly's A/B against its reference: on the same runner, tonight's server (B)
+side by side with the case's reference (A), interleaved bursts, sized for a target
+effect (sessions/sized_ab.py). It runs when
+- `regression`: tonight regressed against its baseline (the A/B confirms it or not:
+  the runner's drift between nights opens no issue);
+- `server-changed`: tonight's server or config is not the reference's, even when no
+  threshold saw anything: a few-percent slowdown, far inside the nights' noise, is
+  seen by the A/B that same night (and opens its issue).
+The reference is the newest sample of the case's baseline (the last accepted night:
+standing regressions never enter it): how it was run (server spec and `--config`
+overrides) is in its reproduce command. It must be trusted: `local`, or a spec pinned
+in servers.yaml now or in its git history (a bumped id's old build). The A/B uses a
 fixed-work profile (default `smoke`: nightly phases are time-boxed and cannot be
-split into bursts). Its outcome, per regressed case:
-- confirmed: the A/B flags a judged regression of B (this run's server) too;
-- not-confirmed: the A/B sees none. The nightly's Outcome.REGRESSION was the runner's
-  drift or noise between nights: no issue is opened (the A/B is in the job's output);
-- not-run: the A/B could not say (this run's server and config are the baseline's
-  own, the last good server is not available, the phases cannot be split, the A/B
-  failed). The nightly verdict stands, and the issue says why it is unconfirmed.
+split into bursts). Its outcome, per case:
+- confirmed: the A/B flags a judged regression of B;
+- not-confirmed: the A/B sees none;
+- not-run: the A/B could not say (tonight's server and config are the reference's but
+  its build changed behind the same spec, the reference is not runnable or not
+  trusted, the phases cannot be split, the A/B failed). A threshold regression stands,
+  and the issue says why it is unconfirmed.
 """
 
 from __future__ import annotations
@@ -23,32 +29,43 @@ from typing import Literal
 
 from pydantic import Field
 
-from perfci.judge import noise
-from perfci.judge.bursts import judge_run
 from perfci.judge.compare import CaseComparison
+from perfci.judge.paired import PairedVerdict
 from perfci.model.base import StrictModel
 from perfci.model.formats import FileFormat, JsonObject
 from perfci.model.result import ResultId
-from perfci.model.verdicts import Outcome
 from perfci.providers.mycnf import parse_override
-from perfci.providers.servers import id_of_spec, resolve_server
-from perfci.report.interleaved import interleaved_markdown
-from perfci.sessions.interleave import plan_sides, run_interleaved
+from perfci.providers.servers import id_of_spec, pinned_in_git_history, resolve_server
 from perfci.sessions.rounds import Side
+from perfci.sessions.sized_ab import Aim, run_sized
 from perfci.store.baseline import Baseline, Sample
 from perfci.util.errors import BadInput, InfraFailure
 from perfci.util.files import write_atomic
-from perfci.util.paths import baselines_dir
 from perfci.util.progress import Progress
 from perfci.util.text import code_span, inert_markdown, markdown
 
 DEFAULT_PROFILE = "smoke"
-DEFAULT_BURSTS = 120  # pairs per phase: 5 % at >= 90 % power with this runner's burst noise (README), ~12 min of bursts
 SUFFIX = ".confirmation.json"
 
 
+Trigger = Literal["regression", "server-changed"]
+
+
+class AbRatio(StrictModel):
+    """One judged metric of the reference A/B: means, B/A with the decision's interval,
+    the run's MDE and the verdict."""
+    a: float
+    b: float
+    ratio: float
+    low: float
+    high: float
+    confidence: float
+    mde: float | None = None
+    verdict: str
+
+
 class Confirmation(StrictModel):
-    schema_: Literal["perfci.confirmation/2"] = Field("perfci.confirmation/2", alias="schema")
+    schema_: Literal["perfci.confirmation/3"] = Field("perfci.confirmation/3", alias="schema")
     result_id: ResultId
     case: str
     status: Literal["confirmed", "not-confirmed", "not-run"]
@@ -63,6 +80,11 @@ class Confirmation(StrictModel):
     # /2
     failed: bool = Field(False, description="not-run because the A/B failed on this runner (infrastructure), "
                                             "not because there was nothing to compare")
+    # /3
+    trigger: Trigger = "regression"
+    reference_version: str = Field("", description="the reference's server version (the baseline's newest sample)")
+    ratios: dict[str, AbRatio] = Field({}, description="judged metrics of the A/B: B/A, interval, MDE")
+    sizing: str = Field("", description="how the A/B was sized and what it could see")
 
     def dump(self) -> dict:
         return self.model_dump(mode="json", by_alias=True)
@@ -89,9 +111,10 @@ def pinned_server(text: str) -> str:
     files and the results branch: a `tarball:`/`build:` spec written there must not
     decide what runs on the benchmark host."""
     resolved = resolve_server(text)
-    if resolved.server_id is None and text != "local" and id_of_spec(text) is None:
+    if (resolved.server_id is None and text != "local" and id_of_spec(text) is None
+            and not pinned_in_git_history(text)):
         raise BadInput(f"server {text!r} is not pinned in servers.yaml: confirm runs only `local`, "
-                       "the ids of servers.yaml and the specs pinned there")
+                       "the ids of servers.yaml and the specs pinned there, now or in its git history")
     return resolved.spec
 
 
@@ -105,48 +128,74 @@ def describe(args: tuple[str, tuple[str, ...]]) -> str:
     return " ".join([args[0], *(f"--config {c}" for c in args[1])])
 
 
-def confirm_case(comp: CaseComparison, profile: str, bursts: int, parent: Path, out_dir: Path,
-                 progress: Progress, runner_class: str, min_effect: float) -> Confirmation:
+def trigger_of(comp: CaseComparison, good: Sample | None) -> Trigger | None:
+    """Why tonight's result gets a reference A/B (None: it does not)."""
+    if comp.regressions:
+        return "regression"
+    if good is None:
+        return None
+    tonight, reference = run_args(comp.results[0].reproduce), run_args(good.reproduce)
+    if tonight and reference and tonight != reference:
+        return "server-changed"
+    if comp.results[0].server.full_version != good.server_version and good.server_version:
+        return "server-changed"  # same spec, another build behind it: said, not measurable
+    return None
+
+
+def confirm_case(comp: CaseComparison, profile: str, aim: Aim, parent: Path, out_dir: Path,
+                 progress: Progress, runner_class: str, min_effect: float) -> Confirmation | None:
+    """The reference A/B of one case, or None when it has no reason to run."""
     result = comp.results[0]
-    found = Confirmation(result_id=result.id, case=comp.label, status="not-run", reason="",
-                         nightly_regressions=[r.key for r in comp.regressions], profile=profile)
+    good = last_good(comp.baseline) if comp.baseline else None
+    trigger = trigger_of(comp, good)
+    if trigger is None:
+        return None
+    found = Confirmation(result_id=result.id, case=comp.label, status="not-run", reason="", trigger=trigger,
+                         nightly_regressions=[r.key for r in comp.regressions], profile=profile,
+                         reference_version=good.server_version if good else "")
 
     def not_run(why: str) -> Confirmation:
         return found.model_copy(update={"reason": why})
 
-    good = last_good(comp.baseline) if comp.baseline else None
     if good is None:
         return not_run("the baseline's samples do not record how they were run (recorded by an older perfci)")
     a_args, b_args = run_args(good.reproduce), run_args(result.reproduce)
     if a_args is None or b_args is None:
         return not_run("a reproduce command names no server")
     found = found.model_copy(update={"a": describe(a_args), "b": describe(b_args)})
+    tonight_version = result.server.full_version or result.server.version
     if a_args == b_args:
-        return not_run(f"this run's server and config are those of the baseline's newest sample ({describe(a_args)}, "
-                       f"{good.server_version}): an A/B would compare the server with itself; the change lies "
-                       "elsewhere (host, harness, data, a server build behind the same spec)")
+        return not_run(f"tonight's server spec and config are the reference's ({describe(a_args)}), but the reference "
+                       f"ran {good.server_version or 'an unrecorded version'} and tonight ran {tonight_version}: "
+                       "the reference build is no longer what the spec gives, so no A/B can run it (pin builds by "
+                       "digest or sha256 to keep references runnable)" if good.server_version != tonight_version
+                       and good.server_version else
+                       f"tonight's server and config are the reference's ({describe(a_args)}, {good.server_version}): "
+                       "an A/B would compare the server with itself; the change lies elsewhere (host, harness, data)")
     try:
         sides = (Side("a", pinned_server(a_args[0]), [parse_override(c) for c in a_args[1]]),
                  Side("b", pinned_server(b_args[0]), [parse_override(c) for c in b_args[1]]))
         case = None if result.case == "default" else result.case
-        plans = plan_sides(result.scenario.name, profile, sides, parent, case, bursts)
-        progress.info(f"== confirmation A/B of {comp.label}: A {found.a} (last good) vs B {found.b}")
-        run = run_interleaved(plans, sides, progress, runner_class, bursts)
+        progress.info(f"== reference A/B of {comp.label} ({trigger}): A {found.a} (reference) vs B {found.b}")
+        done = run_sized(result.scenario.name, profile, sides, parent, case, aim, min_effect, out_dir, progress,
+                         runner_class)
     except BadInput as exc:
-        return not_run(f"the confirmation A/B could not run: {exc}")
+        return not_run(f"the reference A/B could not run: {exc}")
     except InfraFailure as exc:
-        return not_run(f"the confirmation A/B failed: {exc}").model_copy(update={"failed": True})
-    out_dir.mkdir(parents=True, exist_ok=True)
-    bursts_file = out_dir / f"{run.id}.bursts.json"
-    write_atomic(bursts_file, json.dumps(run.dump(), indent=1) + "\n")
-    priors, _ = noise.priors_for(run, baselines_dir() / "noise")
-    rows = judge_run(run, plans[1].resolved.compare, min_effect, priors=priors)
-    flagged = [r.key for r in rows if r.verdict == Outcome.REGRESSION]
+        return not_run(f"the reference A/B failed: {exc}").model_copy(update={"failed": True})
+    flagged = done.regressions
     return found.model_copy(update={
         "status": "confirmed" if flagged else "not-confirmed",
         "reason": (f"the A/B flags {', '.join(flagged)}" if flagged else
-                   "the A/B of the two servers, side by side, finds no judged regression of this run's server"),
-        "ab_regressions": flagged, "bursts_file": str(bursts_file), "report": interleaved_markdown(run, rows, min_effect)})
+                   "the A/B of the two servers, side by side, finds no judged regression of tonight's server"),
+        "ab_regressions": flagged, "bursts_file": str(done.bursts_file), "report": done.report,
+        "ratios": ratios_of(done.rows), "sizing": done.design.describe()})
+
+
+def ratios_of(rows: list[PairedVerdict]) -> dict[str, AbRatio]:
+    return {r.key: AbRatio(a=r.a_mean, b=r.b_mean, ratio=r.estimate.ratio, low=r.estimate.low, high=r.estimate.high,
+                           confidence=r.estimate.confidence, mde=r.mde, verdict=str(r.verdict))
+            for r in rows if r.spec is not None and r.estimate is not None}
 
 
 def save(confirmation: Confirmation, out_dir: Path) -> Path:
@@ -160,8 +209,14 @@ def _v1_to_v2(data: JsonObject) -> JsonObject:
     return {**data, "schema": "perfci.confirmation/2"}
 
 
-CONFIRMATION_FILE = FileFormat("confirmation", Confirmation, "perfci.confirmation/2",
-                               upgrades={"perfci.confirmation/1": _v1_to_v2})
+def _v2_to_v3(data: JsonObject) -> JsonObject:
+    """/2 ran only on a threshold regression, and kept no ratios."""
+    return {**data, "schema": "perfci.confirmation/3"}
+
+
+CONFIRMATION_FILE = FileFormat("confirmation", Confirmation, "perfci.confirmation/3",
+                               upgrades={"perfci.confirmation/1": lambda d: _v2_to_v3(_v1_to_v2(d)),
+                                         "perfci.confirmation/2": _v2_to_v3})
 
 
 def load_all(directory: Path) -> dict[str, Confirmation]:
@@ -174,12 +229,16 @@ def load_all(directory: Path) -> dict[str, Confirmation]:
 
 
 def markdown_section(c: Confirmation) -> list[str]:
-    """The confirmation's part of an issue body."""
+    """The reference A/B's part of an issue body."""
     status = {"confirmed": "**confirmed**", "not-confirmed": "not confirmed", "not-run": "not run"}[c.status]
-    lines = ["", "### Confirmation A/B (same runner, both servers alive, interleaved bursts)", "",
-             f"- {status}: {markdown(c.reason)}"]  # a confirmation file is input: every text escaped
+    why = {"regression": "tonight regressed against its baseline",
+           "server-changed": "tonight's server or config is not the reference's"}[c.trigger]
+    lines = ["", "### A/B against the reference (same runner, both servers alive, interleaved bursts)", "",
+             f"- {status}: {markdown(c.reason)} (run because {why})"]  # a confirmation file is input: escaped
     if c.a:
-        lines.append(f"- A, last good: {code_span(c.a)} · B, this run: {code_span(c.b)} · profile {code_span(c.profile)}")
+        lines.append(f"- A, reference: {code_span(c.a)} · B, tonight: {code_span(c.b)} · profile {code_span(c.profile)}")
+    if c.sizing:
+        lines.append(f"- sized: {markdown(c.sizing)}")
     if c.report:
         lines += ["", "<details><summary>The A/B's report</summary>", "", inert_markdown(c.report.strip()), "",
                   "</details>"]
