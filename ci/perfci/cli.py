@@ -25,6 +25,7 @@ DEBUG_ENV = "PERFCI_DEBUG"
 COMMANDS = {
     "ab": ("ab", "ab"),
     "baseline": ("baseline", "baseline"),
+    "bisect": ("bisect", "bisect_command"),
     "calibrate": ("calibrate", "calibrate"),
     "compare": ("compare", "compare"),
     "dashboard": ("dashboard", "dashboard"),
@@ -38,6 +39,7 @@ COMMANDS = {
     "run": ("run", "run"),
     "schema": ("schema", "schema"),
     "servers": ("servers", "servers"),
+    "sweep": ("sweep", "sweep"),
     "validate": ("scenarios", "validate"),
 }
 

@@ -15,6 +15,7 @@ from perfci.model.scenario import Scenario
 from perfci.providers.servers import ServersFile
 from perfci.report.comparison import COMPARISON_FILE
 from perfci.sessions.confirm import CONFIRMATION_FILE
+from perfci.sessions.sweep import SWEEP_FILE
 from perfci.store.baseline import BASELINE_FILE
 from perfci.store.history import HISTORY_LINE, Annotation
 from perfci.store.results import RESULT_FILE
@@ -28,7 +29,8 @@ FORMATS: dict[str, tuple[type[BaseModel], str]] = {
     "comparison": (COMPARISON_FILE.model, "perfci compare --json"),
     "noise": (NOISE_FILE.model, "a case's noise model (perfci calibrate): baselines/noise/.../CASE.json"),
     "bursts": (BURSTS_FILE.model, "an interleaved A/B's bursts: *.bursts.json"),
-    "confirmation": (CONFIRMATION_FILE.model, "a nightly confirmation A/B: *.confirmation.json"),
+    "confirmation": (CONFIRMATION_FILE.model, "a nightly A/B against the reference: *.confirmation.json"),
+    "sweep": (SWEEP_FILE.model, "a sweep across servers (perfci sweep): sweep-SCENARIO-PROFILE.json"),
     "scenario": (Scenario, "a scenario: scenarios/NAME.yaml"),
     "servers": (ServersFile, "the named servers: servers.yaml"),
 }

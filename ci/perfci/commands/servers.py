@@ -31,14 +31,17 @@ def servers() -> None:
 
 @servers.command(name="list")
 def list_servers() -> None:
-    """Each server id, whether the nightly runs it, its spec and what is installed."""
+    """Each server id, whether the nightly runs it, its release (flavor and version, which
+    order releases for sweep and bisect), its spec and what is installed."""
     entries = load_servers().servers
     if not entries:
         click.echo("no servers.yaml here or above (PERFCI_ROOT)")
         return
     width = max(len(e.id) for e in entries)
     for entry in entries:
-        click.echo(f"{entry.id:<{width}}  {'nightly' if entry.enabled else 'off    '}  {installed(entry)}")
+        release = f"{entry.flavor} {entry.version}" if entry.flavor and entry.version else "unordered"
+        click.echo(f"{entry.id:<{width}}  {'nightly' if entry.enabled else 'off    '}  {release:<14}  "
+                   f"{installed(entry)}")
         click.echo(f"{'':<{width}}  {entry.spec}")
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
@@ -27,6 +28,13 @@ class ServerEntry(StrictModel):
     spec: str = Field(description=f"a --server spec: {GRAMMAR}")
     enabled: bool = Field(False, description="in the nightly matrix")
     note: str = ""
+    flavor: Literal["mysql", "mariadb", "percona"] | None = Field(
+        None, description="the release line's flavor: with `version`, orders releases (sweep --between, bisect)")
+    version: str | None = Field(None, pattern=r"^\d+(\.\d+){1,3}$", description="the release, e.g. 8.0.31")
+
+    @property
+    def release(self) -> tuple[int, ...] | None:
+        return tuple(int(x) for x in self.version.split(".")) if self.version else None
 
     @field_validator("spec")
     @classmethod
@@ -56,6 +64,29 @@ class ServersFile(StrictModel):
 
     def get(self, server_id: str) -> ServerEntry | None:
         return next((e for e in self.servers if e.id == server_id), None)
+
+    def releases_between(self, first: str, last: str) -> list[ServerEntry]:
+        """The releases of one flavor from `first` to `last` (ids, both included), oldest
+        first, from the `flavor` and `version` servers.yaml gives them; one entry per
+        version (the first listed)."""
+        ends = []
+        for server_id in (first, last):
+            entry = self.get(server_id)
+            if entry is None or entry.release is None or entry.flavor is None:
+                ordered = ", ".join(e.id for e in self.servers if e.release is not None) or "none"
+                raise BadInput(f"{SERVERS_FILE}: {server_id!r} has no `flavor` and `version` to order it by "
+                               f"(ordered releases: {ordered})")
+            ends.append(entry)
+        if ends[0].flavor != ends[1].flavor:
+            raise BadInput(f"{first} is {ends[0].flavor} and {last} is {ends[1].flavor}: releases between them "
+                           "need one flavor")
+        low, high = sorted(e.release or () for e in ends)
+        found: dict[tuple[int, ...], ServerEntry] = {}
+        for entry in self.servers:
+            release = entry.release
+            if entry.flavor == ends[0].flavor and release is not None and low <= release <= high:
+                found.setdefault(release, entry)
+        return [found[k] for k in sorted(found)]
 
 
 def load_servers(path: Path | None = None) -> ServersFile:

@@ -1,0 +1,118 @@
+"""`perfci bisect`: which release between two made a case slower (judge/bisect.py)."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from pathlib import Path
+
+import click
+
+from perfci.commands import options
+from perfci.host.hostlock import command_line, exclusive_host
+from perfci.judge.bisect import Step, bisect
+from perfci.judge.paired import DEFAULT_MIN_EFFECT, PairedVerdict
+from perfci.model.verdicts import Outcome
+from perfci.providers.servers import load_servers, resolve_server
+from perfci.sessions.rounds import Side
+from perfci.sessions.session import handle_cancellation
+from perfci.sessions.sized_ab import Aim, run_sized
+from perfci.util.errors import EXIT_INTERRUPTED, EXIT_REGRESSION
+from perfci.util.files import write_atomic
+from perfci.util.progress import Progress
+
+VERDICTS = {Outcome.REGRESSION: "regression", Outcome.UNCHANGED: "unchanged", Outcome.IMPROVEMENT: "improvement"}
+
+
+def step_of(reference: str, candidate: str, rows: list[PairedVerdict], metric: str) -> Step:
+    """The step's verdict on `metric` over the phases: a regression in any phase is the
+    step's (the worst one shown); else unchanged only when every phase is, else inconclusive."""
+    rows = [r for r in rows if r.spec is not None and r.estimate is not None and r.key.split(".", 1)[1] == metric]
+    if not rows:
+        return Step(reference, candidate, "inconclusive", 1.0, 0.0, float("inf"))
+    worse = [r for r in rows if r.verdict == Outcome.REGRESSION]
+    pick = min(worse or rows, key=lambda r: r.estimate.ratio if r.estimate else 1.0)
+    assert pick.estimate is not None
+    if worse:
+        verdict = "regression"
+    elif all(r.verdict == Outcome.IMPROVEMENT for r in rows):
+        verdict = "improvement"
+    elif all(r.verdict in VERDICTS for r in rows):
+        verdict = "unchanged"
+    else:
+        verdict = "inconclusive"
+    return Step(reference, candidate, verdict, pick.estimate.ratio, pick.estimate.low, pick.estimate.high)  # type: ignore[arg-type]
+
+
+@click.command()
+@click.argument("scenario")
+@click.option("--good", required=True, metavar="ID", help="A release known not to be slow (servers.yaml id).")
+@click.option("--bad", required=True, metavar="ID", help="A later release known to be slower.")
+@click.option("--metric", default="tps", show_default=True,
+              help="What 'slower' means: this judged metric in any phase (e.g. tps, qps, statement_cpu_us_per_txn).")
+@click.option("--case", "case_pattern", default=None, metavar="PATTERN", help="Matrix scenarios: the case.")
+@click.option("--profile", "-p", default="smoke", show_default=True)
+@click.option("--retries", type=click.IntRange(0, 5), default=1, show_default=True,
+              help="An inconclusive step is measured again this many times before the search stops there.")
+@options.ab_target
+@options.ab_budget
+@options.ab_size
+@click.option("--min-effect", type=click.FloatRange(0, 1), default=DEFAULT_MIN_EFFECT, show_default=True)
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("bisect"), show_default=True,
+              help="bisect-<scenario>-<stamp>.jsonl (one line per step) and .md, and every A/B's bursts and report.")
+@options.workdir
+@options.runner_class
+@options.host_wait
+@options.quiet
+def bisect_command(scenario: str, good: str, bad: str, metric: str, case_pattern: str | None, profile: str,
+                   retries: int, target_mde: float, budget_minutes: float, size_by: str, min_effect: float,
+                   out_dir: Path, workdir: Path | None, runner_class: str, host_wait: float, quiet: bool) -> int:
+    """Which release from --good to --bad (servers.yaml's releases of one flavor, in
+    version order) first made SCENARIO slower: the ends A/B'd first, then each
+    midpoint against the good end, an inconclusive step measured again; says "first
+    slower in X (B/A ...); Y was not", or that the slowdown is spread over several
+    releases (each step below what one A/B sees, the ends apart beyond it).
+
+    \b
+    Example:
+      perfci bisect microbench --good mysql-8.0.15 --bad mysql-8.0.31 --metric qps
+    Exit codes: 0 the ends are not apart, 1 a first slower release (or a spread
+    slowdown) was found, 2 bad input, 3 infrastructure or internal error."""
+    handle_cancellation()
+    progress = Progress(quiet=quiet)
+    releases = [e.id for e in load_servers().releases_between(good, bad)]
+    if releases[0] != good:
+        releases.reverse()
+    progress.info(f"bisect over {len(releases)} releases: {', '.join(releases)}")
+    aim = Aim(target_mde, budget_minutes, size_by == "profile")
+    parent = Path(workdir or tempfile.gettempdir())
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    log = out_dir / f"bisect-{Path(scenario).stem}-{stamp}.jsonl"
+    out_dir.mkdir(parents=True, exist_ok=True)
+
+    def measure(reference: str, candidate: str) -> Step:
+        sides = (Side("a", resolve_server(reference).spec, []), Side("b", resolve_server(candidate).spec, []))
+        progress.info(f"== bisect step: {candidate} against {reference}")
+        done = run_sized(scenario, profile, sides, parent, case_pattern, aim, min_effect, out_dir / "ab", progress,
+                         runner_class)
+        step = step_of(reference, candidate, done.rows, metric)
+        with log.open("a") as f:
+            f.write(json.dumps({"reference": reference, "candidate": candidate, "verdict": step.verdict,
+                                "ratio": step.ratio, "low": step.low, "high": step.high, "metric": metric,
+                                "sizing": done.design.describe(), "bursts_file": str(done.bursts_file)}) + "\n")
+        progress.info(f"   {step.line()}")
+        return step
+
+    try:
+        with exclusive_host(command_line(), allow_busy=False, wait_s=host_wait):
+            found = bisect(releases, measure, retries=retries)
+    except KeyboardInterrupt:
+        click.echo(f"interrupted: both servers were shut down; the steps so far are in {log}", err=True)
+        return EXIT_INTERRUPTED
+    text = "\n".join([f"## perfci bisect: {scenario} · profile {profile} · {metric}", "",
+                      f"**{found.summary()}**", "", f"Releases in order: {', '.join(releases)}", "", "Steps:", "",
+                      *[f"{i}. {s.line()}" for i, s in enumerate(found.steps, 1)], "", f"Log: {log}", ""])
+    write_atomic(log.with_suffix(".md"), text)
+    click.echo(text)
+    return EXIT_REGRESSION if (found.first_bad or found.spread_between) else 0

@@ -1,0 +1,89 @@
+"""`perfci sweep`: a scenario across servers, each A/B'd against the first."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import click
+
+from perfci.commands import options
+from perfci.host.hostlock import command_line, exclusive_host
+from perfci.judge.paired import DEFAULT_MIN_EFFECT
+from perfci.providers.servers import load_servers
+from perfci.report.sweep import heatmap, sweep_markdown
+from perfci.sessions import sweep as sweep_mod
+from perfci.sessions.session import handle_cancellation
+from perfci.sessions.sized_ab import Aim
+from perfci.util.errors import EXIT_INFRA, EXIT_INTERRUPTED, EXIT_REGRESSION
+from perfci.util.files import write_atomic
+from perfci.util.progress import Progress
+
+
+@click.command()
+@click.argument("scenario")
+@click.option("--servers", "server_list", default=None, metavar="BASE,ID,...",
+              help="The base first, then the servers to A/B against it (servers.yaml ids or specs).")
+@click.option("--between", nargs=2, default=None, metavar="FIRST LAST",
+              help="Instead of --servers: the releases of one flavor from FIRST to LAST, in version order "
+                   "(servers.yaml's `flavor` and `version`); the oldest is the base.")
+@click.option("--profile", "-p", default="smoke", show_default=True)
+@click.option("--case", "case_patterns", multiple=True, metavar="PATTERN", help="Only these cases (glob; repeatable).")
+@options.ab_target
+@options.ab_budget
+@options.ab_size
+@click.option("--bursts", type=click.IntRange(3, 100000), default=None,
+              help="Burst pairs per phase, warm-up included, for every A/B (default: sized).")
+@click.option("--instances", type=click.IntRange(1, 100), default=None,
+              help="Instance pairs of every A/B (default: sized).")
+@click.option("--min-effect", type=click.FloatRange(0, 1), default=DEFAULT_MIN_EFFECT, show_default=True)
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("sweep"), show_default=True,
+              help="sweep-<scenario>-<profile>.json (resumable), .md, .png, and every A/B's bursts and report.")
+@options.workdir
+@options.runner_class
+@options.host_wait
+@options.quiet
+def sweep(scenario: str, server_list: str | None, between: tuple[str, str] | None, profile: str,
+          case_patterns: tuple[str, ...], target_mde: float, budget_minutes: float, size_by: str, bursts: int | None,
+          instances: int | None, min_effect: float, out_dir: Path, workdir: Path | None, runner_class: str,
+          host_wait: float, quiet: bool) -> int:
+    """SCENARIO on several servers, each A/B'd against the first (interleaved, sized
+    like `perfci ab`): per case and phase, B/base with its interval, as a Markdown
+    table and a heatmap; the JSON file keeps every finished A/B, and a rerun skips them.
+
+    \b
+    Examples:
+      perfci sweep microbench --servers mysql-8.0.15,mysql-8.0.31
+      perfci sweep microbench --between mysql-8.0.15 mysql-8.0.31 --target-mde 0.1
+    Exit codes: 0 no server slower than the base, 1 one is, 2 bad input, 3 an A/B
+    failed on this runner (recorded: a rerun measures it again) or another
+    infrastructure or internal error."""
+    handle_cancellation()
+    progress = Progress(quiet=quiet)
+    if bool(server_list) == bool(between):
+        raise click.UsageError("give either --servers BASE,ID,... or --between FIRST LAST")
+    if between:
+        servers = [e.id for e in load_servers().releases_between(*between)]
+        if between[0] != servers[0]:
+            servers.reverse()  # FIRST is the base
+    else:
+        servers = [s.strip() for s in (server_list or "").split(",") if s.strip()]
+    out_dir.mkdir(parents=True, exist_ok=True)
+    found = sweep_mod.start(scenario, profile, servers, runner_class, out_dir)
+    progress.info(f"sweep of {found.scenario} ({profile}): base {servers[0]}; {', '.join(servers[1:])}")
+    aim = Aim(target_mde, budget_minutes, size_by == "profile", bursts, instances)
+    parent = Path(workdir or tempfile.gettempdir())
+    try:
+        with exclusive_host(command_line(), allow_busy=False, wait_s=host_wait):
+            found = sweep_mod.run(found, scenario, aim, min_effect, parent, out_dir, progress, list(case_patterns) or None)
+    except KeyboardInterrupt:
+        click.echo("interrupted: both servers were shut down; the finished A/Bs are kept (a rerun skips them)", err=True)
+        return EXIT_INTERRUPTED
+    base = sweep_mod.sweep_path(out_dir, found.scenario, found.profile)
+    picture = heatmap(found, base.with_suffix(".png"))
+    text = sweep_markdown(found, picture)
+    write_atomic(base.with_suffix(".md"), text)
+    click.echo(text)
+    if any(c.status == "failed" for c in found.cells):
+        return EXIT_INFRA
+    return EXIT_REGRESSION if any(c.regressions for c in found.cells) else 0

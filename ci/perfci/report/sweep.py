@@ -1,0 +1,126 @@
+"""A sweep's table (Markdown) and heatmap (PNG): per case and phase, each server's B/base."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from perfci.report.plots import pyplot
+from perfci.report.table import table
+from perfci.sessions.confirm import AbRatio
+from perfci.sessions.sweep import Sweep
+from perfci.util.text import code_span, markdown
+
+THROUGHPUT = ("qps", "tps")
+MARK = {"regression": "🔴 slower", "improvement": "🟢 faster", "unchanged": "within tolerance",
+        "inconclusive": "n.s.", "unstable": "unstable"}
+
+
+def rows_of(sweep: Sweep, metric: str) -> list[tuple[str, str]]:
+    """(case, key) of every judged `<phase>.<metric>` the sweep measured, in order."""
+    seen: dict[tuple[str, str], None] = {}
+    for cell in sweep.cells:
+        for key in cell.ratios:
+            if key.split(".", 1)[1] == metric:
+                seen[(cell.case, key)] = None
+    return list(seen)
+
+
+def throughput_metric(sweep: Sweep) -> str:
+    present = {k.split(".", 1)[1] for c in sweep.cells for k in c.ratios}
+    return next((m for m in THROUGHPUT if m in present), "tps")
+
+
+def _cell_text(r: AbRatio | None) -> str:
+    if r is None:
+        return "–"
+    return f"{r.ratio:.3f} [{r.low:.3f}, {r.high:.3f}] {MARK.get(r.verdict, r.verdict)}"
+
+
+def sweep_markdown(sweep: Sweep, heatmap: Path | None = None) -> str:
+    base = sweep.servers[0]
+    others = sweep.servers[1:]
+    measured = [c for c in sweep.cells if c.status == "measured"]
+    base_version = next((c.base_version for c in measured), "")
+    lines = [f"## perfci sweep: {markdown(sweep.scenario)} · profile {code_span(sweep.profile)}", "",
+             f"Each server A/B'd against the base {code_span(base)} ({markdown(base_version)}) on this runner "
+             f"(class {code_span(sweep.runner_class)}), interleaved bursts; cells are B/base with the decision's "
+             "simultaneous interval; `n.s.`: not significant (the MDE row says what the A/B could see).", ""]
+    for metric in (throughput_metric(sweep), "statement_cpu_us_per_txn"):
+        keys = rows_of(sweep, metric)
+        if not keys:
+            continue
+        lines += [f"### {code_span(metric)} (B/base; {'higher' if metric in THROUGHPUT else 'lower'} is better)", ""]
+        header = ["case", "phase", *[f"{s} ({_version(sweep, s)})" for s in others]]
+        body = []
+        for case, key in keys:
+            body.append([markdown(case), code_span(key.split(".", 1)[0]),
+                         *[_cell_text((sweep.cell(case, s) or _EMPTY).ratios.get(key)) for s in others]])
+        mdes = []
+        for s in others:
+            values = [r.mde for c in measured if c.server == s for k, r in c.ratios.items()
+                      if k.split(".", 1)[1] == metric and r.mde is not None]
+            mdes.append(f"{min(values):.1%}–{max(values):.1%}" if values else "–")
+        body.append(["", "MDE (90 % power)", *mdes])
+        lines += [*table(header, body), ""]
+    failed = [c for c in sweep.cells if c.status != "measured"]
+    if failed:
+        lines += ["Not measured:", ""] + [f"- {markdown(c.case)} on {code_span(c.server)}: {c.status}, "
+                                          f"{markdown(c.reason)}" for c in failed] + [""]
+    sizes = sorted({c.sizing for c in measured if c.sizing})
+    if sizes:
+        lines += ["Sizes: " + "; ".join(markdown(s) for s in sizes), ""]
+    if heatmap is not None:
+        lines += [f"![heatmap]({heatmap.name})", ""]
+    return "\n".join(lines)
+
+
+def _version(sweep: Sweep, server: str) -> str:
+    return next((c.version for c in sweep.cells if c.server == server and c.version), "not run")
+
+
+class _Empty:
+    ratios: dict[str, AbRatio] = {}
+
+
+_EMPTY = _Empty()
+
+
+def heatmap(sweep: Sweep, path: Path) -> Path | None:
+    """Cases x servers, colour = B/base of throughput (red slower, green faster),
+    hatched where the A/B did not call it (not significant)."""
+    metric = throughput_metric(sweep)
+    keys = rows_of(sweep, metric)
+    others = sweep.servers[1:]
+    if not keys:
+        return None
+    plt = pyplot()
+    import numpy as np
+    values = np.full((len(keys), len(others)), np.nan)
+    for i, (case, key) in enumerate(keys):
+        for j, server in enumerate(others):
+            cell = sweep.cell(case, server)
+            if cell is not None and key in cell.ratios:
+                values[i, j] = cell.ratios[key].ratio
+    fig, ax = plt.subplots(figsize=(2.2 + 1.6 * len(others), 1.2 + 0.38 * len(keys)))
+    image = ax.imshow(values, cmap="RdYlGn", vmin=0.8, vmax=1.2, aspect="auto")
+    for i, (case, key) in enumerate(keys):
+        for j, server in enumerate(others):
+            cell = sweep.cell(case, server)
+            r = cell.ratios.get(key) if cell else None
+            if r is None:
+                continue
+            ax.text(j, i, f"{r.ratio:.2f}", ha="center", va="center", fontsize=8)
+            if r.verdict not in ("regression", "improvement"):
+                ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="///", edgecolor="0.4",
+                                           linewidth=0))
+    ax.set_xticks(range(len(others)), [f"{s}\n{_version(sweep, s)}" for s in others], fontsize=7)
+    ax.set_yticks(range(len(keys)), [key.split(".", 1)[0] if case == "default" else f"{case} {key.split('.', 1)[0]}"
+                                     for case, key in keys], fontsize=7)
+    ax.set_title(f"{sweep.scenario} ({sweep.profile}): {metric} B/{sweep.servers[0]} (hatched: not significant)",
+                 fontsize=8)
+    fig.colorbar(image, ax=ax, shrink=0.8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path
