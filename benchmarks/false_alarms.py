@@ -64,8 +64,8 @@ def load_run(path: Path) -> InterleavedRun:
         return BURSTS_FILE.load(plain)
 
 
-def trials() -> list[tuple[dict, InterleavedRun]]:
-    lines = [json.loads(line) for line in (RESULTS / "false-alarms.jsonl").read_text().splitlines() if line.strip()]
+def trials(log: str = "false-alarms.jsonl") -> list[tuple[dict, InterleavedRun]]:
+    lines = [json.loads(line) for line in (RESULTS / log).read_text().splitlines() if line.strip()]
     return [(t, load_run(ROOT / t["bursts_file"])) for t in lines]
 
 
@@ -97,7 +97,7 @@ def interval(k: int, n: int) -> str:
 
 
 def main() -> None:
-    data = trials()
+    data = trials(*sys.argv[1:2])  # default false-alarms.jsonl; sized-ab.jsonl: the sized A/Bs
     aas = [(t, r) for t, r in data if t["effect"] == 0]
     effects = sorted({t["effect"] for t, _ in data if t["effect"]})
     first = data[0][0]
@@ -107,6 +107,11 @@ def main() -> None:
           f"{data[0][0]['date'][:16]}Z – {data[-1][0]['date'][:16]}Z, host {data[0][1].host.hostname} "
           f"({data[0][1].host.cpu_model}, {data[0][1].host.cpus} CPUs), server {data[0][1].sides[0].full_version}, "
           f"scenario {data[0][1].scenario_hash[:19]}. Prior when they ran: {first['prior']}.\n")
+    sizes = sorted({(t["instances"], t["bursts"]) for t, _ in data})
+    if len(sizes) > 1 or first.get("sized"):
+        print("Sizes as run (instance pairs x burst pairs per phase): " + ", ".join(f"{k} x {n}" for k, n in sizes)
+              + "".join(f"\n- {t['date'][:16]}Z effect {t['effect']:.0%}: {t['sized']}" for t, _ in data
+                        if t.get("sized")) + "\n")
 
     print("## Family-wise false alarms (A/As: any judged key flagged)\n")
     cli = sum(t["exit"] == 1 for t, _ in aas)

@@ -16,6 +16,10 @@ UPDATE trigger burning BENCHMARK(N, MD5) per updated row; A carries it with N = 
 
     PERFCI_BENCH_TRIALS=20 PERFCI_BENCH_EFFECTS=0,0,0,0.1 \\
       pytest benchmarks --benchmark-only -k false_alarms -p no:randomly
+
+`PERFCI_BENCH_SIZE=target` runs `perfci ab` with no size option at all (sized for its
+default 5 % target, judge/design.py) instead of the fixed instances x bursts; the trial
+line records the size the A/B chose and what it said it could see.
 """
 
 from __future__ import annotations
@@ -42,6 +46,8 @@ TRIALS = int(os.environ.get("PERFCI_BENCH_TRIALS", "4"))
 EFFECTS = [float(e) for e in os.environ.get("PERFCI_BENCH_EFFECTS", "0,0,0,0.1").split(",")]
 INSTANCES = int(os.environ.get("PERFCI_BENCH_INSTANCES", "2"))
 BURSTS = int(os.environ.get("PERFCI_BENCH_BURSTS", "10"))
+SIZED = os.environ.get("PERFCI_BENCH_SIZE", "fixed") == "target"
+LOG = RESULTS / os.environ.get("PERFCI_BENCH_LOG", "sized-ab.jsonl" if SIZED else "false-alarms.jsonl")
 pytestmark = pytest.mark.server
 
 
@@ -55,8 +61,8 @@ def test_false_alarms_and_known_effects(benchmark, per_iteration_s, trial, tmp_p
     effect = EFFECTS[trial % len(EFFECTS)]
     n = iterations_for(effect, per_iteration_s) if effect else 0
     sql = ["--a-sql", trigger(0), "--b-sql", trigger(n)] if effect else []
-    proc, wall = timed_ab(benchmark, ["rebuild-after-delete", "--instances", str(INSTANCES), "--bursts", str(BURSTS),
-                                      *sql, "--out", str(tmp_path), "-q"])
+    size = [] if SIZED else ["--instances", str(INSTANCES), "--bursts", str(BURSTS)]
+    proc, wall = timed_ab(benchmark, ["rebuild-after-delete", *size, *sql, "--out", str(tmp_path), "-q"])
     [bursts_file] = tmp_path.glob("*.bursts.json")
     kept = RESULTS / "bursts" / (bursts_file.name + ".gz")
     kept.parent.mkdir(parents=True, exist_ok=True)
@@ -68,13 +74,16 @@ def test_false_alarms_and_known_effects(benchmark, per_iteration_s, trial, tmp_p
     flagged = sorted(k for k, r in rows.items() if r.spec is not None and r.verdict == Outcome.REGRESSION)
     trial_line = {
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "effect": effect, "iterations": n,
-        "instances": INSTANCES, "bursts": BURSTS, "first": [i.first for i in run_.instances],
+        "instances": len(run_.instances), "planned_instances": run_.planned_instances,
+        "bursts": max(run_.bursts_per_phase.values()), "first": [i.first for i in run_.instances],
+        "sized": next((line.removeprefix("- sized before it ran: ") for line in proc.stdout.splitlines()
+                       if line.startswith("- sized before it ran: ")), None),
         "bursts_file": str(kept.relative_to(ROOT)), "exit": proc.returncode, "wall_s": round(wall, 1),
         "prior": source, "flagged": flagged,
         **{key: {"ratio": round(r.estimate.ratio, 4), "low": round(r.estimate.low, 4), "high": round(r.estimate.high, 4),
                  "verdict": str(r.verdict)}
            for key in ("before.tps", "after.tps") if (r := rows.get(key)) is not None and r.estimate is not None}}
-    with (RESULTS / "false-alarms.jsonl").open("a") as out:
+    with LOG.open("a") as out:
         out.write(json.dumps(trial_line) + "\n")
     benchmark.extra_info.update(trial_line)
     assert (proc.returncode == 1) == bool(flagged), "the CLI's exit code and the re-judged bursts disagree"

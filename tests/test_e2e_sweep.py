@@ -1,0 +1,48 @@
+"""A real, short sweep: two pinned MySQL releases (the older the base) on a tiny
+fixed-work scenario of two microbenchmarks, interleaved A/B, table, heatmap and a
+resumed rerun that measures nothing again."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import run_perfci, write_tiny
+
+pytestmark = pytest.mark.e2e
+
+TWO_PHASES = """\
+  - kind: prepare
+  - kind: measure
+    phase: write
+    workload: oltp_write_only
+  - kind: measure
+    phase: point
+    workload: oltp_point_select
+"""
+
+
+def test_a_sweep_of_two_releases_gives_b_over_base_per_phase_and_resumes(fetched_servers, tmp_path):
+    env, _ = fetched_servers
+    scenario = write_tiny(tmp_path, name="tiny-sweep", steps=TWO_PHASES, time=60, transactions=1000, burst=100)
+    out = tmp_path / "sweep"
+    args = ["sweep", str(scenario), "--between", "mysql-8.0.15", "mysql-8.0.31", "--out", str(out), "-q"]
+    proc = run_perfci(*args, env=env, timeout=900)
+    assert proc.returncode in (0, 1), proc.stdout + proc.stderr[-3000:]
+    data = json.loads((out / "sweep-tiny-sweep-smoke.json").read_text())
+    assert data["schema"] == "perfci.sweep/1" and data["servers"] == ["mysql-8.0.15", "mysql-8.0.31"]
+    [cell] = data["cells"]
+    assert cell["status"] == "measured", cell["reason"]
+    assert cell["base_version"].startswith("8.0.15") and cell["version"].startswith("8.0.31")
+    assert {"write.tps", "point.tps"} <= set(cell["ratios"])
+    for r in cell["ratios"].values():
+        assert r["low"] <= r["ratio"] <= r["high"] and r["verdict"]
+    assert cell["sizing"].startswith("2 instance pairs x 8 burst pairs")  # PERFCI_AB_SIZE=profile (conftest)
+    text = (out / "sweep-tiny-sweep-smoke.md").read_text()
+    assert "| default | `write` |" in text and "| default | `point` |" in text and "mysql-8.0.31 (8.0.31" in text
+    assert (out / "sweep-tiny-sweep-smoke.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (proc.returncode == 1) == bool(cell["regressions"])
+    again = run_perfci(*args[:-1], env=env, timeout=300)  # not quiet: it says what it kept
+    assert again.returncode == proc.returncode and "kept from the earlier run (measured)" in again.stderr
+    assert json.loads((out / "sweep-tiny-sweep-smoke.json").read_text())["cells"] == data["cells"]
