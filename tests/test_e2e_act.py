@@ -176,7 +176,7 @@ def test_a_team_project_from_perfci_init_runs_perfcis_reusable_nightly(smoke_res
     text = (tmp_path / "issues" / f"{expected}.md").read_text()
     assert f"<!-- perfci-fingerprint: {expected} -->" in text and "# Perf regression: after.tps" in text
     # the second stage ran and said why it could not A/B: the baseline's samples are this very server and config
-    assert "### Confirmation A/B" in text and "- not run: this run's server and config are those of" in text
+    assert "### A/B against the reference" in text and "- not run: tonight's server and config are the reference's" in text
     # the report job appended the night with what it regressed on; the push job pushed it
     [night] = pushed_history(tmp_path)
     assert "after.tps" in night["regressed"]
