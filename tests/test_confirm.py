@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 
 from perfci.judge.compare import compare
-from perfci.sessions.confirm import AbRatio, Confirmation, confirm_case, last_good, run_args, save
+from perfci.model.abratio import AbRatio
+from perfci.sessions.confirm import Confirmation, confirm_case, last_good, run_args, save
 from perfci.sessions.sized_ab import Aim
 from perfci.store.baseline import load_baseline, update
 from perfci.util.progress import Progress

@@ -9,12 +9,13 @@ import pytest
 
 from perfci.commands.bisect import step_of
 from perfci.judge.paired import PairedEstimate, PairedVerdict
+from perfci.model.abratio import AbRatio
 from perfci.model.metrics import default_spec
+from perfci.model.sweep import Sweep, SweepCell
 from perfci.model.verdicts import Outcome
 from perfci.providers.servers import ServersFile
 from perfci.report.sweep import heatmap, sweep_markdown
 from perfci.sessions import sweep as sweep_mod
-from perfci.sessions.confirm import AbRatio
 from perfci.util.errors import BadInput
 
 from conftest import run_perfci
@@ -55,17 +56,17 @@ def _ratio(ratio: float, verdict: str, mde: float = 0.04) -> AbRatio:
                    mde=mde, verdict=verdict)
 
 
-def _sweep() -> sweep_mod.Sweep:
+def _sweep() -> Sweep:
     cells = [
-        sweep_mod.SweepCell(case="default", server="mysql-8.0.31", status="measured", version="8.0.31",
+        SweepCell(case="default", server="mysql-8.0.31", status="measured", version="8.0.31",
                             base_version="8.0.15", regressions=["point-query.qps"], sizing="2 x 10",
                             ratios={"point-query.qps": _ratio(0.90, "regression"),
                                     "insert.qps": _ratio(1.01, "inconclusive", 0.08),
                                     "point-query.statement_cpu_us_per_txn": _ratio(1.12, "regression")}),
-        sweep_mod.SweepCell(case="default", server="mysql-8.0.12", status="skipped",
+        SweepCell(case="default", server="mysql-8.0.12", status="skipped",
                             reason="innodb_redo_log_capacity: unknown"),
     ]
-    return sweep_mod.Sweep(scenario="microbench", scenario_hash="sha256:x", profile="smoke",
+    return Sweep(scenario="microbench", scenario_hash="sha256:x", profile="smoke",
                            servers=["mysql-8.0.15", "mysql-8.0.31", "mysql-8.0.12"], runner_class="local",
                            started_at="2026-11-25T09:00:00Z", cells=cells)
 

@@ -12,10 +12,10 @@ from perfci.judge.noise import NOISE_FILE
 from perfci.model.bursts import BURSTS_FILE
 from perfci.model.result import Result, ResultV1
 from perfci.model.scenario import Scenario
+from perfci.model.sweep import SWEEP_FILE
 from perfci.providers.servers import ServersFile
 from perfci.report.comparison import COMPARISON_FILE
 from perfci.sessions.confirm import CONFIRMATION_FILE
-from perfci.sessions.sweep import SWEEP_FILE
 from perfci.store.baseline import BASELINE_FILE
 from perfci.store.history import HISTORY_LINE, Annotation
 from perfci.store.results import RESULT_FILE

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from perfci.model.abratio import AbRatio
+from perfci.model.sweep import Sweep
 from perfci.report.plots import pyplot
 from perfci.report.table import table
-from perfci.sessions.confirm import AbRatio
-from perfci.sessions.sweep import Sweep
 from perfci.util.text import code_span, markdown
 
 THROUGHPUT = ("qps", "tps")

@@ -31,6 +31,7 @@ from pydantic import Field
 
 from perfci.judge.compare import CaseComparison
 from perfci.judge.paired import PairedVerdict
+from perfci.model.abratio import AbRatio
 from perfci.model.base import StrictModel
 from perfci.model.formats import FileFormat, JsonObject
 from perfci.model.result import ResultId
@@ -49,19 +50,6 @@ SUFFIX = ".confirmation.json"
 
 
 Trigger = Literal["regression", "server-changed"]
-
-
-class AbRatio(StrictModel):
-    """One judged metric of the reference A/B: means, B/A with the decision's interval,
-    the run's MDE and the verdict."""
-    a: float
-    b: float
-    ratio: float
-    low: float
-    high: float
-    confidence: float
-    mde: float | None = None
-    verdict: str
 
 
 class Confirmation(StrictModel):

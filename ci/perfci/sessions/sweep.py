@@ -9,54 +9,16 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Literal
 
-from pydantic import Field
-
-from perfci.model.base import StrictModel
-from perfci.model.formats import FileFormat
 from perfci.model.scenario import cases, load_scenario
+from perfci.model.sweep import SWEEP_FILE, Sweep, SweepCell
 from perfci.providers.servers import resolve_server
-from perfci.sessions.confirm import AbRatio, ratios_of
+from perfci.sessions.confirm import ratios_of
 from perfci.sessions.rounds import Side
 from perfci.sessions.sized_ab import Aim, run_sized
 from perfci.util.errors import BadInput, InfraFailure
 from perfci.util.files import write_atomic
 from perfci.util.progress import Progress
-
-
-class SweepCell(StrictModel):
-    case: str
-    server: str                       # the server id (or spec) measured against the base
-    status: Literal["measured", "failed", "skipped"]
-    reason: str = ""
-    version: str = Field("", description="the server's full version, as it reported it")
-    base_version: str = ""
-    ratios: dict[str, AbRatio] = Field({}, description="judged metrics: B/base, interval, MDE, verdict")
-    regressions: list[str] = []
-    sizing: str = ""
-    bursts_file: str | None = None
-    report_file: str | None = None
-
-
-class Sweep(StrictModel):
-    schema_: Literal["perfci.sweep/1"] = Field("perfci.sweep/1", alias="schema")
-    scenario: str
-    scenario_hash: str
-    profile: str
-    servers: list[str] = Field(description="the base first, then each server A/B'd against it")
-    runner_class: str
-    started_at: str
-    cells: list[SweepCell] = []
-
-    def dump(self) -> dict:
-        return self.model_dump(mode="json", by_alias=True)
-
-    def cell(self, case: str, server: str) -> SweepCell | None:
-        return next((c for c in self.cells if c.case == case and c.server == server), None)
-
-
-SWEEP_FILE = FileFormat("sweep", Sweep, "perfci.sweep/1")
 
 
 def sweep_path(out_dir: Path, scenario: str, profile: str) -> Path:
