@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from perfci.model.abratio import AbRatio
 from perfci.model.sweep import Sweep
 from perfci.report.plots import pyplot
@@ -94,7 +96,6 @@ def heatmap(sweep: Sweep, path: Path) -> Path | None:
     if not keys:
         return None
     plt = pyplot()
-    import numpy as np
     values = np.full((len(keys), len(others)), np.nan)
     for i, (case, key) in enumerate(keys):
         for j, server in enumerate(others):
