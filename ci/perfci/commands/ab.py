@@ -44,12 +44,8 @@ from perfci.util.runner import temp_prefix
 @options.ab_target
 @options.ab_budget
 @options.ab_size
-@click.option("--bursts", type=click.IntRange(3, 100000), default=None,
-              help="--mode interleaved: burst pairs per phase, warm-up included (default: sized).")
-@click.option("--instances", type=click.IntRange(1, 100), default=None,
-              help="--mode interleaved: instance pairs, each fresh servers from the dataset, its side order drawn "
-                   "at random; what differs between two instances of a server averages out only over these "
-                   "(default: sized).")
+@options.ab_bursts
+@options.ab_instances
 @click.option("--plan-only", is_flag=True, help="--mode interleaved: print the size and its minutes, run nothing.")
 @click.option("--warmup", type=click.IntRange(0, 1000), default=2, show_default=True,
               help="--mode interleaved: burst pairs dropped at the start of each phase.")

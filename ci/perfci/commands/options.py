@@ -121,3 +121,10 @@ ab_size = click.option(
     envvar="PERFCI_AB_SIZE",
     help="`profile`: the profile's burst count on two instance pairs (a quick look; the report says what it could "
          "see) instead of sizing for --target-mde. Env: PERFCI_AB_SIZE.")
+ab_bursts = click.option(
+    "--bursts", type=click.IntRange(3, 100000), default=None,
+    help="Interleaved: burst pairs per phase, warm-up included (default: sized).")
+ab_instances = click.option(
+    "--instances", type=click.IntRange(1, 100), default=None,
+    help="Interleaved: instance pairs, each fresh servers from the dataset, its side order drawn at random; what "
+         "differs between two instances of a server averages out only over these (default: sized).")

@@ -32,10 +32,8 @@ from perfci.util.progress import Progress
 @options.ab_target
 @options.ab_budget
 @options.ab_size
-@click.option("--bursts", type=click.IntRange(3, 100000), default=None,
-              help="Burst pairs per phase, warm-up included, for every A/B (default: sized).")
-@click.option("--instances", type=click.IntRange(1, 100), default=None,
-              help="Instance pairs of every A/B (default: sized).")
+@options.ab_bursts
+@options.ab_instances
 @click.option("--min-effect", type=click.FloatRange(0, 1), default=DEFAULT_MIN_EFFECT, show_default=True)
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("sweep"), show_default=True,
               help="sweep-<scenario>-<profile>.json (resumable), .md, .png, and every A/B's bursts and report.")
