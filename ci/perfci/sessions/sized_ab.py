@@ -77,7 +77,8 @@ def size_of(plans: list[RunPlan], aim: Aim, runner_class: str) -> design_mod.Des
         return design_mod.for_case(model, phases, judged, aim.warmup, aim.target, float("inf"),
                                    aim.instances or PROFILE_INSTANCES, measured, fixed="--size profile")
     return design_mod.for_case(model, phases, judged, aim.warmup, aim.target, aim.budget_minutes, aim.instances,
-                               measured, fixed="--bursts/--instances" if aim.bursts and aim.instances else None)
+                               measured, fixed=" and ".join(f for f, given in (("--instances", aim.instances),
+                                                                               ("--bursts", aim.bursts)) if given) or None)
 
 
 def clear_at_interim(run: InterleavedRun, compare, min_effect: float) -> str | None:
