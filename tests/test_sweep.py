@@ -37,6 +37,8 @@ def test_the_releases_between_two_ids_are_one_flavors_in_version_order():
     between = [e.id for e in known.releases_between("mysql-8.0.9", "mysql-8.0.31")]
     assert between == ["mysql-8.0.9", "mysql-8.0.15", "mysql-8.0.31"]  # numeric, not text order; one per version
     assert [e.id for e in known.releases_between("mysql-8.0.31", "mysql-5.7.22")][0] == "mysql-5.7.22"
+    assert known.releases_from("mysql-8.0.31", "mysql-8.0.9") == ["mysql-8.0.31", "mysql-8.0.15", "mysql-8.0.9"]
+    assert known.releases_from("mysql-8.0.9", "mysql-8.0.31") == between
     with pytest.raises(BadInput, match="'image' has no `flavor` and `version`"):
         known.releases_between("image", "mysql-8.0.31")
     with pytest.raises(BadInput, match="need one flavor"):

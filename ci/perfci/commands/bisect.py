@@ -11,18 +11,17 @@ import click
 
 from perfci.commands import options
 from perfci.host.hostlock import command_line, exclusive_host
-from perfci.judge.bisect import Step, bisect
+from perfci.judge.bisect import Step, Verdict, bisect
 from perfci.judge.paired import DEFAULT_MIN_EFFECT, PairedVerdict
 from perfci.model.verdicts import Outcome
-from perfci.providers.servers import load_servers, resolve_server
-from perfci.sessions.rounds import Side
+from perfci.providers.servers import load_servers
 from perfci.sessions.session import handle_cancellation
-from perfci.sessions.sized_ab import Aim, run_sized
+from perfci.sessions.sized_ab import Aim, run_sized, sides_of
 from perfci.util.errors import EXIT_INTERRUPTED, EXIT_REGRESSION
 from perfci.util.files import write_atomic
 from perfci.util.progress import Progress
 
-VERDICTS = {Outcome.REGRESSION: "regression", Outcome.UNCHANGED: "unchanged", Outcome.IMPROVEMENT: "improvement"}
+DECIDED = (Outcome.REGRESSION, Outcome.UNCHANGED, Outcome.IMPROVEMENT)
 
 
 def step_of(reference: str, candidate: str, rows: list[PairedVerdict], metric: str) -> Step:
@@ -34,15 +33,16 @@ def step_of(reference: str, candidate: str, rows: list[PairedVerdict], metric: s
     worse = [r for r in rows if r.verdict == Outcome.REGRESSION]
     pick = min(worse or rows, key=lambda r: r.estimate.ratio if r.estimate else 1.0)
     assert pick.estimate is not None
+    verdict: Verdict
     if worse:
         verdict = "regression"
     elif all(r.verdict == Outcome.IMPROVEMENT for r in rows):
         verdict = "improvement"
-    elif all(r.verdict in VERDICTS for r in rows):
+    elif all(r.verdict in DECIDED for r in rows):
         verdict = "unchanged"
     else:
         verdict = "inconclusive"
-    return Step(reference, candidate, verdict, pick.estimate.ratio, pick.estimate.low, pick.estimate.high)  # type: ignore[arg-type]
+    return Step(reference, candidate, verdict, pick.estimate.ratio, pick.estimate.low, pick.estimate.high)
 
 
 @click.command()
@@ -81,9 +81,7 @@ def bisect_command(scenario: str, good: str, bad: str, metric: str, case_pattern
     slowdown) was found, 2 bad input, 3 infrastructure or internal error."""
     handle_cancellation()
     progress = Progress(quiet=quiet)
-    releases = [e.id for e in load_servers().releases_between(good, bad)]
-    if releases[0] != good:
-        releases.reverse()
+    releases = load_servers().releases_from(good, bad)
     progress.info(f"bisect over {len(releases)} releases: {', '.join(releases)}")
     aim = Aim(target_mde, budget_minutes, size_by == "profile")
     parent = Path(workdir or tempfile.gettempdir())
@@ -92,10 +90,9 @@ def bisect_command(scenario: str, good: str, bad: str, metric: str, case_pattern
     out_dir.mkdir(parents=True, exist_ok=True)
 
     def measure(reference: str, candidate: str) -> Step:
-        sides = (Side("a", resolve_server(reference).spec, []), Side("b", resolve_server(candidate).spec, []))
         progress.info(f"== bisect step: {candidate} against {reference}")
-        done = run_sized(scenario, profile, sides, parent, case_pattern, aim, min_effect, out_dir / "ab", progress,
-                         runner_class)
+        done = run_sized(scenario, profile, sides_of(reference, candidate), parent, case_pattern, aim, min_effect,
+                         out_dir / "ab", progress, runner_class)
         step = step_of(reference, candidate, done.rows, metric)
         with log.open("a") as f:
             f.write(json.dumps({"reference": reference, "candidate": candidate, "verdict": step.verdict,

@@ -61,9 +61,7 @@ def sweep(scenario: str, server_list: str | None, between: tuple[str, str] | Non
     if bool(server_list) == bool(between):
         raise click.UsageError("give either --servers BASE,ID,... or --between FIRST LAST")
     if between:
-        servers = [e.id for e in load_servers().releases_between(*between)]
-        if between[0] != servers[0]:
-            servers.reverse()  # FIRST is the base
+        servers = load_servers().releases_from(*between)  # FIRST is the base
     else:
         servers = [s.strip() for s in (server_list or "").split(",") if s.strip()]
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -88,6 +88,11 @@ class ServersFile(StrictModel):
                 found.setdefault(release, entry)
         return [found[k] for k in sorted(found)]
 
+    def releases_from(self, first: str, last: str) -> list[str]:
+        """The ids of releases_between, from `first` to `last` (either may be the newer)."""
+        ids = [e.id for e in self.releases_between(first, last)]
+        return ids if ids[0] == first else ids[::-1]
+
 
 def load_servers(path: Path | None = None) -> ServersFile:
     """The project's servers.yaml (none: an empty list)."""

@@ -17,6 +17,7 @@ from perfci.model.bursts import InterleavedRun
 from perfci.model.identity import server_line
 from perfci.model.scenario import MeasureStep
 from perfci.model.verdicts import Outcome
+from perfci.providers.servers import resolve_server
 from perfci.report.interleaved import interleaved_markdown
 from perfci.run.plan import RunPlan
 from perfci.sessions.interleave import DEFAULT_WARMUP_PAIRS, plan_sides, run_interleaved
@@ -52,6 +53,11 @@ class SizedAB:
     @property
     def regressions(self) -> list[str]:
         return [r.key for r in self.rows if r.verdict == Outcome.REGRESSION]
+
+
+def sides_of(a: str, b: str) -> tuple[Side, Side]:
+    """Side A and side B of two servers (servers.yaml ids or specs), no overrides."""
+    return Side("a", resolve_server(a).spec, []), Side("b", resolve_server(b).spec, [])
 
 
 def noise_model_for(plan: RunPlan, runner_class: str, root: Path | None) -> noise.NoiseModel | None:

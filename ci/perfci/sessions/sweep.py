@@ -14,8 +14,7 @@ from perfci.model.scenario import cases, load_scenario
 from perfci.model.sweep import SWEEP_FILE, Sweep, SweepCell
 from perfci.providers.servers import resolve_server
 from perfci.sessions.confirm import ratios_of
-from perfci.sessions.rounds import Side
-from perfci.sessions.sized_ab import Aim, run_sized
+from perfci.sessions.sized_ab import Aim, run_sized, sides_of
 from perfci.util.errors import BadInput, InfraFailure
 from perfci.util.files import write_atomic
 from perfci.util.progress import Progress
@@ -69,10 +68,9 @@ def run(sweep: Sweep, scenario: str, aim: Aim, min_effect: float, parent: Path, 
 
 def _measure(sweep: Sweep, scenario: str, case: str, base: str, server: str, aim: Aim, min_effect: float,
              parent: Path, out_dir: Path, progress: Progress) -> SweepCell:
-    sides = (Side("a", resolve_server(base).spec, []), Side("b", resolve_server(server).spec, []))
     try:
-        done = run_sized(scenario, sweep.profile, sides, parent, None if case == "default" else case, aim, min_effect,
-                         out_dir / "ab", progress, sweep.runner_class)
+        done = run_sized(scenario, sweep.profile, sides_of(base, server), parent, None if case == "default" else case,
+                         aim, min_effect, out_dir / "ab", progress, sweep.runner_class)
     except BadInput as exc:
         return SweepCell(case=case, server=server, status="skipped", reason=str(exc))
     except InfraFailure as exc:
