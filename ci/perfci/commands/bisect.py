@@ -58,6 +58,8 @@ def step_of(reference: str, candidate: str, rows: list[PairedVerdict], metric: s
 @options.ab_target
 @options.ab_budget
 @options.ab_size
+@options.ab_bursts
+@options.ab_instances
 @click.option("--min-effect", type=click.FloatRange(0, 1), default=DEFAULT_MIN_EFFECT, show_default=True)
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("bisect"), show_default=True,
               help="bisect-<scenario>-<stamp>.jsonl (one line per step) and .md, and every A/B's bursts and report.")
@@ -66,8 +68,8 @@ def step_of(reference: str, candidate: str, rows: list[PairedVerdict], metric: s
 @options.host_wait
 @options.quiet
 def bisect_command(scenario: str, good: str, bad: str, metric: str, case_pattern: str | None, profile: str,
-                   retries: int, target_mde: float, budget_minutes: float, size_by: str, min_effect: float,
-                   out_dir: Path, workdir: Path | None, runner_class: str, host_wait: float, quiet: bool) -> int:
+                   retries: int, target_mde: float, budget_minutes: float, size_by: str, bursts: int | None,
+                   instances: int | None, min_effect: float, out_dir: Path, workdir: Path | None, runner_class: str, host_wait: float, quiet: bool) -> int:
     """Which release from --good to --bad (servers.yaml's releases of one flavor, in
     version order) first made SCENARIO slower: the ends A/B'd first, then each
     midpoint against the good end, an inconclusive step measured again; says "first
@@ -83,7 +85,7 @@ def bisect_command(scenario: str, good: str, bad: str, metric: str, case_pattern
     progress = Progress(quiet=quiet)
     releases = load_servers().releases_from(good, bad)
     progress.info(f"bisect over {len(releases)} releases: {', '.join(releases)}")
-    aim = Aim(target_mde, budget_minutes, size_by == "profile")
+    aim = Aim(target_mde, budget_minutes, size_by == "profile", bursts, instances)
     parent = Path(workdir or tempfile.gettempdir())
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     log = out_dir / f"bisect-{Path(scenario).stem}-{stamp}.jsonl"
