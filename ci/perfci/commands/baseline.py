@@ -1,4 +1,4 @@
-"""`perfci baseline update`: add accepted results to their stored baselines."""
+"""`perfci baseline update` (add accepted results to their stored baselines) and `perfci baseline diff`."""
 
 from __future__ import annotations
 
@@ -7,10 +7,13 @@ from pathlib import Path
 import click
 
 from perfci.commands import options
+from perfci.judge import thresholds
 from perfci.model.identity import Follow
+from perfci.report.thresholds import diff_markdown
 from perfci.store.baseline import DEFAULT_WINDOW
 from perfci.store.baseline import update as update_baselines
 from perfci.store.results import expand, load_result
+from perfci.util.files import write_atomic
 
 
 @click.group()
@@ -36,3 +39,26 @@ def baseline_update(results: tuple[Path, ...], baseline_dir: Path | None, baseli
     loaded = [(p, load_result(p)) for p in expand(list(results))]
     for path, added, kept in update_baselines(loaded, baseline_dir, baseline_file, window, force, follow):
         click.echo(f"{path}: +{added} sample(s), {kept} kept")
+
+
+@baseline.command("diff")
+@click.argument("base", type=click.Path(path_type=Path, file_okay=False))
+@click.argument("head", type=click.Path(path_type=Path, file_okay=False))
+@click.option("--report", "report_file", type=click.Path(path_type=Path, dir_okay=False),
+              help="Also write the Markdown here (the PR comment reads it).")
+def baseline_diff(base: Path, head: Path, report_file: Path | None) -> None:
+    """What an edit of baselines/ does to the verdicts: BASE and HEAD are two baselines/
+    trees (a PR's base and head). Every head file is validated; for each pinned
+    baseline whose samples or noise model changed, per judged metric the value one
+    run must cross to be judged a regression, before and after; for each changed
+    noise model, its tolerances and the smallest effects a night and an A/B can see.
+
+    \b
+    Example (what the PR check runs):
+      git archive "$BASE_SHA" baselines | tar -x -C base
+      perfci baseline diff base/baselines baselines --report ab-baselines.md
+    Exit codes: 0 shown, 2 a file that does not load (named), 3 internal error."""
+    text = diff_markdown(thresholds.diff(base, head))
+    if report_file is not None:
+        write_atomic(report_file, text)
+    click.echo(text, nl=False)

@@ -69,7 +69,8 @@ def step_of(reference: str, candidate: str, rows: list[PairedVerdict], metric: s
 @options.quiet
 def bisect_command(scenario: str, good: str, bad: str, metric: str, case_pattern: str | None, profile: str,
                    retries: int, target_mde: float, budget_minutes: float, size_by: str, bursts: int | None,
-                   instances: int | None, min_effect: float, out_dir: Path, workdir: Path | None, runner_class: str, host_wait: float, quiet: bool) -> int:
+                   instances: int | None, min_effect: float, out_dir: Path, workdir: Path | None, runner_class: str,
+                   host_wait: float, quiet: bool) -> int:
     """Which release from --good to --bad (servers.yaml's releases of one flavor, in
     version order) first made SCENARIO slower: the ends A/B'd first, then each
     midpoint against the good end, an inconclusive step measured again; says "first

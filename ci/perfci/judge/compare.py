@@ -11,7 +11,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from perfci.judge import noise
-from perfci.judge.noise import NoiseModel
+from perfci.judge.noise import MetricNoise, NoiseModel
 from perfci.judge.stats import (
     DEFAULT_CONFIDENCE,
     DEFAULT_CV_FLOOR,
@@ -118,10 +118,16 @@ def compare_specs(result: Result) -> tuple[list[MetricSpec] | None, str]:
             pass
     if "compare" in result.scenario.resolved:
         return None, "defaults"
+    return scenario_specs(result.scenario.name)
+
+
+def scenario_specs(name: str) -> tuple[list[MetricSpec] | None, str]:
+    """The `compare:` rules of the scenario file `name` (None: the defaults), and where
+    they came from; a scenario no longer here is judged with the defaults."""
     try:
-        scenario, path = load_scenario(result.scenario.name)
+        scenario, path = load_scenario(name)
     except BadInput:
-        return None, "defaults"  # a result of a scenario no longer here: judge with the defaults
+        return None, "defaults"
     return ([_spec(c) for c in scenario.compare] or None), (f"{path}" if scenario.compare else "defaults")
 
 
@@ -198,20 +204,27 @@ def compare_case(results: list[Result], baseline: Baseline | None, baseline_file
         current = [f[key] for f in flats if key in f] or [c[key] for c in (counters_per_txn(r) for r in ran) if key in c]
         base_values = (baseline.values(key) or [s.counters[key] for s in baseline.samples if key in s.counters]) \
             if baseline else []
-        learned = model.metrics.get(key) if model else None
-        if learned is not None and learned.run_cv is not None:  # the runner's own noise replaces the prior
-            spec = MetricSpec(spec.metric, spec.direction, noise.tolerance(learned) or spec.tolerance, spec.floor)
-            verdict = judge(current, base_values, spec.direction, spec.tolerance, rules.confidence, 0.0005,
-                            learned.run_cv, spec.floor if not key.startswith("headline.") else 0.0,
-                            prior_df=max(learned.runs - 1, 1))
-        else:
-            verdict = judge(current, base_values, spec.direction, spec.tolerance, rules.confidence, rules.cv_floor,
-                            rules.prior_cv, floor=spec.floor if not key.startswith("headline.") else 0.0)
+        spec, verdict = judge_metric(key, spec, current, base_values, model.metrics.get(key) if model else None,
+                                     rules)
         row = MetricRow(key, spec, base_values, current, verdict)
         if verdict.verdict == Outcome.REGRESSION and baseline and not key.startswith("headline."):
             row.movers = top_movers(key.split(".", 1)[0], ran, baseline)
         rows.append(row)
     return CaseComparison(ran, baseline, baseline_file, rows, warnings, specs_from, rules)
+
+
+def judge_metric(key: str, spec: MetricSpec, current: list[float], base_values: list[float],
+                 learned: MetricNoise | None, rules: Rules) -> tuple[MetricSpec, Verdict]:
+    """THE verdict of one metric against its baseline samples: where the runner's noise
+    model learned the metric, its tolerance and run-to-run CV replace the spec's and the
+    prior (returned: the spec the verdict used)."""
+    floor = spec.floor if not key.startswith("headline.") else 0.0
+    if learned is not None and learned.run_cv is not None:
+        spec = MetricSpec(spec.metric, spec.direction, noise.tolerance(learned) or spec.tolerance, spec.floor)
+        return spec, judge(current, base_values, spec.direction, spec.tolerance, rules.confidence, 0.0005,
+                           learned.run_cv, floor, prior_df=max(learned.runs - 1, 1))
+    return spec, judge(current, base_values, spec.direction, spec.tolerance, rules.confidence, rules.cv_floor,
+                       rules.prior_cv, floor=floor)
 
 
 DETERMINISTIC_CV = 0.005

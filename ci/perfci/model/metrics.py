@@ -87,10 +87,15 @@ def counters_per_txn(result: Result) -> dict[str, float]:
     return out
 
 
+def spec_table(compare: list[MetricSpec] | None) -> dict[str, MetricSpec]:
+    """Metric name -> its spec: a scenario's `compare:` rules, else the defaults."""
+    return {s.metric: s for s in compare} if compare else {m: default_spec(m) for m in DEFAULT_COMPARED}
+
+
 def judged_keys(result: Result, compare: list[MetricSpec] | None) -> list[tuple[str, MetricSpec]]:
     """The flat metric keys of a result to judge, each with its spec: every phase
     metric the specs name, and every headline ratio (by its metric's spec)."""
-    specs = {s.metric: s for s in compare} if compare else {m: default_spec(m) for m in DEFAULT_COMPARED}
+    specs = spec_table(compare)
     out = []
     for phase, data in result.phases.items():
         for name in data.metrics.numbers():
