@@ -11,13 +11,13 @@ import click
 
 from perfci.commands import options
 from perfci.host.hostlock import command_line, exclusive_host
-from perfci.judge import noise, resample
+from perfci.judge import design, noise, resample
 from perfci.judge.bursts import judged_specs, pair_table
 from perfci.judge.paired import InstancePrior, default_priors
 from perfci.model.bursts import BURSTS_FILE, InterleavedRun
 from perfci.report.table import table
 from perfci.run.steps import utc_now
-from perfci.sessions.interleave import plan_sides, run_interleaved
+from perfci.sessions.interleave import DEFAULT_WARMUP_PAIRS, plan_sides, run_interleaved
 from perfci.sessions.rounds import Side
 from perfci.sessions.session import handle_cancellation
 from perfci.util.errors import EXIT_INTERRUPTED
@@ -112,9 +112,17 @@ def report(model: noise.NoiseModel, run: InterleavedRun, pairs: int, path: Path)
 
     keys = [k for k in model.metrics if k in specs] + sorted(
         k for k in model.metrics if k not in specs and (model.metrics[k].run_cv or 1) <= 0.005)
-    lines += table(["metric", "pair sd", "lag-1", "run CV", "nightly MDE", "A/B MDE", "compare tolerance"], (
+    phases = len({k.split(".", 1)[0] for k in specs}) or 1
+    per_phase = max(1, round(len(specs) / phases))
+    sized = design.for_case(model, phases, per_phase, DEFAULT_WARMUP_PAIRS)
+    lines[-1:-1] = [f"- sized A/B (the nightly's A/B against its reference, and `perfci ab` with no size option), "
+                    f"for {sized.target:.0%} within {sized.budget_minutes:g} min on this model: {sized.describe()}"]
+    lines += table(["metric", "pair sd", "lag-1", "run CV", "nightly MDE (one run)", "A/B MDE", "sized A/B MDE",
+                    "compare tolerance"], (
         [f"`{key}`{' (judged)' if key in specs else ''}", pct(m.pair_sd), f"{m.lag1:+.2f}", pct(m.run_cv),
-         pct(noise.nightly_mde(m)), pct(noise.ab_mde(m, pairs, len(specs))), pct(noise.tolerance(m))]
+         pct(noise.nightly_mde(m)), pct(noise.ab_mde(m, pairs, len(specs))),
+         pct(design.mde(design.key_noise(m), sized.instances, sized.bursts, phases * per_phase)),
+         pct(noise.tolerance(m))]
         for key, m in ((k, model.metrics[k]) for k in keys)))
     lines += ["", f"Counters with a run CV <= 0.5 % are listed after the judged metrics (deterministic under fixed work); "
                   f"{len(model.metrics)} metrics in the model.", ""]

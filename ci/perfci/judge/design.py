@@ -123,6 +123,14 @@ def size(noises: list[KeyNoise], cycle_s: float, judged: int, warmup: int, targe
     return min(within_budget, key=lambda d: (d.mde, d.minutes))
 
 
+def key_noise(m: noise_models.MetricNoise) -> KeyNoise:
+    """A learned metric's noise for sizing: the runner default's between-instance spread
+    where the model learned none."""
+    if m.instance_sd is None:
+        return KeyNoise(m.block_sd, RUNNER_DEFAULT_INSTANCE_SD, RUNNER_DEFAULT_INSTANCE_DF)
+    return KeyNoise(m.block_sd, m.instance_sd, m.instance_df)
+
+
 def for_case(model: noise_models.NoiseModel | None, phases: int, judged_per_phase: int, warmup: int,
              target: float = DEFAULT_TARGET_MDE, budget_minutes: float = DEFAULT_BUDGET_MINUTES,
              instances: int | None = None, bursts: int | None = None, fixed: str | None = None) -> Design:
@@ -136,9 +144,7 @@ def for_case(model: noise_models.NoiseModel | None, phases: int, judged_per_phas
                     budget_minutes, "the runner default (no noise model for this case: `perfci calibrate` learns one)",
                     instances, bursts, fixed)
     assert model is not None
-    noises = [KeyNoise(m.block_sd, m.instance_sd if m.instance_sd is not None else RUNNER_DEFAULT_INSTANCE_SD,
-                       m.instance_df if m.instance_sd is not None else RUNNER_DEFAULT_INSTANCE_DF)
-              for m in sized.values()]
+    noises = [key_noise(m) for m in sized.values()]
     cycle = noise_models.cycle_seconds(model) or RUNNER_DEFAULT_CYCLE_S
     return size(noises, cycle, judged, warmup, target, budget_minutes,
                 f"the noise model of {len(model.runs)} A/As learned {model.created_at[:10]}", instances, bursts,
