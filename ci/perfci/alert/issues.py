@@ -47,7 +47,8 @@ def labels_for(case: CaseIdentity) -> list[str]:
 
 def title_for(case: CaseIdentity, row: MetricRow) -> str:
     # case ids carry axis values from scenario files: no mentions, one line
-    return issue_title(f"Perf regression: {row.key} {row.verdict.change_pct or 0:+.1f} % · {case.scenario}/"
+    kind = "Work changed" if row.gate == "work" else "Perf regression"
+    return issue_title(f"{kind}: {row.key} {row.verdict.change_pct or 0:+.1f} % · {case.scenario}/"
                        f"{case.profile}/{case.case} on {case.server} ({case.runner_class})")
 
 
@@ -68,6 +69,9 @@ def body_for(comp: CaseComparison, row: MetricRow, fp: str, run_url: str,
         REGRESSION_MARK,
         f"**{row.key}** regressed by {row.verdict.change_pct or 0:+.1f} % (ratio CI {ci}, tolerance "
         f"±{row.spec.tolerance:.0%}, {'higher' if row.spec.direction == 'higher' else 'lower'} is better).",
+        *([f"It is a counter the noise model found deterministic under this fixed work: the run did more work "
+           f"per transaction than its baseline (the work-changed gate, family-wise "
+           f"{1 - comp.rules.confidence:.1%} over its counters)."] if row.gate == "work" else []),
         "",
         # every text from a scenario or a result file is escaped or in a code span
         f"- case: {markdown(comp.label)}",

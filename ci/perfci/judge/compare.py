@@ -7,6 +7,7 @@ import math
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from pydantic import ValidationError
 
@@ -44,6 +45,9 @@ class Rules:
     noise_dir: Path | None = None   # noise models (perfci calibrate); None: the project's baselines/noise
 
 
+Gate = Literal["metric", "work"]
+
+
 @dataclass
 class MetricRow:
     key: str
@@ -52,6 +56,13 @@ class MetricRow:
     current: list[float]
     verdict: Verdict
     movers: list[tuple[str, float, float]] = field(default_factory=list)
+    gate: Gate = "metric"  # "work": a deterministic counter, judged in the work-changed family
+
+    @property
+    def work_changed(self) -> bool:
+        """A deterministic counter that moved beyond its tolerance, either way: the case did
+        different work per transaction than its baseline (more is also a regression)."""
+        return self.gate == "work" and self.verdict.verdict in (Outcome.REGRESSION, Outcome.IMPROVEMENT)
 
     @property
     def worse(self) -> bool:
@@ -98,6 +109,10 @@ class CaseComparison:
     @property
     def regressions(self) -> list[MetricRow]:
         return [r for r in self.rows if r.verdict.verdict == Outcome.REGRESSION]
+
+    @property
+    def work_changed(self) -> list[MetricRow]:
+        return [r for r in self.rows if r.work_changed]
 
     @property
     def label(self) -> str:
@@ -195,18 +210,21 @@ def compare_case(results: list[Result], baseline: Baseline | None, baseline_file
         if len(baseline.samples) < 3:
             warnings.append(f"the baseline has only {len(baseline.samples)} sample(s): only large changes can be judged")
     model = noise_model_for(first, rules)
-    keys = judged_keys(first, specs)
+    keys: list[tuple[str, MetricSpec, Gate]] = [(k, spec, "metric") for k, spec in judged_keys(first, specs)]
+    work_confidence = rules.confidence
     if model is not None:
         specs_from += f" · tolerances from the noise model of {model.created_at[:10]} ({len(model.runs)} A/A runs)"
-        keys += deterministic_counters(model, ran, {k for k, _ in keys})
+        work = deterministic_counters(model, ran, {k for k, _, _ in keys})
+        keys += [(k, spec, "work") for k, spec in work]
+        work_confidence = family_confidence(rules.confidence, len(work))
     rows = []
-    for key, spec in keys:
+    for key, spec, gate in keys:
         current = [f[key] for f in flats if key in f] or [c[key] for c in (counters_per_txn(r) for r in ran) if key in c]
         base_values = (baseline.values(key) or [s.counters[key] for s in baseline.samples if key in s.counters]) \
             if baseline else []
         spec, verdict = judge_metric(key, spec, current, base_values, model.metrics.get(key) if model else None,
-                                     rules)
-        row = MetricRow(key, spec, base_values, current, verdict)
+                                     rules, work_confidence if gate == "work" else rules.confidence)
+        row = MetricRow(key, spec, base_values, current, verdict, gate=gate)
         if verdict.verdict == Outcome.REGRESSION and baseline and not key.startswith("headline."):
             row.movers = top_movers(key.split(".", 1)[0], ran, baseline)
         rows.append(row)
@@ -214,17 +232,27 @@ def compare_case(results: list[Result], baseline: Baseline | None, baseline_file
 
 
 def judge_metric(key: str, spec: MetricSpec, current: list[float], base_values: list[float],
-                 learned: MetricNoise | None, rules: Rules) -> tuple[MetricSpec, Verdict]:
+                 learned: MetricNoise | None, rules: Rules, confidence: float | None = None) -> tuple[MetricSpec, Verdict]:
     """THE verdict of one metric against its baseline samples: where the runner's noise
     model learned the metric, its tolerance and run-to-run CV replace the spec's and the
-    prior (returned: the spec the verdict used)."""
+    prior (returned: the spec the verdict used). `confidence`: the interval's level when
+    it is not the rules' (a family's share, family_confidence)."""
     floor = spec.floor if not key.startswith("headline.") else 0.0
+    level = rules.confidence if confidence is None else confidence
     if learned is not None and learned.run_cv is not None:
         spec = MetricSpec(spec.metric, spec.direction, noise.tolerance(learned) or spec.tolerance, spec.floor)
-        return spec, judge(current, base_values, spec.direction, spec.tolerance, rules.confidence, 0.0005,
+        return spec, judge(current, base_values, spec.direction, spec.tolerance, level, 0.0005,
                            learned.run_cv, floor, prior_df=max(learned.runs - 1, 1))
-    return spec, judge(current, base_values, spec.direction, spec.tolerance, rules.confidence, rules.cv_floor,
+    return spec, judge(current, base_values, spec.direction, spec.tolerance, level, rules.cv_floor,
                        rules.prior_cv, floor=floor)
+
+
+def family_confidence(confidence: float, members: int) -> float:
+    """Each member's level so that the whole family of `members` tests keeps the chance of
+    any false flag within 1 - `confidence` (Bonferroni): the work-changed gate judges
+    dozens of deterministic counters, which one at a time would flag something by chance
+    on a good share of clean nights."""
+    return 1 - (1 - confidence) / max(members, 1)
 
 
 DETERMINISTIC_CV = 0.005
@@ -239,7 +267,9 @@ def noise_model_for(result: Result, rules: Rules) -> NoiseModel | None:
 
 def deterministic_counters(model: NoiseModel, ran: list[Result], taken: set[str]) -> list[tuple[str, MetricSpec]]:
     """Every counter per transaction that the noise model found deterministic under
-    fixed work (run CV <= 0.5 %) is judged too: more work per transaction is worse."""
+    fixed work (run CV <= 0.5 %): the work-changed gate, a family of its own (its level
+    shared by its members, family_confidence); more work per transaction is a
+    regression, less is reported as work changed."""
     present = set().union(*(counters_per_txn(r) for r in ran))
     return [(key, MetricSpec(key.rsplit(".", 1)[-1], Direction.LOWER, noise.tolerance(m) or noise.MIN_TOLERANCE))
             for key, m in sorted(model.metrics.items())

@@ -9,6 +9,7 @@ from pathlib import Path
 from perfci.judge.compare import CaseComparison, MetricRow
 from perfci.judge.stats import t_quantile
 from perfci.model.result import Interval, Result, TableSize
+from perfci.model.verdicts import Outcome
 from perfci.report import plots
 from perfci.report.table import VERDICT_LABEL, table
 
@@ -162,6 +163,8 @@ def comparison_markdown(comparisons: list[CaseComparison], confidence: float,
             lines.append(f"- ⚠️ {w}")
         lines += ["", *table(["metric", "baseline mean ± CI", "current", "change", "ratio CI", "tolerance", "verdict"],
                              (_comparison_cells(row, confidence) for row in comp.rows))]
+        if (work := work_changed_line(comp)) is not None:
+            lines += ["", work]
         for row in comp.regressions:
             if row.movers:
                 lines += ["", f"Counters per transaction that moved most beside `{row.key}`:", "",
@@ -198,7 +201,27 @@ def _comparison_cells(row: MetricRow, confidence: float) -> list[str]:
             "–" if current is None else f"{current:.4g}",
             f"{v.change_pct:+.1f} %" if v.change_pct is not None else "–",
             f"[{est.low:.3f}, {est.high:.3f}]" if est and est.low is not None else "–",
-            f"±{row.spec.tolerance:.0%}", VERDICT_LABEL[v.verdict]]
+            f"±{row.spec.tolerance:.0%}", _verdict_label(row)]
+
+
+def _verdict_label(row: MetricRow) -> str:
+    if row.work_changed:
+        return "🔴 work changed (more per txn)" if row.verdict.verdict == Outcome.REGRESSION else "work changed (less per txn)"
+    return VERDICT_LABEL[row.verdict.verdict]
+
+
+def work_changed_line(comp: CaseComparison) -> str | None:
+    """The work-changed gate's finding: which deterministic counters moved, at the family's level."""
+    changed = comp.work_changed
+    if not changed:
+        return None
+    members = sum(r.gate == "work" for r in comp.rows)
+    listed = ", ".join(f"`{r.key}` {r.verdict.change_pct:+.1f} %" for r in changed[:8])
+    more = f" and {len(changed) - 8} more" if len(changed) > 8 else ""
+    return (f"**Work changed**: {len(changed)} of {members} counters that are deterministic under this fixed work "
+            f"(the noise model's run CV ≤ 0.5 %) differ from the baseline per transaction: {listed}{more} "
+            f"(family-wise {1 - comp.rules.confidence:.1%} over the {members}). The run did different work: "
+            "a changed plan, a changed workload, or a changed server; throughput rows are read with that in mind.")
 
 
 def matrix_markdown(results: list[Result], out_dir: Path) -> str:
