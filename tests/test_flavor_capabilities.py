@@ -4,6 +4,7 @@ import pytest
 
 from perfci.model.flavor import Version, identify, identify_version_output
 from perfci.providers.capabilities import Requested, UnknownOption, is_known, parse_help_options, parse_size, plan_config
+from perfci.run.collectors import tablespaces_table
 
 
 @pytest.mark.parametrize("line, flavor, version", [
@@ -103,3 +104,14 @@ def test_percona_only_options_are_kept_on_percona_and_skipped_with_the_reason_el
         else:
             note, = plan.notes
             assert plan.options == {} and note["action"] == "skipped" and "only" in note["reason"]
+
+
+def test_mysql_5_7_reads_the_old_tablespaces_table_and_maps_the_redo_capacity():
+    five_seven = identify("5.7.22", "MySQL Community Server (GPL)")
+    assert tablespaces_table(five_seven) == "INNODB_SYS_TABLESPACES"
+    assert tablespaces_table(identify("8.0.12", "MySQL Community Server - GPL")) == "INNODB_TABLESPACES"
+    assert tablespaces_table(identify("11.4.5-MariaDB", "MariaDB Server")) == "INNODB_SYS_TABLESPACES"
+    plan = plan_config([Requested("innodb_redo_log_capacity", "512M", "scenario"),
+                        Requested("innodb_use_fdatasync", "ON", "scenario")], five_seven, None)
+    assert plan.options == {"innodb_log_file_size": 268435456}
+    assert [n["action"] for n in plan.notes] == ["mapped", "skipped"]
