@@ -113,7 +113,9 @@ def test_a_perfci_step_passes_or_fails_on_each_exit_code_as_its_workflow_says(tm
         (work / "scenarios" / "x.yaml").write_text("name: x\n")
         (work / "artifacts" / "results-x" / "results").mkdir(parents=True)  # the report job's download
         env = {**os.environ, "PATH": f"{work}{os.pathsep}{os.environ['PATH']}", "GITHUB_OUTPUT": str(work / "out"),
-               "GITHUB_STEP_SUMMARY": str(work / "summary"), "BASE_SHA": "0" * 40, **extra_env}
+               "GITHUB_STEP_SUMMARY": str(work / "summary"), "BASE_SHA": "0" * 40,
+               # a team project (perfci pinned beside it): no harness A/B (its own test: test_harness_check)
+               "PERFCI_REPOSITORY": "perfci-org/perfci", **extra_env}
         proc = subprocess.run(["bash", "-e", "-c", script], cwd=work, env=env, capture_output=True, text=True)
         assert (proc.returncode == 0) == passes, f"exit {code}: step exited {proc.returncode}: {proc.stderr}"
         if workflow == "perfci-pr.yml" and code == 1:

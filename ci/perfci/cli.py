@@ -30,6 +30,7 @@ COMMANDS = {
     "compare": ("compare", "compare"),
     "dashboard": ("dashboard", "dashboard"),
     "doctor": ("doctor", "doctor"),
+    "harness-check": ("harness", "harness_check"),
     "confirm": ("confirm", "confirm"),
     "history": ("history", "history"),
     "init": ("init", "init"),

@@ -44,8 +44,7 @@ def baseline_update(results: tuple[Path, ...], baseline_dir: Path | None, baseli
 @baseline.command("diff")
 @click.argument("base", type=click.Path(path_type=Path, file_okay=False))
 @click.argument("head", type=click.Path(path_type=Path, file_okay=False))
-@click.option("--report", "report_file", type=click.Path(path_type=Path, dir_okay=False),
-              help="Also write the Markdown here (the PR comment reads it).")
+@options.report
 def baseline_diff(base: Path, head: Path, report_file: Path | None) -> None:
     """What an edit of baselines/ does to the verdicts: BASE and HEAD are two baselines/
     trees (a PR's base and head). Every head file is validated; for each pinned

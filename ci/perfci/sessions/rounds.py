@@ -107,13 +107,13 @@ def ab_markdown(sides: tuple[Side, Side], results: list[list[Result]], rows: lis
         f"({host.cpu_model}, {host.cpus} CPUs) · scenario hash `{first.scenario.hash[:19]}…`",
         f"- interval: {confidence:.1%} paired t on log(B/A); flagged only beyond tolerance AND excluding 1",
         "",
-        *table(["metric", "A mean", "B mean", "B/A", "ratio CI", "tolerance", "verdict"], (_cells(row) for row in rows)),
+        *table(["metric", "A mean", "B mean", "B/A", "ratio CI", "tolerance", "verdict"], (paired_cells(row) for row in rows)),
         "",
     ]
     return "\n".join(lines)
 
 
-def _cells(row: PairedRow) -> list[str]:
+def paired_cells(row: PairedRow) -> list[str]:
     est = row.verdict.estimate
     return [f"`{row.key}` {row.spec.direction.arrow}", f"{statistics.mean(row.a):.4g}" if row.a else "–",
             f"{statistics.mean(row.b):.4g}" if row.b else "–", f"{est.ratio:.3f}" if est else "–",
