@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import json
 
+from perfci.alert.issues import bisect_command, which_release
 from perfci.judge.compare import compare
 from perfci.model.abratio import AbRatio
+from perfci.providers.servers import load_servers
 from perfci.sessions.confirm import Confirmation, confirm_case, last_good, run_args, save
 from perfci.sessions.sized_ab import Aim
 from perfci.store.baseline import load_baseline, update
 from perfci.util.progress import Progress
 
-from conftest import run_perfci
+from conftest import REPO, run_perfci
 from factories import make_result, write_results
 
 
@@ -193,3 +195,22 @@ def test_a_reference_spec_bumped_out_of_servers_yaml_stays_trusted_through_its_g
     assert pinned_in_git_history(old, path) and pinned_in_git_history(new, path)
     assert not pinned_in_git_history("local:/opt/evil/bin/mariadbd", path)
     assert not pinned_in_git_history(old, tmp_path / "elsewhere" / "servers.yaml")
+
+
+def test_an_issue_whose_servers_are_releases_apart_carries_the_bisect_to_run(tmp_path, monkeypatch):
+    """servers.yaml orders MySQL 5.7.22, 8.0.12, 8.0.15, 8.0.31: a reference A/B of 8.0.12
+    against 8.0.31 names the bisect (8.0.15 between them); ids or their pinned specs."""
+    monkeypatch.setenv("PERFCI_ROOT", str(REPO))
+    c = _ab_confirmation("r1", "tiny").model_copy(update={"a": "mysql-8.0.12", "b": load_servers().get(
+        "mysql-8.0.31").spec, "profile": "nightly"})
+    command, between = bisect_command("microbench", c, "default", "point-query.qps")
+    assert command == ("perfci bisect microbench --good mysql-8.0.12 --bad mysql-8.0.31 --metric qps "
+                       "--profile nightly")
+    assert between == ["mysql-8.0.15"]
+    text = "\n".join(which_release("microbench", c, "default", "point-query.qps"))
+    assert "### Which release" in text and "2 releases apart (`mysql-8.0.15` between them)" in text
+    assert "dispatch the `bisect` workflow" in text
+    # next releases, a config override, an unordered or another flavor's server: nothing to walk
+    for a, b in (("mysql-8.0.15", "mysql-8.0.31"), ("mysql-8.0.12 --config x=1", "mysql-8.0.31"),
+                 ("local", "mysql-8.0.31"), ("mariadb-10.11.5", "mysql-8.0.31")):
+        assert bisect_command("microbench", c.model_copy(update={"a": a, "b": b}), "default", "point-query.qps") is None

@@ -23,8 +23,11 @@ def test_init_writes_a_project_perfci_can_use_and_a_workflow_pinned_by_commit(tm
     assert workflow["permissions"] == {"contents": "read"}
     pr = yaml.safe_load((team / ".github/workflows/pr-checks.yml").read_text())
     assert pr["jobs"]["perf"]["uses"] == f"acme/perfci/.github/workflows/perfci-pr.yml@{REF}"
-    lint = subprocess.run([actionlint(), ".github/workflows/nightly.yml", ".github/workflows/pr-checks.yml"], cwd=team,
-                          capture_output=True, text=True)
+    bisect = yaml.safe_load((team / ".github/workflows/bisect.yml").read_text())
+    assert bisect["jobs"]["bisect"]["uses"] == f"acme/perfci/.github/workflows/perfci-bisect.yml@{REF}"
+    assert bisect["jobs"]["bisect"]["with"]["good"] == "${{ inputs.good }}"
+    lint = subprocess.run([actionlint(), ".github/workflows/nightly.yml", ".github/workflows/pr-checks.yml",
+                           ".github/workflows/bisect.yml"], cwd=team, capture_output=True, text=True)
     assert lint.returncode == 0, lint.stdout + lint.stderr
     env = {"PERFCI_ROOT": ""}
     listed = run_perfci("list", cwd=team, env=env)

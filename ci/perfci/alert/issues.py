@@ -18,9 +18,11 @@ from perfci.alert.github import LABEL, Comment, GitHub, Issue, body_of, login
 from perfci.judge.compare import CaseComparison, MetricRow
 from perfci.model.identity import CaseIdentity
 from perfci.model.verdicts import Outcome
+from perfci.providers.servers import id_of_spec, load_servers
 from perfci.report.table import table
 from perfci.sessions.confirm import Confirmation, markdown_section
 from perfci.store.history import CaseHistory, Histories, case_history
+from perfci.util.errors import BadInput
 from perfci.util.files import write_atomic
 from perfci.util.text import code_fence, code_span, issue_title, markdown
 
@@ -91,7 +93,7 @@ def body_for(comp: CaseComparison, row: MetricRow, fp: str, run_url: str,
         lines += ["", "Also regressed in this case: " + ", ".join(f"{code_span(r.key)} ({r.verdict.change_pct:+.1f} %)"
                                                                   for r in others)]
     if confirmation is not None:
-        lines += markdown_section(confirmation)
+        lines += markdown_section(confirmation) + which_release(first.scenario.name, confirmation, first.case, row.key)
     lines += ["", "Reproduce:", "", code_fence(first.reproduce, "sh"), "", TRIAGE_HELP, ""]
     return "\n".join(lines)
 
@@ -235,6 +237,42 @@ def reproduce_ab(scenario: str, c: Confirmation, case: str) -> str:
     return shlex.join(args + (["--case", case] if case != "default" else []))
 
 
+def bisect_command(scenario: str, c: Confirmation, case: str, key: str) -> tuple[str, list[str]] | None:
+    """The `perfci bisect` from the reference's server to tonight's, and the releases
+    between them, when servers.yaml orders both (one flavor, each with its `version`),
+    at least one release lies between, and neither side carries config overrides (a
+    bisect walks servers, not configs); else None."""
+    a, b = shlex.split(c.a), shlex.split(c.b)
+    if len(a) != 1 or len(b) != 1:
+        return None
+    try:
+        servers = load_servers()
+        good, bad = (x[0] if servers.get(x[0]) else id_of_spec(x[0]) for x in (a, b))
+        if good is None or bad is None or good == bad:
+            return None
+        releases = servers.releases_from(good, bad)
+    except BadInput:  # not ordered, or of two flavors: nothing to walk
+        return None
+    if len(releases) < 3:
+        return None
+    args = ["perfci", "bisect", scenario, "--good", good, "--bad", bad, "--metric", key.split(".", 1)[1],
+            "--profile", c.profile or "smoke"]
+    return shlex.join(args + (["--case", case] if case != "default" else [])), releases[1:-1]
+
+
+def which_release(scenario: str, c: Confirmation, case: str, key: str) -> list[str]:
+    """An issue's "since which release" part: the bisect to run (or dispatch: bisect.yml)."""
+    found = bisect_command(scenario, c, case, key)
+    if found is None:
+        return []
+    command, between = found
+    return ["", "### Which release", "",
+            f"The reference and tonight's server are {len(between) + 1} releases apart "
+            f"({', '.join(code_span(x) for x in between)} between them): `perfci bisect` A/Bs the midpoints and "
+            "names the first slower one. Run it here, or dispatch the `bisect` workflow with these inputs:", "",
+            code_fence(command, "sh")]
+
+
 def ab_body_for(comp: CaseComparison, key: str, c: Confirmation, fp: str, run_url: str) -> str:
     tonight = comp.results[0]
     r = c.ratios[key]
@@ -256,7 +294,7 @@ def ab_body_for(comp: CaseComparison, key: str, c: Confirmation, fp: str, run_ur
     ]
     if run_url:
         lines.append(f"- run and artifacts: {markdown(run_url)}")
-    lines += markdown_section(c)
+    lines += markdown_section(c) + which_release(tonight.scenario.name, c, tonight.case, key)
     lines += ["", "Reproduce (the same A/B):", "", code_fence(reproduce_ab(tonight.scenario.name, c, tonight.case), "sh"),
               "", TRIAGE_HELP, ""]
     return "\n".join(lines)

@@ -114,6 +114,41 @@ jobs:
       contents: read
 """
 
+BISECT = """\
+name: bisect
+
+# Which release between two of servers.yaml first made a scenario slower: dispatched
+# with the inputs a nightly issue's "Which release" section gives; perfci's reusable
+# bisect, pinned by commit, on the self-hosted runner.
+on:
+  workflow_dispatch:
+    inputs:
+      scenario: {{description: "scenario name", type: string, required: true}}
+      good: {{description: "servers.yaml id of a release known not to be slow", type: string, required: true}}
+      bad: {{description: "servers.yaml id of a later release that is slower", type: string, required: true}}
+      metric: {{description: "what slower means (tps, qps, ...)", type: string, required: false, default: tps}}
+      profile: {{description: "scale of the A/Bs", type: choice, options: [smoke, nightly], default: smoke}}
+      case: {{description: "matrix scenarios: the case", type: string, required: false, default: ""}}
+
+permissions:
+  contents: read
+
+jobs:
+  bisect:
+    uses: {repository}/.github/workflows/perfci-bisect.yml@{ref}
+    with:
+      scenario: ${{{{ inputs.scenario }}}}
+      good: ${{{{ inputs.good }}}}
+      bad: ${{{{ inputs.bad }}}}
+      metric: ${{{{ inputs.metric }}}}
+      profile: ${{{{ inputs.profile }}}}
+      case: ${{{{ inputs.case }}}}
+      perfci-repository: {repository}
+      perfci-ref: {ref}
+    permissions:
+      contents: read
+"""
+
 README = """\
 # Performance scenarios
 
@@ -127,7 +162,8 @@ confirm, and an issue for each regression that holds.
 - A runner host: perfci's `scripts/runner-bootstrap RUNNER_DIR`, then
   `perfci doctor --runner-dir RUNNER_DIR`.
 - A PR that changes a scenario is A/B'd on the runner (`.github/workflows/pr-checks.yml`).
-- Upgrade perfci: change the SHA in both workflows (two places each).
+- Which release made it slower: dispatch `.github/workflows/bisect.yml` (a nightly issue gives the inputs).
+- Upgrade perfci: change the SHA in the three workflows (two places each).
 """
 
 BASELINES = """\
@@ -147,6 +183,7 @@ def scaffold(target: Path, repository: str, ref: str, scenarios: list[Path]) -> 
         "servers.yaml": SERVERS,
         ".github/workflows/nightly.yml": NIGHTLY.format(repository=repository, ref=ref),
         ".github/workflows/pr-checks.yml": PR_CHECKS.format(repository=repository, ref=ref),
+        ".github/workflows/bisect.yml": BISECT.format(repository=repository, ref=ref),
         "README.md": README.format(repository=repository, ref_short=ref[:12], scenario=scenarios[0].stem),
         "baselines/README.md": BASELINES,
         ".gitignore": GITIGNORE,
