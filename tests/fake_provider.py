@@ -113,6 +113,9 @@ class FakeInspector:
     def prepare_snapshot_shutdown(self) -> None:
         self.provider.calls.append("shrink redo")
 
+    def running_statements(self) -> str:
+        return "(no statement running)"
+
 
 def fake_handlers(calls: list[str], tps: dict[str, float] | None = None) -> dict:
     """Handlers that record `<kind> <name>`; a measure adds a phase with the given tps."""

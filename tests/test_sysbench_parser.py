@@ -3,7 +3,8 @@
 import pytest
 
 from perfci.model.connection import Connection
-from perfci.run.sysbench import command, parse_interval, parse_report
+from perfci.run.sysbench import command, parse_interval, parse_report, run, time_limit
+from perfci.util.errors import InfraFailure
 
 from conftest import DATA
 
@@ -58,3 +59,31 @@ def test_command_renders_booleans_as_on_off():
     assert args[:2] == ["sysbench", "oltp_write_only"] and args[-1] == "run"
     assert "--skip_trx=on" in args and "--threads=4" in args and "--db-ps-mode=disable" in args
     assert "--mysql-port=3307" in args
+
+
+def test_a_run_still_going_past_its_time_is_killed_and_named_a_hang_with_the_servers_statements(tmp_path):
+    """A server whose statements never return keeps sysbench past its --time: it is
+    killed and the error says so, with the running statements the server reports."""
+    stuck = tmp_path / "sysbench"
+    stuck.write_text("#!/bin/sh\necho '[ 1s ] thds: 4 tps: 0.00 qps: 0.00'\nexec sleep 600\n")
+    stuck.chmod(0o755)
+    with pytest.raises(InfraFailure) as failed:
+        run([str(stuck), "oltp_write_only", "--time=1", "run"], overrun_s=0.5,
+            stalled=lambda: "- id 9 (perfci) 328 s, Update: INSERT INTO sbtest1 VALUES (?)")
+    assert str(failed.value).startswith("sysbench oltp_write_only run was still running 0 s after its --time of 1 s: "
+                                        "the server stopped answering (killed)")
+    assert "INSERT INTO sbtest1" in failed.value.detail and "tps: 0.00" in failed.value.detail
+
+
+def test_a_server_that_does_not_answer_the_watchdog_either_is_said_so(tmp_path):
+    stuck = tmp_path / "sysbench"
+    stuck.write_text("#!/bin/sh\nexec sleep 600\n")
+    stuck.chmod(0o755)
+
+    def refused() -> str:
+        raise OSError("Lost connection")
+
+    with pytest.raises(InfraFailure) as failed:
+        run([str(stuck), "oltp_read_only", "--time=1", "run"], overrun_s=0.2, stalled=refused)
+    assert "(the server did not answer either: Lost connection)" in failed.value.detail
+    assert time_limit(["sysbench", "--time=0", "run"]) is None and time_limit(["sysbench", "--time=30"]) == 30.0

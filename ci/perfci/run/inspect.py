@@ -35,6 +35,7 @@ class RunningServer(Protocol):
     def gauges(self) -> dict[str, int]: ...
     def quiesce(self, resolved: ResolvedScenario) -> QuiesceOutcome: ...
     def prepare_snapshot_shutdown(self) -> None: ...
+    def running_statements(self) -> str: ...
 
 
 class SqlInspector:
@@ -112,6 +113,17 @@ class SqlInspector:
     def prepare_snapshot_shutdown(self) -> None:
         with self.server.connect() as conn:
             shrink_redo(conn, self.server.identity)
+
+    def running_statements(self) -> str:
+        """What a hung server is doing: its statements that have run longest (a new
+        connection answers as long as the server's connection threads do)."""
+        with self.server.connect() as conn, conn.cursor() as cur:
+            cur.execute("SELECT ID, USER, TIME, STATE, LEFT(INFO, 200) FROM information_schema.PROCESSLIST "
+                        "WHERE COMMAND <> 'Sleep' AND INFO IS NOT NULL AND ID <> CONNECTION_ID() "
+                        "ORDER BY TIME DESC LIMIT 10")
+            rows = cur.fetchall()
+        return "\n".join(f"- id {i} ({user}) {t} s, {state or 'no state'}: {info}" for i, user, t, state, info in rows) \
+            or "(no statement running)"
 
 
 def cmp_counters(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:

@@ -231,7 +231,8 @@ def measure(ctx: StepContext, step: ScenarioStep) -> StepFields:
             ctx.progress.update(f"[{iv.t:.0f}/{seconds}s] tps {iv.tps:.1f} qps {iv.qps:.1f}")
 
     cpu_before = hostcpu.sample(ctx.server.pid)
-    out = sysbench.run(args, on_line=on_line, log_path=ctx.logs_dir / f"measure-{step.phase}.log")
+    out = sysbench.run(args, on_line=on_line, log_path=ctx.logs_dir / f"measure-{step.phase}.log",
+                       stalled=ctx.inspector.running_statements)
     cpu_used = hostcpu.cores_used(cpu_before, hostcpu.sample(ctx.server.pid))
     snap_after = ctx.inspector.counters_snapshot()
     gauges_after = ctx.inspector.gauges()

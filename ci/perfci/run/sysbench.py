@@ -13,6 +13,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,13 +59,56 @@ def version() -> str:
     return out
 
 
-def run(args: list[str], on_line: Callable[[str], None] | None = None, log_path: Path | None = None) -> str:
+# How long sysbench may run past its --time before the server counts as hung: its
+# threads finish the event they are in (a slow transaction, a long flush stall) and
+# print the report. A server whose statements never return (a latch deadlock, seen on
+# MariaDB 10.11.5 with the change buffer: MDEV-33543) would otherwise hold the run
+# until the job's own timeout kills it without a word.
+OVERRUN_S = 120.0
+STALL_READ_S = 15.0  # how long the hung server's running statements are waited for
+
+
+def time_limit(args: list[str]) -> float | None:
+    """sysbench's --time of a command line (None: none given or 0, i.e. unlimited)."""
+    found = [a.split("=", 1)[1] for a in args if a.startswith("--time=")]
+    try:
+        limit = float(found[-1]) if found else 0.0
+    except ValueError:
+        return None
+    return limit or None
+
+
+def run(args: list[str], on_line: Callable[[str], None] | None = None, log_path: Path | None = None,
+        stalled: Callable[[], str] | None = None, overrun_s: float = OVERRUN_S) -> str:
     """Run sysbench, streaming stdout lines to `on_line`; return stdout.
 
     A non-zero exit raises InfraFailure with the tail of stderr (or stdout, where
-    sysbench 1.0 prints its FATAL lines)."""
+    sysbench 1.0 prints its FATAL lines). A run still going `overrun_s` past its --time
+    is killed and raises InfraFailure naming the hang, with what `stalled()` reads
+    from the server then (its running statements)."""
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
     lines: list[str] = []
+    limit = time_limit(args)
+    hung: list[str] = []
+
+    def read_server() -> None:
+        try:
+            hung.append(stalled() if stalled else "")
+        except Exception as exc:  # noqa: BLE001 - a hung server may not answer this either
+            hung.append(f"(the server did not answer either: {exc})")
+
+    def watchdog() -> None:
+        reader = threading.Thread(target=read_server, daemon=True)
+        reader.start()
+        reader.join(STALL_READ_S)
+        if not hung:
+            hung.append(f"(the server did not answer within {STALL_READ_S:.0f} s either)")
+        proc.kill()
+
+    timer = threading.Timer(limit + overrun_s, watchdog) if limit is not None else None
+    if timer is not None:
+        timer.daemon = True
+        timer.start()
     try:
         assert proc.stdout is not None
         for line in proc.stdout:
@@ -77,9 +121,17 @@ def run(args: list[str], on_line: Callable[[str], None] | None = None, log_path:
         proc.kill()
         proc.wait()
         raise
+    finally:
+        if timer is not None:
+            timer.cancel()
     stdout = "".join(lines)
     if log_path is not None:
         log_path.write_text(stdout + ("\n--- stderr ---\n" + stderr if stderr else ""))
+    if hung:
+        last = "".join(lines[-5:]).strip()
+        raise InfraFailure(f"sysbench {args[1]} {args[-1]} was still running {overrun_s:.0f} s after its --time of "
+                           f"{limit:g} s: the server stopped answering (killed); its running statements:",
+                           detail="\n".join(x for x in (hung[0].strip(), "sysbench's last lines:\n" + last) if x))
     if rc != 0:
         tail = "\n".join((stderr.strip() or stdout.strip()).splitlines()[-15:])
         raise InfraFailure(f"sysbench {args[1]} {args[-1]} failed with exit code {rc}", detail=tail)

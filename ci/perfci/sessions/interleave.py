@@ -143,7 +143,7 @@ class SideServer:
         before = self.inspector.counters_snapshot()
         pid = self.plan.provider.pid
         cpu_before, threads_before = hostcpu.sample(pid), hostcpu.thread_cpu_ns(pid)
-        out = sysbench.run(args)
+        out = sysbench.run(args, stalled=self.inspector.running_statements)
         deltas = hostcpu.thread_cpu_deltas(threads_before, hostcpu.thread_cpu_ns(pid))
         cpu = hostcpu.cores_used(cpu_before, hostcpu.sample(pid))
         after = self.inspector.counters_snapshot()
