@@ -29,7 +29,7 @@ def test_calibrate_from_real_aas_prints_the_sized_ab_and_its_mde_per_metric(tmp_
     model = noise.load(path)
     assert len(model.runs) == 4 and model.scenario == "rebuild-after-delete"
     line = next(x for x in done.stdout.splitlines() if x.startswith("- sized A/B"))
-    k, n = map(int, re.search(r"(\d+) instance pairs x (\d+) burst pairs", line).groups())
+    k, n = map(int, re.search(r"(\d+) instance pairs? x (\d+) burst pairs", line).groups())
     judged = len([x for x in done.stdout.splitlines() if "(judged)" in x])
     sized = design.for_case(model, 2, judged // 2, 2)
     assert (k, n) == (sized.instances, sized.bursts) and f"sees {sized.mde:.1%}" in line

@@ -29,6 +29,8 @@ from perfci.util.progress import Progress
 @options.ab_target
 @options.ab_budget
 @options.ab_size
+@options.ab_bursts
+@options.ab_instances
 @click.option("--min-effect", type=click.FloatRange(0, 1), default=DEFAULT_MIN_EFFECT, show_default=True)
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("confirm"), show_default=True,
               help="Where <result id>.confirmation.json and the A/B's bursts are written.")
@@ -40,7 +42,8 @@ from perfci.util.progress import Progress
 @options.window
 @options.quiet
 def confirm(results: tuple[Path, ...], baseline_dir: Path | None, noise_dir: Path | None, profile: str,
-            target_mde: float, budget_minutes: float, size_by: str, min_effect: float, out_dir: Path,
+            target_mde: float, budget_minutes: float, size_by: str, bursts: int | None, instances: int | None,
+            min_effect: float, out_dir: Path,
             workdir: Path | None, runner_class: str, host_wait: float,
             follow, history_dir: Path | None, window: int, quiet: bool) -> int:
     """A/B each case of RESULTS against its reference, on this runner, before issues
@@ -62,7 +65,7 @@ def confirm(results: tuple[Path, ...], baseline_dir: Path | None, noise_dir: Pat
     loaded = [load_result(p) for p in expand(list(results))]
     comparisons = compare_results(loaded, baseline_root=baseline_dir, rules=Rules(follow=follow, noise_dir=noise_dir),
                                   history_root=history_dir, window=window)
-    aim = Aim(target_mde, budget_minutes, size_by == "profile")
+    aim = Aim(target_mde, budget_minutes, size_by == "profile", bursts, instances)
     parent = Path(workdir or tempfile.gettempdir())
     found = []
     try:

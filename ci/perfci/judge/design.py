@@ -73,7 +73,8 @@ class Design:
         else:
             reach = (f"sees {self.mde:.1%} at 90 % power: the target {self.target:.0%} needs more than the "
                      f"{self.budget_minutes:g}-minute budget")
-        return (f"{self.instances} instance pairs x {self.bursts} burst pairs per phase, ~{self.minutes:.0f} min; "
+        pairs = "instance pair" if self.instances == 1 else "instance pairs"
+        return (f"{self.instances} {pairs} x {self.bursts} burst pairs per phase, ~{self.minutes:.0f} min; "
                 f"{reach}; noise from {self.source}")
 
 
