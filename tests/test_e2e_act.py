@@ -4,7 +4,8 @@ a team project made by `perfci init` runs perfci's reusable nightly (mapped to t
 checkout) and, with a pinned baseline arranged so that the case regresses, the job
 summary shows the table, the issue dry-run file carries the right fingerprint, the night
 is pushed and the dashboard written; perfci's own nightly.yml with a baseline it matches
-writes no issue; the team project's PR check fails on a scenario change that regresses."""
+writes no issue; the team project's PR check fails on a scenario change that regresses and
+keeps one comment on the PR (GitHub's API a recording fake)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from perfci.alert.issues import fingerprint
+from perfci.alert.pr_comment import MARK
 from perfci.judge.compare import compare_specs
 from perfci.model.identity import CaseIdentity
 from perfci.model.metrics import judged_keys
@@ -26,6 +28,7 @@ from perfci.store.baseline import baseline_path, update
 from perfci.store.results import load_result, parse_result
 
 from conftest import REPO, run_perfci, write_tiny
+from fake_github import FakeGitHub
 from simulated_month import git, results_branch
 
 pytestmark = pytest.mark.e2e
@@ -183,10 +186,48 @@ def test_a_team_project_from_perfci_init_runs_perfcis_reusable_nightly(smoke_res
     assert_site_written(tmp_path)
 
 
-def test_a_team_projects_pr_check_fails_on_a_scenario_change_that_regresses(real_server_tools, tmp_path):
-    """The project's pr-checks.yml under act, on a pull_request event: perfci's reusable
-    PR check validates, then A/Bs the changed scenario (the base's version vs the PR's)
-    on the host; the PR turns fsync at commit on, and the check fails naming it."""
+def act(project: Path, event_name: str, workflow: str, event: dict, ref: str, tmp_path: Path,
+        env: dict | None = None) -> subprocess.CompletedProcess:
+    """One workflow of the team project under act, as `event_name` with `event`'s payload:
+    perfci's reusable workflows mapped to this checkout, GitHub's repository name given
+    (act would take the origin's local path), artifacts handed over in a directory."""
+    path = tmp_path / f"event-{len(list(tmp_path.glob('event-*.json')))}.json"
+    path.write_text(json.dumps({**event, "repository": {"full_name": "dev/team"}}))
+    extra = [arg for key, value in (env or {}).items() for arg in ("--env", f"{key}={value}")]
+    return subprocess.run(
+        [shutil.which("act") or "act", event_name, "-W", f".github/workflows/{workflow}", "-e", str(path),
+         "--local-repository", f"perfci-org/perfci@{ref}={REPO}", "--env", f"PERFCI_ACT_TOOL={REPO}",
+         "--env", "PERFCI_AB_SIZE=profile", "--env", f"PERFCI_ACT_ARTIFACTS={tmp_path / 'artifacts'}",
+         "--env", "GITHUB_REPOSITORY=dev/team", *extra,
+         "-P", "self-hosted=-self-hosted", "-P", "ubuntu-latest=-self-hosted", "--no-cache-server"],
+        cwd=project, capture_output=True, text=True, timeout=900, env={**os.environ, "ACT_DISABLE_VERSION_CHECK": "1"})
+
+
+def pull_request(number: int, action: str, base: str, head: str, branch: str, labels: tuple[str, ...] = ()) -> dict:
+    """A pull_request event of a branch of the team's own repository."""
+    named = [{"name": name} for name in labels]
+    return {"action": action, "number": number, "pull_request": {
+        "number": number, "labels": named, "user": {"login": "dev"},
+        "base": {"sha": base, "ref": "main"}, "head": {"sha": head, "ref": branch, "repo": {"full_name": "dev/team"}}}}
+
+
+def comment_run(fake: FakeGitHub, team: Path, ref: str, head: str, branch: str, tmp_path: Path):
+    """pr-comment.yml after the PR check's run (workflow_run), gh talking to the fake API."""
+    event = {"workflow_run": {"event": "pull_request", "head_sha": head, "head_branch": branch, "id": 1,
+                              "html_url": "https://github.example/dev/team/actions/runs/1",
+                              "head_repository": {"full_name": "dev/team"}}}
+    gh = {k: v for k, v in fake.env(tmp_path / "gh").items() if v and k != "GITHUB_REPOSITORY"}
+    return act(team, "workflow_run", "pr-comment.yml", event, ref, tmp_path, env=gh)
+
+
+def test_a_team_projects_pr_check_fails_on_a_regression_and_keeps_one_comment_on_the_pr(real_server_tools, tmp_path):
+    """The project's pr-checks.yml and pr-comment.yml under act, GitHub's API a fake that
+    records every call. A PR turns fsync at commit on: perfci's reusable PR check
+    validates, A/Bs the changed scenario (the base's version vs the PR's) on the host and
+    fails naming it; the comment job writes one comment. The next push carries the
+    perf-expected label: the check passes and says so, the same comment is edited. A PR
+    that changes only the scenario's description passes; its comment says what the A/B
+    could not see."""
     team, ref = team_project(tmp_path)
     scenario = write_tiny(team / "scenarios", name="tiny", time=60, transactions=8000, burst=400)
     base = commit(team, "a tiny scenario")
@@ -198,20 +239,46 @@ def test_a_team_projects_pr_check_fails_on_a_scenario_change_that_regresses(real
     scenario.write_text(scenario.read_text().replace("innodb_flush_log_at_trx_commit: 0",
                                                      "innodb_flush_log_at_trx_commit: 1"))
     head = commit(team, "fsync at every commit")
-    event = tmp_path / "event.json"
-    # a maintainer's run-perf label: the fork-safe path of the job's `if:` (act cannot know the repository)
-    event.write_text(json.dumps({"action": "labeled", "label": {"name": "run-perf"}, "number": 7, "pull_request": {
-        "number": 7, "labels": [{"name": "run-perf"}], "user": {"login": "dev"},
-        "base": {"sha": base, "ref": "main"}, "head": {"sha": head, "ref": "fsync",
-                                                       "repo": {"full_name": "dev/team"}}}}))
-    proc = subprocess.run(
-        [shutil.which("act") or "act", "pull_request", "-W", ".github/workflows/pr-checks.yml", "-e", str(event),
-         "--local-repository", f"perfci-org/perfci@{ref}={REPO}", "--env", f"PERFCI_ACT_TOOL={REPO}",
-         "--env", "PERFCI_AB_SIZE=profile",
-         "-P", "self-hosted=-self-hosted", "-P", "ubuntu-latest=-self-hosted", "--no-cache-server"],
-        cwd=team, capture_output=True, text=True, timeout=900, env={**os.environ, "ACT_DISABLE_VERSION_CHECK": "1"})
-    out = proc.stdout
-    assert "Validate the scenarios" in out and re.search(r"\| ok +\S*scenarios/tiny\.yaml", out), out[-4000:]
-    assert "perfci: B regressed in tiny.yaml" in out, out[-4000:]
-    assert "| `only.fsyncs_per_txn` ↓ |" in out and "🔴 regression" in out
-    assert proc.returncode != 0  # the check fails: no perf-expected label
+    with FakeGitHub(tmp_path) as fake:
+        fake.add_pull(7, head)
+        fake.comment_as(7, "reviewer", "why fsync?", "MEMBER")
+        proc = act(team, "pull_request", "pr-checks.yml", pull_request(7, "opened", base, head, "fsync"), ref, tmp_path)
+        out = proc.stdout
+        assert "Validate the scenarios" in out and re.search(r"\| ok +\S*scenarios/tiny\.yaml", out), out[-4000:]
+        assert "perfci: B regressed in tiny.yaml" in out, out[-4000:]
+        assert "| `only.fsyncs_per_txn` ↓ |" in out and "🔴 regression" in out
+        assert proc.returncode != 0  # the check fails: no perf-expected label
+        said = comment_run(fake, team, ref, head, "fsync", tmp_path)
+        assert said.returncode == 0 and "commented on #7" in said.stdout, said.stdout[-3000:]
+        [theirs, ours] = fake.comments[7]
+        assert ours["body"].startswith(MARK + "\n### perfci: 🔴 **Regression**: the check fails"), ours["body"]
+        assert f"at `{head[:12]}`" in ours["body"] and "- `tiny`: **Regression** in" in ours["body"]
+
+        # the second push, labelled perf-expected by a maintainer: the check passes, the comment is edited
+        scenario.write_text(scenario.read_text().replace("tiny scenario for tests", "fsync at commit, on purpose"))
+        second = commit(team, "say why")
+        fake.add_pull(7, second)
+        fake.add_label(7, "perf-expected")
+        proc = act(team, "pull_request", "pr-checks.yml",
+                   pull_request(7, "synchronize", base, second, "fsync", ("perf-expected",)), ref, tmp_path)
+        assert proc.returncode == 0, proc.stdout[-4000:]
+        assert "Regression in tiny.yaml: accepted by the perf-expected label." in proc.stdout
+        said = comment_run(fake, team, ref, second, "fsync", tmp_path)
+        assert said.returncode == 0 and "edited the perfci comment on #7" in said.stdout, said.stdout[-3000:]
+        assert len(fake.comments[7]) == 2 and fake.comments[7][0] is theirs
+        assert fake.comments[7][1]["body"].startswith(MARK + "\n### perfci: 🟡 **Regression, accepted**")
+        assert [r for r in fake.requests if r[0] == "POST"] == [("POST", "/api/v3/repos/dev/team/issues/7/comments")]
+
+        # another PR that changes only the description: it passes, and says down to what
+        git("-C", str(team), "checkout", "-q", "-b", "words", base)
+        scenario.write_text(scenario.read_text().replace("tiny scenario for tests", "a tiny scenario, described"))
+        words = commit(team, "describe it")
+        fake.add_pull(8, words)
+        proc = act(team, "pull_request", "pr-checks.yml", pull_request(8, "opened", base, words, "words"), ref, tmp_path)
+        assert proc.returncode == 0, proc.stdout[-4000:]
+        said = comment_run(fake, team, ref, words, "words", tmp_path)
+        assert said.returncode == 0 and "commented on #8" in said.stdout, said.stdout[-3000:]
+        first = fake.comments[8][0]["body"].splitlines()[1]
+        assert re.fullmatch(r"### perfci: (✅ \*\*No change beyond [\d.]+ %\*\*: every judged metric within its "
+                            r"tolerance|⚪ \*\*No regression found\*\*, not every metric conclusive: could not see "
+                            r"changes below [\d.]+ %)", first), first

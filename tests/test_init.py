@@ -26,8 +26,12 @@ def test_init_writes_a_project_perfci_can_use_and_a_workflow_pinned_by_commit(tm
     bisect = yaml.safe_load((team / ".github/workflows/bisect.yml").read_text())
     assert bisect["jobs"]["bisect"]["uses"] == f"acme/perfci/.github/workflows/perfci-bisect.yml@{REF}"
     assert bisect["jobs"]["bisect"]["with"]["good"] == "${{ inputs.good }}"
+    comment = yaml.safe_load((team / ".github/workflows/pr-comment.yml").read_text())
+    assert comment["jobs"]["comment"]["uses"] == f"acme/perfci/.github/workflows/perfci-pr-comment.yml@{REF}"
+    assert comment["jobs"]["comment"]["permissions"] == {"contents": "read", "actions": "read", "pull-requests": "write"}
     lint = subprocess.run([actionlint(), ".github/workflows/nightly.yml", ".github/workflows/pr-checks.yml",
-                           ".github/workflows/bisect.yml"], cwd=team, capture_output=True, text=True)
+                           ".github/workflows/bisect.yml", ".github/workflows/pr-comment.yml"],
+                          cwd=team, capture_output=True, text=True)
     assert lint.returncode == 0, lint.stdout + lint.stderr
     env = {"PERFCI_ROOT": ""}
     listed = run_perfci("list", cwd=team, env=env)

@@ -44,7 +44,8 @@ def test_one_comment_per_pr_edited_on_the_next_push_and_refused_for_a_stale_head
                           env=env)
         assert proc.returncode == 0 and proc.stdout.strip() == "edited the perfci comment on #7", proc.stderr
         assert len(fake.comments[7]) == 2 and theirs["body"] == "looks good"
-        assert fake.comments[7][1]["body"].startswith(MARK + "\n### perfci: ✅ **No change** beyond the tolerance")
+        assert fake.comments[7][1]["body"].startswith(
+            MARK + "\n### perfci: ✅ **No change beyond 6 %**: every judged metric within its tolerance")
         assert f"at `{SHA2[:12]}`" in fake.comments[7][1]["body"]
         # the report of the older push arrives late: its head is no longer the PR's
         proc = run_perfci("issues", "pr-comment", *reports(tmp_path, tiny=REGRESSED), "--pr", "7", "--head-sha", SHA1,
@@ -69,5 +70,12 @@ def test_the_comment_says_a_regression_was_accepted_and_when_nothing_was_measure
     assert body([], SHA1, accepted=False).splitlines()[1] == "### perfci: ✅ **No scenario changed**: nothing to A/B."
     unsure = "**No regression found, not conclusive**: 1 of 4 judged metrics could neither be flagged nor ..."
     assert "⚪ **No regression found**" in body([ABReport("a", CLEAN), ABReport("b", unsure)], SHA1, False)
+    # what the PR's A/Bs could not see, the worst of them, in the first line
+    blind = ("**No regression found, not conclusive**: 1 of 4 judged metrics could neither be flagged nor shown "
+             "within their tolerance (could not see below: `only.tps` 12.5%, `only.qps` 7%) · smallest detectable "
+             "change of this run: 3.0% (best metric) to 12.5%.")
+    assert body([ABReport("a", CLEAN), ABReport("b", blind)], SHA1, False).splitlines()[1] == (
+        "### perfci: ⚪ **No regression found**, not every metric conclusive: could not see changes below 12.5 %")
+    assert ABReport("a", CLEAN).blind_below == 6.0 and ABReport("r", "| rounds table |").blind_below is None
     # a rounds report has no verdict line: its table says it
     assert ABReport("r", "| `only.tps` ↑ | ... | 🔴 regression |").regressed

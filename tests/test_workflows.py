@@ -152,8 +152,10 @@ def test_the_pr_comment_job_runs_no_pr_code_and_holds_only_its_comment_permissio
     doc = yaml.safe_load((REPO / ".github/workflows/pr-comment.yml").read_text())
     triggers = doc[True] if True in doc else doc["on"]
     assert triggers == {"workflow_run": {"workflows": ["pr-checks"], "types": ["completed"]}}
-    [(name, job)] = doc["jobs"].items()
-    assert job["runs-on"] == "ubuntu-latest"
+    [(name, caller)] = doc["jobs"].items()
+    assert caller["uses"] == "./.github/workflows/perfci-pr-comment.yml"  # the one `perfci init` projects call
+    [(name, job)] = _jobs(REPO / ".github/workflows/perfci-pr-comment.yml").items()
+    assert job["runs-on"] == "ubuntu-latest" and caller["permissions"] == job["permissions"]
     assert job["permissions"] == {"contents": "read", "actions": "read", "pull-requests": "write"}
     checkout = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/checkout@"))
     assert set(checkout.get("with", {})) == {"persist-credentials"}  # no ref: the default branch, never the PR's

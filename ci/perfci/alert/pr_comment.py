@@ -21,6 +21,10 @@ from perfci.util.text import code_span
 MARK = "<!-- perfci-pr-comment -->"
 ACCEPT_LABEL = "perf-expected"
 SHA_RE = re.compile(r"[0-9a-f]{40}")
+# what an A/B's verdict line says it could not see (report/interleaved.py's wording)
+BLIND_RE = re.compile(r"(?:smallest detectable change of this run: [\d.]+% \(best metric\) to |could not see below: )"
+                      r"(.*?)\)?\.?$")
+PERCENT_RE = re.compile(r"(\d+(?:\.\d+)?)%")
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,14 @@ class ABReport:
         if "🔴 regression" in self.text:
             return "**Regression** (see the table)."
         return "**No regression found.**"
+
+    @property
+    def blind_below(self) -> float | None:
+        """The largest change, in %, this A/B could have missed (its worst judged
+        metric's smallest detectable change), as its verdict line states it."""
+        found = BLIND_RE.search(self.verdict)
+        values = [float(v) for v in PERCENT_RE.findall(found.group(1))] if found else []
+        return max(values) if values else None
 
     @property
     def regressed(self) -> bool:
@@ -60,9 +72,13 @@ def body(reports: list[ABReport], head_sha: str, accepted: bool, run_url: str = 
         head = ("🟡 **Regression, accepted** by the `perf-expected` label" if accepted
                 else "🔴 **Regression**: the check fails (add the `perf-expected` label if it is intended)")
     elif any("not conclusive" in r.verdict or "Did different work" in r.verdict for r in reports):
-        head = "⚪ **No regression found**, not every metric conclusive (see each A/B's smallest detectable change)"
+        worst = _blind(reports)
+        head = "⚪ **No regression found**, not every metric conclusive" + (
+            f": could not see changes below {worst}" if worst else " (see each A/B's smallest detectable change)")
     else:
-        head = "✅ **No change** beyond the tolerance"
+        worst = _blind(reports)
+        head = (f"✅ **No change beyond {worst}**: every judged metric within its tolerance" if worst
+                else "✅ **No change** beyond the tolerance")
     lines = [MARK, f"### perfci: {head}", "",
              f"A/B of the PR's base (A) against its head (B) at `{head_sha[:12]}`"
              + (f" · [run]({run_url})" if run_url else ""), ""]
@@ -70,6 +86,12 @@ def body(reports: list[ABReport], head_sha: str, accepted: bool, run_url: str = 
     for r in reports:
         lines += ["", f"<details><summary>{r.name}: full report</summary>", "", r.text.strip(), "", "</details>"]
     return "\n".join(lines) + "\n"
+
+
+def _blind(reports: list[ABReport]) -> str:
+    """The largest change any of the PR's A/Bs could have missed ("6 %"), or ""."""
+    worst = [b for b in (r.blind_below for r in reports) if b is not None]
+    return f"{max(worst):g} %" if worst else ""
 
 
 def post(gh: GitHub, number: int, head_sha: str, reports: list[ABReport], run_url: str = "") -> str:

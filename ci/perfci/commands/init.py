@@ -114,6 +114,36 @@ jobs:
       contents: read
 """
 
+PR_COMMENT = """\
+name: pr-comment
+
+# The sticky PR comment after pr-checks: perfci's reusable comment workflow, pinned by
+# commit, GitHub-hosted. It reads the PR check's A/B reports as text and writes or edits
+# one comment on the PR; nothing of the PR runs here.
+on:  # zizmor: ignore[dangerous-triggers] the artifact is read as text by default-branch code; nothing of the PR runs
+  workflow_run:
+    workflows: [pr-checks]
+    types: [completed]
+
+permissions:
+  contents: read
+
+concurrency:
+  group: pr-comment-${{{{ github.event.workflow_run.head_repository.full_name }}}}-${{{{ github.event.workflow_run.head_branch }}}}
+  cancel-in-progress: true
+
+jobs:
+  comment:
+    uses: {repository}/.github/workflows/perfci-pr-comment.yml@{ref}
+    with:
+      perfci-repository: {repository}
+      perfci-ref: {ref}
+    permissions:
+      contents: read
+      actions: read  # the PR check's artifact
+      pull-requests: write  # the one comment
+"""
+
 BISECT = """\
 name: bisect
 
@@ -161,9 +191,10 @@ confirm, and an issue for each regression that holds.
 - Pin a baseline from results you trust: `perfci baseline update results/*.json`.
 - A runner host: perfci's `scripts/runner-bootstrap RUNNER_DIR`, then
   `perfci doctor --runner-dir RUNNER_DIR`.
-- A PR that changes a scenario is A/B'd on the runner (`.github/workflows/pr-checks.yml`).
+- A PR that changes a scenario is A/B'd on the runner (`.github/workflows/pr-checks.yml`); one comment
+  on the PR says what it found (`.github/workflows/pr-comment.yml`).
 - Which release made it slower: dispatch `.github/workflows/bisect.yml` (a nightly issue gives the inputs).
-- Upgrade perfci: change the SHA in the three workflows (two places each).
+- Upgrade perfci: change the SHA in the four workflows (two places each).
 """
 
 BASELINES = """\
@@ -183,6 +214,7 @@ def scaffold(target: Path, repository: str, ref: str, scenarios: list[Path]) -> 
         "servers.yaml": SERVERS,
         ".github/workflows/nightly.yml": NIGHTLY.format(repository=repository, ref=ref),
         ".github/workflows/pr-checks.yml": PR_CHECKS.format(repository=repository, ref=ref),
+        ".github/workflows/pr-comment.yml": PR_COMMENT.format(repository=repository, ref=ref),
         ".github/workflows/bisect.yml": BISECT.format(repository=repository, ref=ref),
         "README.md": README.format(repository=repository, ref_short=ref[:12], scenario=scenarios[0].stem),
         "baselines/README.md": BASELINES,
