@@ -18,9 +18,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 from perfci.alert.issues import fingerprint
-from perfci.alert.pr_comment import MARK
+from perfci.alert.pr_comment import MARK, ABReport
 from perfci.judge.compare import compare_specs
 from perfci.model.identity import CaseIdentity
 from perfci.model.metrics import judged_keys
@@ -187,13 +188,14 @@ def test_a_team_project_from_perfci_init_runs_perfcis_reusable_nightly(smoke_res
 
 
 def act(project: Path, event_name: str, workflow: str, event: dict, ref: str, tmp_path: Path,
-        env: dict | None = None) -> subprocess.CompletedProcess:
+        env: dict | None = None, variables: dict | None = None) -> subprocess.CompletedProcess:
     """One workflow of the team project under act, as `event_name` with `event`'s payload:
     perfci's reusable workflows mapped to this checkout, GitHub's repository name given
     (act would take the origin's local path), artifacts handed over in a directory."""
     path = tmp_path / f"event-{len(list(tmp_path.glob('event-*.json')))}.json"
     path.write_text(json.dumps({**event, "repository": {"full_name": "dev/team"}}))
     extra = [arg for key, value in (env or {}).items() for arg in ("--env", f"{key}={value}")]
+    extra += [arg for key, value in (variables or {}).items() for arg in ("--var", f"{key}={value}")]
     return subprocess.run(
         [shutil.which("act") or "act", event_name, "-W", f".github/workflows/{workflow}", "-e", str(path),
          "--local-repository", f"perfci-org/perfci@{ref}={REPO}", "--env", f"PERFCI_ACT_TOOL={REPO}",
@@ -282,3 +284,34 @@ def test_a_team_projects_pr_check_fails_on_a_regression_and_keeps_one_comment_on
         assert re.fullmatch(r"### perfci: (✅ \*\*No change beyond [\d.]+ %\*\*: every judged metric within its "
                             r"tolerance|⚪ \*\*No regression found\*\*, not every metric conclusive: could not see "
                             r"changes below [\d.]+ %)", first), first
+
+
+def test_a_team_projects_servers_yaml_bump_is_ab_d_base_spec_against_head_spec(fetched_servers, tmp_path):
+    """A PR that moves the team's `mysql` id from MySQL 8.0.15's jar to 8.0.31's: the PR
+    check A/Bs the base spec (A) against the head spec (B) on the scenario the repository
+    variable PERFCI_PR_SERVER_SCENARIOS names, the report names both builds, and the
+    check passes or fails as that report's verdict says."""
+    cache, _ = fetched_servers
+    pinned = {e["id"]: e["spec"] for e in yaml.safe_load((REPO / "servers.yaml").read_text())["servers"]}
+    team, ref = team_project(tmp_path)
+    write_tiny(team / "scenarios", name="tiny", time=60, transactions=8000, burst=400)
+    servers = team / "servers.yaml"
+    servers.write_text(servers.read_text() + f"  - id: mysql\n    spec: {pinned['mysql-8.0.15']}\n")
+    base = commit(team, "a tiny scenario, MySQL 8.0.15")
+    origin = tmp_path / "origin.git"
+    git("init", "-q", "--bare", str(origin))
+    git("-C", str(team), "remote", "add", "origin", str(origin))
+    git("-C", str(team), "push", "-q", "origin", "main")
+    git("-C", str(team), "checkout", "-q", "-b", "bump")
+    servers.write_text(servers.read_text().replace(pinned["mysql-8.0.15"], pinned["mysql-8.0.31"]))
+    head = commit(team, "MySQL 8.0.31")
+    proc = act(team, "pull_request", "pr-checks.yml", pull_request(9, "opened", base, head, "bump"), ref, tmp_path,
+               env={"PERFCI_CACHE": cache["PERFCI_CACHE"]}, variables={"PERFCI_PR_SERVER_SCENARIOS": "tiny"})
+    report = tmp_path / "artifacts" / "pr-report" / "ab-server-mysql-tiny.md"
+    assert report.exists(), proc.stdout[-4000:]
+    text = report.read_text()
+    assert f"A: `{pinned['mysql-8.0.15']}` (mysql 8.0.15" in text and "(mysql 8.0.31" in text, text[:2000]
+    assert [p.name for p in report.parent.glob("ab-*.md")] == [report.name]  # the scenario itself did not change
+    regressed = ABReport("server", text).regressed
+    assert (proc.returncode != 0) == regressed, proc.stdout[-4000:]
+    assert ("perfci: B regressed in mysql on tiny" in proc.stdout) == regressed

@@ -95,6 +95,12 @@ def test_dry_run_writes_issue_files_named_by_fingerprint(setup, tmp_path):
     fp = fingerprint(CaseIdentity.of(make_result()), "before.tps")
     text = (out / f"{fp}.md").read_text()
     assert text.startswith("# Perf regression: before.tps") and "labels: perf-regression" in text
+    # the phase's tps per interval as a chart GitHub draws itself (an image would need a public URL)
+    assert "<details><summary>tps per interval, tonight against the baseline</summary>" in text
+    chart = text.split("```mermaid\n", 1)[1].split("```", 1)[0].splitlines()
+    assert chart[:2] == ["xychart-beta", '    title "before: tps per interval (line 1: baseline mean, then tonight)"']
+    assert chart[2:4] == ["    x-axis 1 --> 10", '    y-axis "tps" 0 --> 1111']  # 0 to the top line + 10 %
+    assert [line.startswith("    line [") for line in chart[4:]] == [True, True]
     proc = run_perfci("issues", "sync", candidate(1000), "--baseline-dir", str(root), "--dry-run", "--out", str(tmp_path / "none"))
     assert proc.returncode == 0 and not (tmp_path / "none").exists()
 
@@ -191,3 +197,9 @@ def test_a_history_run_url_becomes_a_dashboard_link_only_when_it_is_http(tmp_pat
     assert 'href="https://ci.example/run/2"' in pages and "javascript:" not in pages
     proc = run_perfci("dashboard", str(history), "--out", str(tmp_path / "s2"), "--repo-url", "javascript:alert(1)")
     assert proc.returncode == 2 and "--repo-url" in proc.stderr and "expected an http(s) URL" in proc.stderr
+
+
+def test_a_long_phase_is_charted_in_at_most_sixty_points_averaged():
+    from perfci.report.plots import MAX_POINTS, _downsample
+    drawn = _downsample([float(i) for i in range(130)])
+    assert len(drawn) <= MAX_POINTS and drawn[0] == 1.0 and drawn[-1] == 129.0  # chunks of 3, the last one alone

@@ -19,6 +19,7 @@ from perfci.judge.compare import CaseComparison, MetricRow
 from perfci.model.identity import CaseIdentity
 from perfci.model.verdicts import Outcome
 from perfci.providers.servers import id_of_spec, load_servers
+from perfci.report.plots import mermaid_intervals
 from perfci.report.table import table
 from perfci.sessions.confirm import Confirmation, markdown_section
 from perfci.store.history import CaseHistory, Histories, case_history
@@ -92,6 +93,9 @@ def body_for(comp: CaseComparison, row: MetricRow, fp: str, run_url: str,
     if others:
         lines += ["", "Also regressed in this case: " + ", ".join(f"{code_span(r.key)} ({r.verdict.change_pct:+.1f} %)"
                                                                   for r in others)]
+    if chart := mermaid_intervals(comp, only=row.key.split(".", 1)[0]):
+        lines += ["", "<details><summary>tps per interval, tonight against the baseline</summary>", "", *chart,
+                  "</details>"]
     if confirmation is not None:
         lines += markdown_section(confirmation) + which_release(first.scenario.name, confirmation, first.case, row.key)
     lines += ["", "Reproduce:", "", code_fence(first.reproduce, "sh"), "", TRIAGE_HELP, ""]

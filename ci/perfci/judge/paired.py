@@ -318,6 +318,14 @@ def judge_instances(tables: Sequence[PairTable], specs: Mapping[str, MetricSpec]
                 row.estimate = row.estimate.at(1 - level)
                 row.mde = row.estimate.detectable(level)
             _decide(row, alpha if family else fdr, (min_effects or {}).get(row.key, min_effect))
+    # a judged metric too noisy to judge still says what this run could not see, at the
+    # level it would have been judged at (its pairs' spread is in its interval)
+    judged = [r for r in rows if r.spec is not None and r.estimate is not None]
+    for row in judged:
+        if row.verdict == Outcome.UNSTABLE and row.estimate is not None:
+            level = alpha / len(judged)
+            row.estimate = row.estimate.at(1 - level)
+            row.mde = row.estimate.detectable(level)
     return rows
 
 

@@ -1,4 +1,6 @@
-"""PNG plots for reports (matplotlib, no display needed)."""
+"""Plots for reports: PNG files (matplotlib, no display needed) for artifacts and pages,
+and Mermaid charts for Markdown that GitHub renders itself (job summaries, issues, PR
+comments): an image there needs a public URL, which a run's files do not have."""
 
 from __future__ import annotations
 
@@ -51,6 +53,48 @@ def interval_plot(comparison: CaseComparison, out_dir: Path) -> Path:
     fig.savefig(path, dpi=90)
     plt.close(fig)
     return path
+
+
+MAX_POINTS = 60  # a chart wider than this is averaged down: it is read for its shape
+
+
+def _downsample(series: list[float]) -> list[float]:
+    step = -(-len(series) // MAX_POINTS)
+    return [sum(chunk) / len(chunk) for chunk in (series[i:i + step] for i in range(0, len(series), step))]
+
+
+def _mean_by_index(series: list[list[float]]) -> list[float]:
+    longest = max((len(s) for s in series), default=0)
+    out = []
+    for i in range(longest):
+        values = [s[i] for s in series if i < len(s)]
+        out.append(sum(values) / len(values))
+    return out
+
+
+def mermaid_intervals(comparison: CaseComparison, only: str | None = None) -> list[str]:
+    """Per phase, a Mermaid xychart of tps per interval: the baseline samples' mean
+    (first line) and each current run (next lines), the y-axis from 0 so that a 1 %
+    wobble does not look like a step."""
+    lines: list[str] = []
+    samples = comparison.baseline.samples if comparison.baseline else []
+    for phase in comparison.results[0].phases:
+        if only is not None and phase != only:
+            continue
+        current = [[iv.tps for iv in r.phases[phase].intervals] for r in comparison.results if phase in r.phases]
+        baseline = _mean_by_index([s.intervals.get(phase, []) for s in samples])
+        drawn = [_downsample(s) for s in ([baseline] if baseline else []) + current if s]
+        if not drawn:
+            continue
+        top = max(max(s) for s in drawn) * 1.1 or 1.0
+        width = max(len(s) for s in drawn)
+        order = "line 1: baseline mean, then tonight" if baseline else "tonight"
+        lines += ["```mermaid", "xychart-beta",
+                  f'    title "{phase}: tps per interval ({order})"',
+                  f"    x-axis 1 --> {width}", f'    y-axis "tps" 0 --> {top:.4g}']
+        lines += [f"    line [{', '.join(f'{v:.4g}' for v in s)}]" for s in drawn]
+        lines += ["```", ""]
+    return lines
 
 
 def history_plot(metric: str, values: list[float], change_points: list[int], out_path: Path) -> Path:
