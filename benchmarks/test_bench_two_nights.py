@@ -68,7 +68,7 @@ def night(work: Path, name: str, history: Path, baselines: Path, config: list[st
     reported = perfci("nightly", str(d / "results"), "--history", str(history), "--baseline-dir", str(baselines),
                       "--confirmations", str(d / "confirmations"), "--dry-run", "--out", str(d / "issues"), ok=(0, 1))
     return {"compare_exit": compared.returncode, "confirm_exit": confirmed.returncode,
-            "nightly_exit": reported.returncode, "ab_minutes": round(ab_minutes, 1),
+            "nightly_exit": reported.returncode, "nightly_out": reported.stdout, "ab_minutes": round(ab_minutes, 1),
             "issues": sorted((d / "issues").glob("*.md")) if (d / "issues").exists() else [],
             "confirmations": sorted((d / "confirm").glob("*.confirmation.json")),
             "bursts": sorted((d / "confirm").glob("**/*.bursts.json"))}
@@ -78,6 +78,7 @@ def keep(kind: str, stamp: str, second: dict) -> Path:
     """The night-2 files behind the published line, in the repository."""
     kept = RESULTS / "two-nights" / f"{stamp}-{kind}"
     kept.mkdir(parents=True, exist_ok=True)
+    (kept / "nightly.txt").write_text(second["nightly_out"])  # what the report job did (a quiet night: nothing)
     for path in second["issues"] + second["confirmations"]:
         shutil.copy(path, kept / path.name)
     for path in second["bursts"]:
