@@ -55,6 +55,16 @@ def test_a_run_on_the_baselines_own_server_and_config_is_not_ab_tested(tmp_path)
     assert c.status == "not-run" and "compare the server with itself" in c.reason and not c.failed
     assert c.nightly_regressions and c.a == c.b == "local"
     assert not (tmp_path / "out").exists()  # nothing ran
+    # the same server, build and config: the regression is the runner's (or perfci's), and its issue says so
+    assert c.unchanged_server
+    save(c, tmp_path / "confirm")
+    proc = run_perfci("issues", "sync", str(tmp_path / "candidate.json"), "--baseline-dir", str(tmp_path / "baselines"),
+                      "--dry-run", "--out", str(tmp_path / "issues"), "--confirmations", str(tmp_path / "confirm"))
+    assert proc.returncode == 0, proc.stderr
+    texts = [p.read_text() for p in (tmp_path / "issues").glob("*.md")]
+    assert texts and all(t.startswith("# Runner or harness drift: ") for t in texts)
+    [text] = [t for t in texts if t.startswith("# Runner or harness drift: before.tps")]
+    assert "what moved is this runner, perfci or the data, not the server" in text and "`perfci doctor`" in text
 
 
 def test_a_scenario_that_cannot_be_split_is_recorded_not_judged(tmp_path):
@@ -138,6 +148,7 @@ def test_a_new_build_behind_the_references_spec_is_said_not_ab_tested(tmp_path):
     c = confirm_case(comp, "smoke", Aim(), tmp_path, tmp_path / "out", Progress(quiet=True), "local", 0.01)
     assert c.trigger == "server-changed" and c.status == "not-run" and not c.failed
     assert "10.11.99-MariaDB" in c.reason and "no longer what the spec gives" in c.reason
+    assert not c.unchanged_server  # another build: it may well be the server
 
 
 def _ab_confirmation(result_id: str, label: str) -> Confirmation:

@@ -178,9 +178,11 @@ def test_a_team_project_from_perfci_init_runs_perfcis_reusable_nightly(smoke_res
     files = {p.name for p in (tmp_path / "issues").glob("*.md")}
     assert f"{expected}.md" in files, summary[:4000]
     text = (tmp_path / "issues" / f"{expected}.md").read_text()
-    assert f"<!-- perfci-fingerprint: {expected} -->" in text and "# Perf regression: after.tps" in text
-    # the second stage ran and said why it could not A/B: the baseline's samples are this very server and config
+    assert f"<!-- perfci-fingerprint: {expected} -->" in text
+    # the second stage ran and said why it could not A/B: the baseline's samples are this very server, build and
+    # config, so the issue is the runner's (or perfci's), not the server's
     assert "### A/B against the reference" in text and "- not run: tonight's server and config are the reference's" in text
+    assert "# Runner or harness drift: after.tps" in text and "what moved is this runner, perfci or the data" in text
     # the report job appended the night with what it regressed on; the push job pushed it
     [night] = pushed_history(tmp_path)
     assert "after.tps" in night["regressed"]

@@ -62,3 +62,9 @@ def test_the_dashboard_draws_the_month_in_chromium_without_console_errors(tmp_pa
     assert html.index("<code>after.tps</code>") < html.index("<code>before.tps</code>")
     assert "change -7." in html or "change -8." in html
     assert 'class="excluded"' in html and "host was busy" in html  # the excluded night, drawn hollow and listed
+    # every judged metric's tolerance band is drawn; the index opens with the case that stands worse
+    assert html.count('class="band"') == 19 and "tolerance ±5% around the nights' median" in html
+    index = (site / "index.html").read_text()
+    standing = index.split("<h2>Standing worse (1)</h2>", 1)[1].split("<h2>All cases</h2>", 1)[0]
+    assert "epyc-nvme/mariadb-10.11/tiny/smoke/default" in standing and "change point: " in standing
+

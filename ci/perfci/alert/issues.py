@@ -48,9 +48,11 @@ def labels_for(case: CaseIdentity) -> list[str]:
     return [LABEL, f"scenario:{case.scenario}", f"server:{case.server}"]
 
 
-def title_for(case: CaseIdentity, row: MetricRow) -> str:
+def title_for(case: CaseIdentity, row: MetricRow, confirmation: Confirmation | None = None) -> str:
     # case ids carry axis values from scenario files: no mentions, one line
-    kind = "Work changed" if row.gate == "work" else "Perf regression"
+    kind = ("Work changed" if row.gate == "work" else
+            "Runner or harness drift" if confirmation is not None and confirmation.unchanged_server else
+            "Perf regression")
     return issue_title(f"{kind}: {row.key} {row.verdict.change_pct or 0:+.1f} % · {case.scenario}/"
                        f"{case.profile}/{case.case} on {case.server} ({case.runner_class})")
 
@@ -75,6 +77,11 @@ def body_for(comp: CaseComparison, row: MetricRow, fp: str, run_url: str,
         *([f"It is a counter the noise model found deterministic under this fixed work: the run did more work "
            f"per transaction than its baseline (the work-changed gate, family-wise "
            f"{1 - comp.rules.confidence:.1%} over its counters)."] if row.gate == "work" else []),
+        *([f"The server, its build and its config are the reference night's ({code_span(confirmation.a)}, "
+           f"{markdown(confirmation.reference_version)}): what moved is this runner, perfci or the data, not the "
+           "server. Look at the runner first (`perfci doctor`, the host check in the run's artifacts) and at the "
+           "same case on another runner of the class."]
+          if confirmation is not None and confirmation.unchanged_server else []),
         "",
         # every text from a scenario or a result file is escaped or in a code span
         f"- case: {markdown(comp.label)}",
@@ -178,7 +185,8 @@ def sync(comparisons: list[CaseComparison], run_url: str = "", repo: str | None 
                                    "nights an issue needs")
                     continue
                 body = body_for(comp, row, fp, run_url, confirmation, since=nights[0])
-                actions.append(_post(gh, dry_run_dir, open_issues, fp, title_for(case, row), body, case, row.key))
+                actions.append(_post(gh, dry_run_dir, open_issues, fp, title_for(case, row, confirmation), body, case,
+                                     row.key))
             elif gh and issue and row.worse:  # beyond tolerance, inconclusive alone: not clean, still there
                 tonight = comp.results[0]
                 gh.comment(issue["number"], f"{REGRESSION_MARK}\nStill worse: {row.key} {row.verdict.change_pct:+.1f} % "

@@ -1,8 +1,9 @@
 """`perfci dashboard`: a static site of the history (no server, no CDN).
 
-index.html lists every case (runner class / server line / scenario / profile / case)
-with a sparkline and its status; <case>.html draws each judged metric over the
-nights as inline SVG (drawn here, so the page needs no chart library), with change
+index.html lists the cases that stand worse first, then every case (runner class /
+server line / scenario / profile / case) with a sparkline and its status; <case>.html draws each judged metric over the
+nights as inline SVG (drawn here, so the page needs no chart library), its tolerance
+band shaded (the y-axis spans at least twice the band: noise does not look like a step), with change
 points (red, dashed), resets (green) and excluded samples (hollow) marked, server
 versions on the axis where they change, each point linked to its run, and the last
 night against its baseline. The CSS and the little script (hover read-out, index
@@ -48,24 +49,45 @@ class CasePage:
         return self.hist.key
 
 
-def _scale(values: list[float]) -> tuple[float, float]:
+def _scale(values: list[float], band: tuple[float, float] | None = None) -> tuple[float, float]:
+    """The y-range: the values, and at least twice the tolerance band around its centre,
+    so that a wobble well inside the tolerance never fills the chart like a step."""
     low, high = min(values), max(values)
+    if band is not None:
+        centre, width = (band[0] + band[1]) / 2, band[1] - band[0]
+        low, high = min(low, centre - width), max(high, centre + width)
     pad = (high - low) * 0.1 or abs(high) * 0.05 or 1.0
     return low - pad, high + pad
 
 
-def chart(key: str, page: CasePage) -> str:
-    """One metric over the nights as an SVG."""
+def tolerance_band(key: str, spec: MetricSpec, page: CasePage) -> tuple[float, float] | None:
+    """± the metric's tolerance around the median of the nights that may be a baseline
+    (not excluded, not regressed): the range a night may move without being flagged."""
+    usable = [r.metrics[key] for r in page.records
+              if key in r.metrics and r.result_id not in page.hist.excluded and key not in r.regressed]
+    if not usable:
+        return None
+    centre = statistics.median(usable)
+    return centre * (1 - spec.tolerance), centre * (1 + spec.tolerance)
+
+
+def chart(key: str, page: CasePage, spec: MetricSpec | None = None) -> str:
+    """One metric over the nights as an SVG, its tolerance band shaded."""
     points = [r for r in page.records if key in r.metrics]
     if not points:
         return ""
-    low, high = _scale([r.metrics[key] for r in points])
+    band = tolerance_band(key, spec, page) if spec is not None else None
+    low, high = _scale([r.metrics[key] for r in points], band)
     n = len(points)
     x = lambda i: PAD_L + (W - PAD_L - PAD_R) * (i / max(n - 1, 1))  # noqa: E731
     y = lambda v: PAD_T + (H - PAD_T - PAD_B) * (1 - (v - low) / (high - low))  # noqa: E731
     out = [f'<svg class="chart" viewBox="0 0 {W} {H}" width="{W}" height="{H}" role="img" '
            f'aria-label="{html.escape(key)} over {n} nights" data-metric="{html.escape(key)}">',
            f'<rect x="{PAD_L}" y="{PAD_T}" width="{W - PAD_L - PAD_R}" height="{H - PAD_T - PAD_B}" class="plot"/>']
+    if band is not None and spec is not None:
+        out.append(f'<rect x="{PAD_L}" y="{y(band[1]):.1f}" width="{W - PAD_L - PAD_R}" '
+                   f'height="{y(band[0]) - y(band[1]):.1f}" class="band"><title>tolerance ±{spec.tolerance:.0%} '
+                   f'around the nights\' median {(band[0] + band[1]) / 2:.4g}</title></rect>')
     for v in (low + (high - low) * f for f in (0.1, 0.5, 0.9)):
         out.append(f'<text x="{PAD_L - 6}" y="{y(v) + 4:.1f}" class="tick" text-anchor="end">{v:.4g}</text>')
     ids = [r.result_id for r in points]
@@ -157,27 +179,37 @@ def case_html(page: CasePage, issues_url: str, window: int) -> str:
               "<span class='k worse'>worse than its baseline</span> <span class='k excluded'>excluded</span></p>",
               "<div id='readout' class='readout'>hover a point</div>"]
     # metrics with a change point first: what the reader came for is at the top
-    for key, _ in sorted(judged(page.records), key=lambda ks: not page.changes.get(ks[0])):
-        parts.append(f"<section><h3><code>{html.escape(key)}</code></h3>{chart(key, page)}</section>")
+    for key, spec in sorted(judged(page.records), key=lambda ks: not page.changes.get(ks[0])):
+        parts.append(f"<section><h3><code>{html.escape(key)}</code></h3>{chart(key, page, spec)}</section>")
     parts += ["<h2>Last night</h2>", last_night_table(page, window)]
     return _document(page.title, depth, "\n".join(parts))
 
 
 def index_html(pages: list[CasePage]) -> str:
-    rows = []
+    """Cases that stand worse (a change point, or last night worse) first, in their own
+    table: what someone opening the dashboard came for; then every case."""
+    standing, rows = [], []
     for p in pages:
         last = p.records[-1]
         changed = sorted(k for k, v in p.changes.items() if v)
         status = f"change point: {', '.join(changed)}" if changed else ("worse last night" if last.regressed else "ok")
         tps = next((k for k, _ in judged(p.records) if k.endswith(".tps")), None)
         spark = sparkline([r.metrics[tps] for r in p.records if tps in r.metrics]) if tps else ""
-        rows.append(f"<tr class='{'bad' if changed or last.regressed else 'ok'}'><td><a href='{html.escape(p.href)}'>"
-                    f"{html.escape(p.title)}</a></td><td>{len(p.records)}</td><td>{html.escape(last.date[:10])}</td>"
-                    f"<td>{html.escape(last.server_version or '?')}</td><td>{spark}<small>{html.escape(tps or '')}</small></td>"
-                    f"<td>{html.escape(status)}</td></tr>")
-    body = ("<h1>perfci: nightly history</h1><p><input id='filter' placeholder='filter cases' aria-label='filter cases'></p>"
-            "<table id='cases'><tr><th>runner class / server / scenario / profile / case</th><th>nights</th>"
-            "<th>last</th><th>server</th><th>throughput</th><th>status</th></tr>" + "".join(rows) + "</table>")
+        bad = bool(changed or last.regressed)
+        row = (f"<tr class='{'bad' if bad else 'ok'}'><td><a href='{html.escape(p.href)}'>"
+               f"{html.escape(p.title)}</a></td><td>{len(p.records)}</td><td>{html.escape(last.date[:10])}</td>"
+               f"<td>{html.escape(last.server_version or '?')}</td><td>{spark}<small>{html.escape(tps or '')}</small></td>"
+               f"<td>{html.escape(status)}</td></tr>")
+        rows.append(row)
+        if bad:
+            standing.append(row)
+    head = ("<tr><th>runner class / server / scenario / profile / case</th><th>nights</th>"
+            "<th>last</th><th>server</th><th>throughput</th><th>status</th></tr>")
+    worse = (f"<h2>Standing worse ({len(standing)})</h2><table id='standing'>{head}{''.join(standing)}</table>"
+             if standing else "<h2>Standing worse (0)</h2><p id='standing'>No case stands worse tonight.</p>")
+    body = ("<h1>perfci: nightly history</h1>" + worse + "<h2>All cases</h2>"
+            "<p><input id='filter' placeholder='filter cases' aria-label='filter cases'></p>"
+            f"<table id='cases'>{head}" + "".join(rows) + "</table>")
     return _document("perfci: nightly history", 0, body)
 
 

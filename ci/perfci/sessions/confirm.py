@@ -53,7 +53,7 @@ Trigger = Literal["regression", "server-changed"]
 
 
 class Confirmation(StrictModel):
-    schema_: Literal["perfci.confirmation/3"] = Field("perfci.confirmation/3", alias="schema")
+    schema_: Literal["perfci.confirmation/4"] = Field("perfci.confirmation/4", alias="schema")
     result_id: ResultId
     case: str
     status: Literal["confirmed", "not-confirmed", "not-run"]
@@ -73,6 +73,9 @@ class Confirmation(StrictModel):
     reference_version: str = Field("", description="the reference's server version (the baseline's newest sample)")
     ratios: dict[str, AbRatio] = Field({}, description="judged metrics of the A/B: B/A, interval, MDE")
     sizing: str = Field("", description="how the A/B was sized and what it could see")
+    # /4
+    unchanged_server: bool = Field(False, description="not-run: tonight's server, build and config are the "
+                                                      "reference's, so what moved is the runner, perfci or the data")
 
     def dump(self) -> dict:
         return self.model_dump(mode="json", by_alias=True)
@@ -159,7 +162,8 @@ def confirm_case(comp: CaseComparison, profile: str, aim: Aim, parent: Path, out
                        "digest or sha256 to keep references runnable)" if good.server_version != tonight_version
                        and good.server_version else
                        f"tonight's server and config are the reference's ({describe(a_args)}, {good.server_version}): "
-                       "an A/B would compare the server with itself; the change lies elsewhere (host, harness, data)")
+                       "an A/B would compare the server with itself; the change lies elsewhere (host, harness, data)"
+                       ).model_copy(update={"unchanged_server": good.server_version == tonight_version})
     try:
         sides = (Side("a", pinned_server(a_args[0]), [parse_override(c) for c in a_args[1]]),
                  Side("b", pinned_server(b_args[0]), [parse_override(c) for c in b_args[1]]))
@@ -202,9 +206,15 @@ def _v2_to_v3(data: JsonObject) -> JsonObject:
     return {**data, "schema": "perfci.confirmation/3"}
 
 
-CONFIRMATION_FILE = FileFormat("confirmation", Confirmation, "perfci.confirmation/3",
-                               upgrades={"perfci.confirmation/1": lambda d: _v2_to_v3(_v1_to_v2(d)),
-                                         "perfci.confirmation/2": _v2_to_v3})
+def _v3_to_v4(data: JsonObject) -> JsonObject:
+    """/3 did not say that tonight's server was the reference's itself."""
+    return {**data, "schema": "perfci.confirmation/4"}
+
+
+CONFIRMATION_FILE = FileFormat("confirmation", Confirmation, "perfci.confirmation/4",
+                               upgrades={"perfci.confirmation/1": lambda d: _v3_to_v4(_v2_to_v3(_v1_to_v2(d))),
+                                         "perfci.confirmation/2": lambda d: _v3_to_v4(_v2_to_v3(d)),
+                                         "perfci.confirmation/3": _v3_to_v4})
 
 
 def load_all(directory: Path) -> dict[str, Confirmation]:
