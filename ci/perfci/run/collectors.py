@@ -152,16 +152,22 @@ def derived(counters: dict, sysbench_metrics: dict) -> dict:
     return out
 
 
-def tablespaces_table(identity: ServerIdentity) -> str:
-    """MySQL 8.0's data dictionary renamed INNODB_SYS_TABLESPACES (MariaDB and MySQL 5.7 keep it)."""
+def tablespaces_table(identity: ServerIdentity) -> str | None:
+    """MySQL 8.0's data dictionary renamed INNODB_SYS_TABLESPACES (MariaDB and MySQL 5.7
+    keep it); before MariaDB 10.2 / MySQL 5.7 it has no FILE_SIZE (None: no sizes)."""
+    if identity.version < (Version(10, 2, 0) if identity.flavor == "mariadb" else Version(5, 7, 0)):
+        return None
     old_name = identity.flavor == "mariadb" or identity.version < Version(8, 0, 0)
     return "INNODB_SYS_TABLESPACES" if old_name else "INNODB_TABLESPACES"
 
 
 def tablespace_sizes(conn, identity: ServerIdentity, database: str) -> dict:
     """File and allocated size of each table's .ibd, from the server's own view
-    (works for every provider, not only where we can see the datadir)."""
+    (works for every provider, not only where we can see the datadir); none where the
+    server's view does not say (MariaDB 10.1)."""
     table = tablespaces_table(identity)
+    if table is None:
+        return {}
     rows = _rows(conn, f"SELECT NAME, FILE_SIZE, ALLOCATED_SIZE FROM information_schema.{table} "
                        f"WHERE NAME LIKE '{database}/%'")
     return {name.split("/", 1)[1]: {"file_size": int(fs), "allocated_size": int(al)} for name, fs, al in rows}
