@@ -224,6 +224,16 @@ def comment_run(fake: FakeGitHub, team: Path, ref: str, head: str, branch: str, 
     return act(team, "workflow_run", "pr-comment.yml", event, ref, tmp_path, env=gh)
 
 
+def published(team: Path, tmp_path: Path, branch: str) -> None:
+    """main pushed to a local bare `origin` (the PR check fetches its base from there),
+    then a new branch checked out for the PR's commits."""
+    origin = tmp_path / "origin.git"
+    git("init", "-q", "--bare", str(origin))
+    git("-C", str(team), "remote", "add", "origin", str(origin))
+    git("-C", str(team), "push", "-q", "origin", "main")
+    git("-C", str(team), "checkout", "-q", "-b", branch)
+
+
 def test_a_team_projects_pr_check_fails_on_a_regression_and_keeps_one_comment_on_the_pr(real_server_tools, tmp_path):
     """The project's pr-checks.yml and pr-comment.yml under act, GitHub's API a fake that
     records every call. A PR turns fsync at commit on: perfci's reusable PR check
@@ -235,11 +245,7 @@ def test_a_team_projects_pr_check_fails_on_a_regression_and_keeps_one_comment_on
     team, ref = team_project(tmp_path)
     scenario = write_tiny(team / "scenarios", name="tiny", time=60, transactions=8000, burst=400)
     base = commit(team, "a tiny scenario")
-    origin = tmp_path / "origin.git"
-    git("init", "-q", "--bare", str(origin))
-    git("-C", str(team), "remote", "add", "origin", str(origin))
-    git("-C", str(team), "push", "-q", "origin", "main")
-    git("-C", str(team), "checkout", "-q", "-b", "fsync")
+    published(team, tmp_path, "fsync")
     scenario.write_text(scenario.read_text().replace("innodb_flush_log_at_trx_commit: 0",
                                                      "innodb_flush_log_at_trx_commit: 1"))
     head = commit(team, "fsync at every commit")
@@ -300,11 +306,7 @@ def test_a_team_projects_servers_yaml_bump_is_ab_d_base_spec_against_head_spec(f
     servers = team / "servers.yaml"
     servers.write_text(servers.read_text() + f"  - id: mysql\n    spec: {pinned['mysql-8.0.15']}\n")
     base = commit(team, "a tiny scenario, MySQL 8.0.15")
-    origin = tmp_path / "origin.git"
-    git("init", "-q", "--bare", str(origin))
-    git("-C", str(team), "remote", "add", "origin", str(origin))
-    git("-C", str(team), "push", "-q", "origin", "main")
-    git("-C", str(team), "checkout", "-q", "-b", "bump")
+    published(team, tmp_path, "bump")
     servers.write_text(servers.read_text().replace(pinned["mysql-8.0.15"], pinned["mysql-8.0.31"]))
     head = commit(team, "MySQL 8.0.31")
     proc = act(team, "pull_request", "pr-checks.yml", pull_request(9, "opened", base, head, "bump"), ref, tmp_path,

@@ -151,3 +151,12 @@ def test_the_buffer_pool_load_wait_ends_on_every_versions_wording():
     assert buffer_pool_load_over("Loading buffer pool(s) not yet started")  # MariaDB 10.1: waited 5 min before
     assert buffer_pool_load_over("Buffer pool(s) load not started") and buffer_pool_load_over("")
     assert not buffer_pool_load_over("Loaded 512/8191 pages")
+
+
+def test_old_servers_get_the_innodb_defaults_scenarios_assume():
+    from perfci.providers.mycnf import modern_innodb_defaults
+    old = modern_innodb_defaults(identify("10.1.23-MariaDB", "MariaDB Server"))
+    assert old["innodb_file_format"] == "Barracuda" and old["innodb_strict_mode"] == "ON"
+    assert modern_innodb_defaults(identify("10.2.11-MariaDB", "MariaDB Server")) == {}
+    assert modern_innodb_defaults(identify("5.7.22", "MySQL Community Server (GPL)")) == {}
+    assert modern_innodb_defaults(identify("5.6.40", "MySQL Community Server (GPL)"))["innodb_large_prefix"] == "ON"

@@ -277,7 +277,8 @@ class DockerServer:
         self.port = self.port or free_port()
         if self.run_dir is None:
             self.run_dir = private_run_dir(self.user)
-        harness = {**harness_options(self.network, self.port), **mycnf.loopback_only(self.identity)}
+        harness = {**harness_options(self.network, self.port), **mycnf.loopback_only(self.identity),
+                   **mycnf.modern_innodb_defaults(self.identity)}
         self.cnf_path.write_text(mycnf.render(harness, options))
         self.cnf_path.chmod(0o644)  # read by the server's account
         self._docker("rm", "--force", self.container, check=False)

@@ -199,6 +199,7 @@ class LocalServer:
             "skip_name_resolve": None,
             "secure_file_priv": str(self.workdir / "files"),  # LOAD DATA / INTO OUTFILE: nowhere else
             **mycnf.loopback_only(self.identity),
+            **mycnf.modern_innodb_defaults(self.identity),
         }
         if self.basedir:
             opts["basedir"] = str(self.basedir)

@@ -32,6 +32,18 @@ def loopback_only(identity: ServerIdentity) -> dict:
     return {}
 
 
+def modern_innodb_defaults(identity: ServerIdentity) -> dict:
+    """What scenarios assume from InnoDB and older servers do not default to (MariaDB
+    before 10.2, MySQL before 5.7): the Barracuda file format (ROW_FORMAT=COMPRESSED and
+    DYNAMIC exist), large index prefixes, and strict create options — without them
+    10.1 made a COMPRESSED table COMPACT with a warning and measured the wrong thing."""
+    old = identity.version < (Version(10, 2, 0) if identity.flavor == "mariadb" else Version(5, 7, 0))
+    if not old:
+        return {}
+    return {"innodb_file_format": "Barracuda", "innodb_large_prefix": "ON", "innodb_strict_mode": "ON",
+            "innodb_file_per_table": "ON"}
+
+
 # What a server strips before it looks an option up: `loose-` (ignore if unknown), then
 # `enable-`/`disable-`/`skip-` (booleans) or `maximum-` (an upper bound for SET).
 _OPTION_PREFIXES = re.compile(r"^(loose_)*(enable_|disable_|skip_|maximum_)?")
