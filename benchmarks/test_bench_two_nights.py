@@ -79,8 +79,13 @@ def keep(kind: str, stamp: str, second: dict) -> Path:
     kept = RESULTS / "two-nights" / f"{stamp}-{kind}"
     kept.mkdir(parents=True, exist_ok=True)
     (kept / "nightly.txt").write_text(second["nightly_out"])  # what the report job did (a quiet night: nothing)
-    for path in second["issues"] + second["confirmations"]:
+    for path in second["issues"]:
         shutil.copy(path, kept / path.name)
+    for path in second["confirmations"]:  # its bursts file: the kept copy, not the run's temporary one
+        data = json.loads(path.read_text())
+        if data.get("bursts_file"):
+            data["bursts_file"] = str((kept / (Path(data["bursts_file"]).name + ".gz")).relative_to(ROOT))
+        (kept / path.name).write_text(json.dumps(data, indent=1) + "\n")
     for path in second["bursts"]:
         with path.open("rb") as src, gzip.open(kept / (path.name + ".gz"), "wb") as dst:
             shutil.copyfileobj(src, dst)
