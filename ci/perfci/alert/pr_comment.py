@@ -66,17 +66,16 @@ def load_reports(paths: list[Path]) -> list[ABReport]:
 
 
 def body(reports: list[ABReport], head_sha: str, accepted: bool, run_url: str = "") -> str:
+    worst = _blind(reports)  # the largest change the PR's A/Bs could have missed
     if not reports:
         head = "✅ **No scenario changed**: nothing to A/B."
     elif any(r.regressed for r in reports):
         head = ("🟡 **Regression, accepted** by the `perf-expected` label" if accepted
                 else "🔴 **Regression**: the check fails (add the `perf-expected` label if it is intended)")
     elif any("not conclusive" in r.verdict or "Did different work" in r.verdict for r in reports):
-        worst = _blind(reports)
         head = "⚪ **No regression found**, not every metric conclusive" + (
             f": could not see changes below {worst}" if worst else " (see each A/B's smallest detectable change)")
     else:
-        worst = _blind(reports)
         head = (f"✅ **No change beyond {worst}**: every judged metric within its tolerance" if worst
                 else "✅ **No change** beyond the tolerance")
     lines = [MARK, f"### perfci: {head}", "",
