@@ -1,6 +1,6 @@
 """A real, short sweep: two pinned MySQL releases (the older the base) on a tiny
-fixed-work scenario of two microbenchmarks, interleaved A/B, table, heatmap and a
-resumed rerun that measures nothing again."""
+fixed-work scenario of two microbenchmarks (one a Lua test of the scenario's own),
+interleaved A/B, table, heatmap and a resumed rerun that measures nothing again."""
 
 from __future__ import annotations
 
@@ -18,14 +18,21 @@ TWO_PHASES = """\
     phase: write
     workload: oltp_write_only
   - kind: measure
-    phase: point
-    workload: oltp_point_select
+    phase: scan
+    workload: scan_all
+"""
+SCAN = """lua:
+  scan_all: |
+    require("oltp_common")
+    function prepare_statements() end
+    function event() con:query("SELECT COUNT(*) FROM sbtest1 WHERE LENGTH(c) < 0") end
 """
 
 
 def test_a_sweep_of_two_releases_gives_b_over_base_per_phase_and_resumes(fetched_servers, tmp_path):
     env, _ = fetched_servers
     scenario = write_tiny(tmp_path, name="tiny-sweep", steps=TWO_PHASES, time=60, transactions=1000, burst=100)
+    scenario.write_text(scenario.read_text() + SCAN)
     out = tmp_path / "sweep"
     args = ["sweep", str(scenario), "--between", "mysql-8.0.15", "mysql-8.0.31", "--out", str(out), "-q"]
     proc = run_perfci(*args, env=env, timeout=900)
@@ -35,12 +42,12 @@ def test_a_sweep_of_two_releases_gives_b_over_base_per_phase_and_resumes(fetched
     [cell] = data["cells"]
     assert cell["status"] == "measured", cell["reason"]
     assert cell["base_version"].startswith("8.0.15") and cell["version"].startswith("8.0.31")
-    assert {"write.tps", "point.tps"} <= set(cell["ratios"])
+    assert {"write.tps", "scan.tps"} <= set(cell["ratios"])
     for r in cell["ratios"].values():
         assert r["low"] <= r["ratio"] <= r["high"] and r["verdict"]
     assert cell["sizing"].startswith("2 instance pairs x 8 burst pairs")  # PERFCI_AB_SIZE=profile (conftest)
     text = (out / "sweep-tiny-sweep-smoke.md").read_text()
-    assert "| default | `write` |" in text and "| default | `point` |" in text and "mysql-8.0.31 (8.0.31" in text
+    assert "| default | `write` |" in text and "| default | `scan` |" in text and "mysql-8.0.31 (8.0.31" in text
     assert (out / "sweep-tiny-sweep-smoke.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (proc.returncode == 1) == bool(cell["regressions"])
     again = run_perfci(*args[:-1], env=env, timeout=300)  # not quiet: it says what it kept

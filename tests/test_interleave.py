@@ -152,6 +152,27 @@ def test_sides_that_did_different_work_get_no_verdict_on_time_and_the_report_say
     assert text.splitlines()[2].startswith("**Regression** in ") and "different work" not in text
 
 
+def test_a_phase_of_several_clients_is_held_to_the_statements_it_sent_within_one_percent():
+    """Four client threads share the seeded events as the scheduler lets them: real A/As
+    at four threads differed by 2-9 % in Handler_ counters (other rows touched) and a few
+    restarted transactions re-sent their statements."""
+    rng = np.random.default_rng(14)
+    run = work_run(rng, 1.0, 1.9)  # Handler_delete 5 % apart
+    assert [d.key for d in work_differences(run)] == ["before.global_status.Handler_delete"]
+    concurrent = run.model_copy(update={"threads": {"before": 4}})
+    assert concurrent.threads_of("before") == 4 and concurrent.threads_of("after") == 1
+    assert work_differences(concurrent) == []
+    resent = [b.model_copy(update={"metrics": {**b.metrics, "global_status.Com_select": 10.0 * (1.005 if b.side == "b"
+                                                                                               else 1.0)}})
+              for b in concurrent.bursts]
+    assert work_differences(concurrent.model_copy(update={"bursts": resent})) == []  # 0.5 %: restarts
+    sent_more = [b.model_copy(update={"metrics": {**b.metrics, "global_status.Com_select": 10.0 * (1.05 if b.side == "b"
+                                                                                                  else 1.0)}})
+                 for b in concurrent.bursts]
+    [diff] = work_differences(concurrent.model_copy(update={"bursts": sent_more}))
+    assert diff.key == "before.global_status.Com_select" and diff.relative == pytest.approx(0.05 / 1.05)
+
+
 def test_a_sequential_ab_looks_once_at_half_its_instance_pairs_and_the_levels_add_up_to_alpha():
     from perfci.judge.bursts import INTERIM_SHARE, interim_look, look_alpha
     from perfci.judge.paired import ALPHA

@@ -3,7 +3,7 @@ the file, the field and what is allowed."""
 
 import pytest
 
-from perfci.model.scenario import all_scenario_files, load_scenario, parse_scenario, resolve
+from perfci.model.scenario import MeasureStep, all_scenario_files, load_scenario, parse_scenario, resolve
 from perfci.util.errors import BadInput
 
 from conftest import TINY_SCENARIO, TINY_STEPS
@@ -87,3 +87,48 @@ def test_unknown_profile_lists_profiles():
 def test_unknown_scenario_name():
     with pytest.raises(BadInput, match="unknown scenario 'nope'; known: .*rebuild-after-delete"):
         load_scenario("nope")
+
+
+LUA = """lua:
+  full_scan: |
+    require("oltp_common")
+    function event() con:query("SELECT COUNT(*) FROM sbtest1 WHERE LENGTH(c) < 0") end
+"""
+
+
+def test_a_measure_step_runs_sysbench_tests_or_the_scenarios_own_lua_and_nothing_else():
+    steps = TINY_STEPS.replace("oltp_write_only", "full_scan")
+    assert "is neither one of sysbench's tests" in error_of(tiny_text(steps=steps))
+    assert "oltp_read_only" in error_of(tiny_text(steps=TINY_STEPS.replace("oltp_write_only", "oltp_writeonly")))
+    scenario = parse_scenario(tiny_text(steps=steps) + LUA, "scenarios/x.yaml")
+    assert scenario.steps[-1].workload == "full_scan"
+    # a script may not take the name of one of sysbench's own tests: which one ran would be a guess
+    msg = error_of(tiny_text() + LUA.replace("full_scan", "oltp_write_only"))
+    assert "lua.oltp_write_only: is the name of one of sysbench's own tests" in msg
+
+
+def test_the_scenarios_lua_is_part_of_what_ran_and_of_its_hash():
+    text = tiny_text(steps=TINY_STEPS.replace("oltp_write_only", "full_scan")) + LUA
+    one = resolve(parse_scenario(text, "x"), "smoke")
+    other = resolve(parse_scenario(text.replace("LENGTH(c) < 0", "LENGTH(c) < 1"), "x"), "smoke")
+    assert one.lua["full_scan"].startswith('require("oltp_common")')
+    assert one.content_hash() != other.content_hash()
+    # scenarios without Lua keep the hash they had (the field is left out when empty)
+    plain = resolve(parse_scenario(tiny_text(), "x"), "smoke")
+    assert "lua" not in plain.model_dump(exclude_defaults=True)
+
+
+def test_microbench_runs_at_one_and_four_clients_and_has_a_full_scan_of_its_own():
+    scenario, _ = load_scenario("microbench")
+    smoke = resolve(scenario, "smoke")
+    phases = {s.phase: s for s in smoke.steps if isinstance(s, MeasureStep)}
+    scan = phases["full-scan"]
+    assert scan.workload in smoke.lua and "sysbench.opt.tables" in smoke.lua[scan.workload]
+    four = {p: s for p, s in phases.items() if s.threads == 4}
+    assert set(four) == {"point-query-t4", "update-index-t4", "read-only-t4", "read-write-t4", "insert-t4"}
+    for name, step in four.items():  # the same work per client as the one-client phase
+        one = phases[name.removesuffix("-t4")]
+        assert step.workload == one.workload and step.transactions == 4 * (one.transactions or smoke.workload.transactions)
+    assert list(phases)[-1] == "insert-t4"  # it grows the table: last
+    # four clients can delete and re-insert one id: that phase restarts on a duplicate key
+    assert "1062" in str(four["read-write-t4"].options["mysql-ignore-errors"]).split(",")

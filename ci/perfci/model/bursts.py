@@ -68,6 +68,10 @@ class InterleavedRun(StrictModel):
                                                             "stopped the A/B early (None: as many as ran)")
     bursts: list[Burst]
     notes: list[str] = []
+    threads: dict[str, int] = Field({}, description="client threads per phase (a phase not listed: one)")
+
+    def threads_of(self, phase: str) -> int:
+        return self.threads.get(phase, 1)
 
     def dump(self) -> dict:
         return self.model_dump(mode="json", by_alias=True)

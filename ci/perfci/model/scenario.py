@@ -28,6 +28,10 @@ REQUIRED_PROFILES = ("smoke", "nightly", "seed")
 Identifier = Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9_]*$", max_length=64)]
 StepName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_-]*$", max_length=64)]
 SysbenchScript = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$")]
+# sysbench's own Lua tests (1.0.20): a scenario's `lua` scripts must not shadow them
+SYSBENCH_TESTS = frozenset({"bulk_insert", "oltp_common", "oltp_delete", "oltp_insert", "oltp_point_select",
+                            "oltp_read_only", "oltp_read_write", "oltp_update_index", "oltp_update_non_index",
+                            "oltp_write_only", "select_random_points", "select_random_ranges"})
 # A server option value. `null` writes a bare flag line (e.g. `skip-log-bin`);
 # YAML's ON/OFF arrive as booleans and are written back as ON/OFF.
 def _one_line(value: object) -> object:
@@ -313,6 +317,9 @@ class Scenario(StrictModel):
     axes: list[Axis] = Field([], description="the case matrix: one case per point of the product of axes")
     snapshot: bool = Field(False, description="keep the dataset built by the leading data steps in the snapshot "
                                               "cache and restore it on later runs (not where load time is a metric)")
+    lua: dict[SysbenchScript, str] = Field(
+        {}, description="sysbench Lua tests of this scenario, by name: a measure step's `workload` may name one "
+                        "(the text is part of the scenario and of its hash; `require(\"oltp_common\")` works)")
 
     @model_validator(mode="before")
     @classmethod
@@ -345,6 +352,13 @@ class Scenario(StrictModel):
         phases = self.phases
         if not phases:
             raise ValueError("steps need at least one `measure` step")
+        shadowing = sorted(set(self.lua) & SYSBENCH_TESTS)
+        if shadowing:
+            raise ValueError(f"lua.{shadowing[0]}: is the name of one of sysbench's own tests; name it otherwise")
+        for step in self.steps:
+            if isinstance(step, MeasureStep) and step.workload not in SYSBENCH_TESTS | set(self.lua):
+                raise ValueError(f"step {step.phase}: workload {step.workload!r} is neither one of sysbench's tests "
+                                 f"({', '.join(sorted(SYSBENCH_TESTS))}) nor a script of this scenario's `lua`")
         sweeps = any(isinstance(s, MeasureStep) and s.threads == "sweep" for s in self.steps)
         for h in self.headline if not sweeps else []:  # sweep phase names are known per profile
             for p in (h.numerator, h.denominator):
@@ -376,6 +390,7 @@ class ResolvedScenario(StrictModel):
     compare: list[CompareSpec] = Field([], description="the verdict rules: part of what ran, and of its hash")
     expected_minutes: float
     snapshot: bool = False
+    lua: dict[str, str] = Field({}, description="the scenario's own sysbench Lua tests, by name")
 
     def content_hash(self) -> str:
         # defaults left out: a new optional field does not change the hash of existing scenarios
@@ -434,6 +449,7 @@ def resolve(scenario: Scenario, profile: str, source: str = "") -> ResolvedScena
         compare=scenario.compare,
         expected_minutes=p.expected_minutes,
         snapshot=scenario.snapshot,
+        lua=scenario.lua,
     )
 
 

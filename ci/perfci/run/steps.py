@@ -33,6 +33,7 @@ from perfci.providers.base import ServerProvider
 from perfci.run import collectors, loader, sysbench
 from perfci.run.inspect import DATABASE, RunningServer, counters_delta
 from perfci.util.errors import BadInput, InfraFailure
+from perfci.util.files import write_atomic
 from perfci.util.progress import Progress
 
 ScenarioStep = PrepareStep | ApplyLayoutStep | DeleteRandomStep | SqlStep | MeasureStep
@@ -206,6 +207,18 @@ def phase_bound(resolved: ResolvedScenario, step: MeasureStep) -> PhaseBound:
     return PhaseBound(step.time or wl.time, transactions, wl.rand_seed if transactions else None)
 
 
+def sysbench_script(ctx: StepContext, name: str) -> str:
+    """What sysbench runs for a workload name: one of its own tests, or the scenario's
+    Lua script of that name written beside the run's logs (kept with them)."""
+    text = ctx.resolved.lua.get(name)
+    if text is None:
+        return name
+    path = ctx.logs_dir / f"{name}.lua"
+    if not path.is_file() or path.read_text() != text:
+        write_atomic(path, text)
+    return str(path.resolve())
+
+
 def measure(ctx: StepContext, step: ScenarioStep) -> StepFields:
     assert isinstance(step, MeasureStep)
     wl = ctx.resolved.workload
@@ -214,7 +227,7 @@ def measure(ctx: StepContext, step: ScenarioStep) -> StepFields:
     seconds = bound.seconds
     options = {"tables": ctx.resolved.dataset.tables, "table-size": ctx.resolved.dataset.rows,
                "threads": threads, **bound.sysbench_options(), "report-interval": wl.report_interval, **step.options}
-    args = sysbench.command(step.workload, "run", ctx.bench, options)
+    args = sysbench.command(sysbench_script(ctx, step.workload), "run", ctx.bench, options)
     q = ctx.resolved.quiesce
     quiet = None
     if q.purge or q.flush_dirty_pages:

@@ -45,7 +45,7 @@ from perfci.run.inspect import SqlInspector, logs_dir
 from perfci.run.plan import RunPlan, plan_run, use_snapshots
 from perfci.run.snapshot_use import SnapshotUse
 from perfci.run.snapshots import SnapshotCache, data_prefix
-from perfci.run.steps import HANDLERS, StepContext, parsed_report, run_steps, utc_now
+from perfci.run.steps import HANDLERS, StepContext, parsed_report, run_steps, sysbench_script, utc_now
 from perfci.sessions.rounds import Side
 from perfci.util.errors import BadInput, InfraFailure
 from perfci.util.progress import Progress
@@ -139,7 +139,7 @@ class SideServer:
         options = {"tables": self.plan.resolved.dataset.tables, "table-size": self.plan.resolved.dataset.rows,
                    "threads": threads, "events": size, "time": step.time or wl.time, "rand-seed": seed,
                    **step.options}
-        args = sysbench.command(step.workload, "run", self.ctx.bench, options)
+        args = sysbench.command(sysbench_script(self.ctx, step.workload), "run", self.ctx.bench, options)
         before = self.inspector.counters_snapshot()
         pid = self.plan.provider.pid
         cpu_before, threads_before = hostcpu.sample(pid), hostcpu.thread_cpu_ns(pid)
@@ -314,7 +314,9 @@ def run_interleaved(plans: list[RunPlan], sides: tuple[Side, Side], progress: Pr
             id=run_id, scenario=resolved.name, profile=resolved.profile, case=resolved.case,
             scenario_hash=resolved.content_hash(), runner_class=runner_class, host=host, started_at=started,
             finished_at=utc_now(), burst_transactions=sizes, bursts_per_phase=counts, warmup_pairs=warmup,
-            sides=infos, instances=list(pairs), planned_instances=instances, bursts=list(records))
+            sides=infos, instances=list(pairs), planned_instances=instances, bursts=list(records),
+            threads={s.phase: s.threads if isinstance(s.threads, int) else resolved.workload.threads
+                     for s in resolved.steps if isinstance(s, MeasureStep)})
         if stop is not None and index + 1 < instances and (why := stop(run)):
             progress.info(f"== stopped after instance pair {index + 1} of {instances}: {why}")
             break
