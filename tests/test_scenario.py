@@ -124,6 +124,8 @@ def test_microbench_runs_at_one_and_four_clients_and_has_a_full_scan_of_its_own(
     phases = {s.phase: s for s in smoke.steps if isinstance(s, MeasureStep)}
     scan = phases["full-scan"]
     assert scan.workload in smoke.lua and "sysbench.opt.tables" in smoke.lua[scan.workload]
+    # the range the index does not cover keeps one plan: the index forced, a LIMIT instead of a dense BETWEEN
+    assert "FORCE INDEX (k_%d)" in smoke.lua[phases["range-not-covered"].workload]
     four = {p: s for p, s in phases.items() if s.threads == 4}
     assert set(four) == {"point-query-t4", "update-index-t4", "read-only-t4", "read-write-t4", "insert-t4"}
     for name, step in four.items():  # the same work per client as the one-client phase
