@@ -5,9 +5,15 @@ it, and inconclusive in between; a flaky step answers inconclusive first."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+from pathlib import Path
+
 import pytest
 
 from perfci.judge.bisect import Step, bisect
+
+from conftest import REPO, run_perfci
 
 RELEASES = ["8.0.12", "8.0.15", "8.0.20", "8.0.22", "8.0.25", "8.0.28", "8.0.31"]
 
@@ -83,3 +89,80 @@ def test_ends_that_are_not_apart_end_it_at_once():
     assert found.summary().startswith("no regression between the ends: 8.0.31 vs 8.0.12: unchanged")
     with pytest.raises(ValueError):
         bisect(["8.0.31"], compare)
+
+
+# ---------------------------------------------------------------- over commits (build: specs)
+
+
+def _git_line(root: Path, subjects: list[str], side_branch: bool = False) -> tuple[Path, list[str]]:
+    """A repository whose main line has one commit per subject (tag `v1` on the first);
+    with `side_branch`, a commit merged in after them that main does not descend from."""
+    repo = root / "src"
+    repo.mkdir()
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(repo), "-c", "user.name=dev", "-c", "user.email=dev@example.invalid",
+                               *args], check=True, capture_output=True, text=True).stdout.strip()
+
+    git("init", "-q", "-b", "main")
+    for i, subject in enumerate(subjects):
+        (repo / "f").write_text(f"{i}\n")
+        git("add", "f")
+        git("commit", "-q", "-m", subject)
+    git("tag", "v1", "HEAD~" + str(len(subjects) - 1))
+    if side_branch:
+        git("checkout", "-q", "-b", "side", "v1")
+        (repo / "g").write_text("side\n")
+        git("add", "g")
+        git("commit", "-q", "-m", "side: a feature")
+        git("checkout", "-q", "main")
+        git("merge", "-q", "--no-ff", "-m", "merge side", "side")
+    return repo, git("rev-list", "--first-parent", "--reverse", "main").split()
+
+
+def _build_server(*args: str, repo: Path, cache: Path) -> subprocess.CompletedProcess:
+    """scripts/build-server as a workflow step starts it: bash, a clean env of its own."""
+    env = {**os.environ, "PERFCI_CACHE": str(cache), "PERFCI_BUILD_REPO": str(repo),
+           "PERFCI_LOCK_FILE": str(cache.parent / "host.lock"), "GIT_TERMINAL_PROMPT": "0"}
+    env.pop("PERFCI_HOST_LOCK_HELD", None)
+    return subprocess.run(["bash", str(REPO / "scripts" / "build-server"), *args], env=env, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_build_server_lists_the_first_parent_line_from_the_good_ref_to_the_bad_one(tmp_path):
+    repo, main_line = _git_line(tmp_path, ["as released", "a fix", "a slowdown"], side_branch=True)
+    done = _build_server("--commits", "mariadb", "v1", "main", repo=repo, cache=tmp_path / "cache")
+    assert done.returncode == 0, done.stderr
+    listed = [line.split(" ", 1) for line in done.stdout.splitlines()]
+    assert [sha for sha, _ in listed] == main_line  # the side branch's own commit is not a step: its merge is
+    assert [subject for _, subject in listed] == ["as released", "a fix", "a slowdown", "merge side"]
+    # the fork's clone is its own, never upstream's source tree
+    assert [p.name for p in (tmp_path / "cache" / "src").iterdir()] == [f"mariadb-{_repo_hash(repo)}"]
+    backwards = _build_server("--commits", "mariadb", "main", "v1", repo=repo, cache=tmp_path / "cache")
+    assert backwards.returncode == 2 and "is not an ancestor of v1" in backwards.stderr.splitlines()[-1]
+    bad = _build_server("--commits", "mariadb", "v1", "main;rm", repo=repo, cache=tmp_path / "cache")
+    assert bad.returncode == 2 and bad.stderr.strip() == "bad git ref 'main;rm'"
+
+
+def _repo_hash(repo: Path) -> str:
+    import hashlib
+    return hashlib.sha256(str(repo).encode()).hexdigest()[:12]
+
+
+def test_bisect_over_commits_refuses_mixed_ends_and_refs_out_of_order_in_one_line(tmp_path):
+    repo, _ = _git_line(tmp_path, ["as released", "a slowdown"])
+    env = {"PERFCI_CACHE": str(tmp_path / "cache"), "PERFCI_BUILD_REPO": str(repo),
+           "PERFCI_LOCK_FILE": str(tmp_path / "host.lock")}
+    mixed = run_perfci("bisect", "rebuild-after-delete", "--good", "mysql-8.0.15", "--bad", "build:mysql@main",
+                       "--out", str(tmp_path / "o"), env=env)
+    assert mixed.returncode == 2 and mixed.stderr == (
+        "error: --good 'mysql-8.0.15' --bad 'build:mysql@main': both ends are build: specs (a bisect over commits) "
+        "or both servers.yaml releases\n")
+    backwards = run_perfci("bisect", "rebuild-after-delete", "--good", "build:mariadb@main", "--bad",
+                           "build:mariadb@v1", "--out", str(tmp_path / "o"), env=env)
+    assert backwards.returncode == 2 and len(backwards.stderr.splitlines()) == 1, backwards.stderr
+    assert "build-server: main (" in backwards.stderr and "is not an ancestor of v1" in backwards.stderr
+    same = run_perfci("bisect", "rebuild-after-delete", "--good", "build:mariadb@main", "--bad", "build:mariadb@main",
+                      "--out", str(tmp_path / "o"), env=env)
+    assert same.returncode == 2 and "the same commit" in same.stderr
+    assert not list((tmp_path / "o").glob("*.md"))  # nothing measured, no report

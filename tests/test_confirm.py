@@ -225,3 +225,20 @@ def test_an_issue_whose_servers_are_releases_apart_carries_the_bisect_to_run(tmp
     for a, b in (("mysql-8.0.15", "mysql-8.0.31"), ("mysql-8.0.12 --config x=1", "mysql-8.0.31"),
                  ("local", "mysql-8.0.31"), ("mariadb-10.11.5", "mysql-8.0.31")):
         assert bisect_command("microbench", c.model_copy(update={"a": a, "b": b}), "default", "point-query.qps") is None
+
+
+def test_an_issue_whose_servers_are_two_builds_of_one_line_carries_the_bisect_over_commits(tmp_path, monkeypatch):
+    """The reference ran build:mysql@v8.0.30, tonight build:mysql@trunk: the issue names
+    the bisect over the commits between them (listed when it runs: the report job has no
+    source tree); builds of two flavors or of one ref have nothing to walk."""
+    monkeypatch.setenv("PERFCI_ROOT", str(REPO))
+    c = _ab_confirmation("r1", "tiny").model_copy(update={"a": "build:mysql@v8.0.30", "b": "build:mysql@trunk"})
+    command, between = bisect_command("microbench", c, "default", "range-not-covered.qps")
+    assert command == ("perfci bisect microbench --good build:mysql@v8.0.30 --bad build:mysql@trunk --metric qps "
+                       "--profile smoke")
+    assert between == []
+    text = "\n".join(which_release("microbench", c, "default", "range-not-covered.qps"))
+    assert "two builds of one source line" in text and "names the first slower commit" in text
+    for a, b in (("build:mariadb@v8.0.30", "build:mysql@trunk"), ("build:mysql@trunk", "build:mysql@trunk"),
+                 ("build:mysql@v8.0.30", "mysql-8.0.31")):
+        assert bisect_command("microbench", c.model_copy(update={"a": a, "b": b}), "default", "x.qps") is None

@@ -18,7 +18,8 @@ from perfci.alert.github import LABEL, Comment, GitHub, Issue, body_of, login
 from perfci.judge.compare import CaseComparison, MetricRow
 from perfci.model.identity import CaseIdentity
 from perfci.model.verdicts import Outcome
-from perfci.providers.servers import id_of_spec, load_servers
+from perfci.providers.servers import id_of_spec, load_servers, resolve_server
+from perfci.providers.spec import parse_spec
 from perfci.report.plots import mermaid_intervals
 from perfci.report.table import table
 from perfci.sessions.confirm import Confirmation, markdown_section
@@ -250,22 +251,32 @@ def reproduce_ab(scenario: str, c: Confirmation, case: str) -> str:
 
 
 def bisect_command(scenario: str, c: Confirmation, case: str, key: str) -> tuple[str, list[str]] | None:
-    """The `perfci bisect` from the reference's server to tonight's, and the releases
-    between them, when servers.yaml orders both (one flavor, each with its `version`),
-    at least one release lies between, and neither side carries config overrides (a
-    bisect walks servers, not configs); else None."""
+    """The `perfci bisect` from the reference's server to tonight's and the releases
+    between them, when servers.yaml orders both (one flavor, each with its `version`)
+    and at least one release lies between; or, when both are build: specs of one
+    flavor at different refs, the bisect over the commits between them (listed when it
+    runs: this job has no source tree). None when neither, or when a side carries config
+    overrides (a bisect walks servers, not configs)."""
     a, b = shlex.split(c.a), shlex.split(c.b)
     if len(a) != 1 or len(b) != 1:
         return None
     try:
         servers = load_servers()
-        good, bad = (x[0] if servers.get(x[0]) else id_of_spec(x[0]) for x in (a, b))
-        if good is None or bad is None or good == bad:
-            return None
-        releases = servers.releases_from(good, bad)
+        builds = [parse_spec(resolve_server(x[0], servers).spec) for x in (a, b)]
+        if all(s.scheme == "build" for s in builds):
+            if builds[0].flavor != builds[1].flavor or builds[0].ref == builds[1].ref:
+                return None
+            good, bad = a[0], b[0]
+            releases: list[str] = []
+        else:
+            ids = [x[0] if servers.get(x[0]) else id_of_spec(x[0]) for x in (a, b)]
+            if ids[0] is None or ids[1] is None or ids[0] == ids[1]:
+                return None
+            good, bad = ids[0], ids[1]
+            releases = servers.releases_from(good, bad)
+            if len(releases) < 3:
+                return None
     except BadInput:  # not ordered, or of two flavors: nothing to walk
-        return None
-    if len(releases) < 3:
         return None
     args = ["perfci", "bisect", scenario, "--good", good, "--bad", bad, "--metric", key.split(".", 1)[1],
             "--profile", c.profile or "smoke"]
@@ -278,10 +289,16 @@ def which_release(scenario: str, c: Confirmation, case: str, key: str) -> list[s
     if found is None:
         return []
     command, between = found
+    if between:
+        apart = (f"The reference and tonight's server are {len(between) + 1} releases apart "
+                 f"({', '.join(code_span(x) for x in between)} between them): `perfci bisect` A/Bs the midpoints "
+                 "and names the first slower one.")
+    else:
+        apart = ("The reference and tonight's server are two builds of one source line: `perfci bisect` builds "
+                 "the commits between them (first parent) at the midpoints, A/Bs each and names the first slower "
+                 "commit.")
     return ["", "### Which release", "",
-            f"The reference and tonight's server are {len(between) + 1} releases apart "
-            f"({', '.join(code_span(x) for x in between)} between them): `perfci bisect` A/Bs the midpoints and "
-            "names the first slower one. Run it here, or dispatch the `bisect` workflow with these inputs:", "",
+            f"{apart} Run it here, or dispatch the `bisect` workflow with these inputs:", "",
             code_fence(command, "sh")]
 
 

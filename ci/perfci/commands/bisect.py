@@ -14,10 +14,12 @@ from perfci.host.hostlock import command_line, exclusive_host
 from perfci.judge.bisect import Step, Verdict, bisect
 from perfci.judge.paired import DEFAULT_MIN_EFFECT, PairedVerdict
 from perfci.model.verdicts import Outcome
-from perfci.providers.servers import load_servers
+from perfci.providers.basedirs import build_line
+from perfci.providers.servers import load_servers, resolve_server
+from perfci.providers.spec import parse_spec
 from perfci.sessions.session import handle_cancellation
 from perfci.sessions.sized_ab import Aim, run_sized, sides_of
-from perfci.util.errors import EXIT_INTERRUPTED, EXIT_REGRESSION
+from perfci.util.errors import EXIT_INTERRUPTED, EXIT_REGRESSION, BadInput
 from perfci.util.files import write_atomic
 from perfci.util.progress import Progress
 
@@ -45,10 +47,28 @@ def step_of(reference: str, candidate: str, rows: list[PairedVerdict], metric: s
     return Step(reference, candidate, verdict, pick.estimate.ratio, pick.estimate.low, pick.estimate.high)
 
 
+def line_between(good: str, bad: str) -> tuple[list[str], list[str]]:
+    """What the bisect walks, oldest first, and how its log lists it: servers.yaml's
+    releases of one flavor, or (both ends build: specs) the commits from one to the other."""
+    specs = [parse_spec(resolve_server(end).spec) for end in (good, bad)]
+    if all(s.scheme == "build" for s in specs):
+        commits = build_line(*specs)
+        flavor = specs[0].flavor
+        return ([c.spec(flavor) for c in commits],
+                ["Commits in order (first parent):", "", *[f"- `{c.sha[:12]}` {c.subject}" for c in commits]])
+    if any(s.scheme == "build" for s in specs):
+        raise BadInput(f"--good {good!r} --bad {bad!r}: both ends are build: specs (a bisect over commits) "
+                       "or both servers.yaml releases")
+    releases = load_servers().releases_from(good, bad)
+    return releases, [f"Releases in order: {', '.join(releases)}"]
+
+
 @click.command()
 @click.argument("scenario")
-@click.option("--good", required=True, metavar="ID", help="A release known not to be slow (servers.yaml id).")
-@click.option("--bad", required=True, metavar="ID", help="A later release known to be slower.")
+@click.option("--good", required=True, metavar="ID|SPEC",
+              help="A release known not to be slow (servers.yaml id), or a build:FLAVOR@GIT_REF.")
+@click.option("--bad", required=True, metavar="ID|SPEC",
+              help="A later release known to be slower, or a later build:FLAVOR@GIT_REF of the same flavor.")
 @click.option("--metric", default="tps", show_default=True,
               help="What 'slower' means: this judged metric in any phase (e.g. tps, qps, statement_cpu_us_per_txn).")
 @click.option("--case", "case_pattern", default=None, metavar="PATTERN", help="Matrix scenarios: the case.")
@@ -76,16 +96,18 @@ def bisect_command(scenario: str, good: str, bad: str, metric: str, case_pattern
     midpoint against the good end, an inconclusive step measured again; says "first
     slower in X (B/A ...); Y was not", or that the slowdown is spread over several
     releases (each step below what one A/B sees, the ends apart beyond it).
+    When both ends are build: specs (or ids whose spec is one), it walks the commits
+    instead: --good's, then every commit on --bad's first-parent line after it, each
+    step built by scripts/build-server (cached per commit).
 
     \b
-    Example:
+    Examples:
       perfci bisect microbench --good mysql-8.0.15 --bad mysql-8.0.31 --metric qps
+      perfci bisect microbench --good build:mysql@mysql-8.0.30 --bad build:mysql@mysql-8.0.31
     Exit codes: 0 the ends are not apart, 1 a first slower release (or a spread
     slowdown) was found, 2 bad input, 3 infrastructure or internal error."""
     handle_cancellation()
     progress = Progress(quiet=quiet)
-    releases = load_servers().releases_from(good, bad)
-    progress.info(f"bisect over {len(releases)} releases: {', '.join(releases)}")
     aim = Aim(target_mde, budget_minutes, size_by == "profile", bursts, instances)
     parent = Path(workdir or tempfile.gettempdir())
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
@@ -106,12 +128,14 @@ def bisect_command(scenario: str, good: str, bad: str, metric: str, case_pattern
 
     try:
         with exclusive_host(command_line(), allow_busy=False, wait_s=host_wait):
+            releases, listing = line_between(good, bad)  # (a commit line fetches into the shared source tree)
+            progress.info(f"bisect over {len(releases)}: {', '.join(releases)}")
             found = bisect(releases, measure, retries=retries)
     except KeyboardInterrupt:
         click.echo(f"interrupted: both servers were shut down; the steps so far are in {log}", err=True)
         return EXIT_INTERRUPTED
     text = "\n".join([f"## perfci bisect: {scenario} · profile {profile} · {metric}", "",
-                      f"**{found.summary()}**", "", f"Releases in order: {', '.join(releases)}", "", "Steps:", "",
+                      f"**{found.summary()}**", "", *listing, "", "Steps:", "",
                       *[f"{i}. {s.line()}" for i, s in enumerate(found.steps, 1)], "", f"Log: {log}", ""])
     write_atomic(log.with_suffix(".md"), text)
     click.echo(text)

@@ -19,6 +19,7 @@ import urllib.error
 import urllib.request
 import zipfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from perfci.providers.spec import ServerSpec
@@ -139,17 +140,61 @@ def unpacked_once(spec: ServerSpec, key: str, fill: Callable[[Path], None], what
     return binary.parent.parent
 
 
-def build_basedir(spec: ServerSpec) -> Path:
-    """The install dir of scripts/build-server for this flavor and ref (it prints it;
-    a cached build returns at once)."""
+def _build_server_script(spec: ServerSpec) -> Path:
     script = project_file("scripts/build-server")
     if script is None or not script.is_file():
         raise BadInput(f"--server {spec.text!r}: build: needs scripts/build-server of a perfci checkout "
                        "(run from one, or set PERFCI_ROOT)")
-    done = subprocess.run([str(script), spec.flavor, spec.ref], capture_output=True, text=True)
+    return script
+
+
+@dataclass(frozen=True)
+class Commit:
+    sha: str
+    subject: str
+
+    def spec(self, flavor: str) -> str:
+        return f"build:{flavor}@{self.sha}"
+
+
+def build_line(good: ServerSpec, bad: ServerSpec) -> list[Commit]:
+    """The commits a bisect between two build: specs walks: `good`'s commit, then every
+    commit on `bad`'s first-parent line after it, oldest first (scripts/build-server
+    --commits: the source tree, its repository and its lock are that script's)."""
+    if good.flavor != bad.flavor:
+        raise BadInput(f"--good {good.text!r} is {good.flavor} and --bad {bad.text!r} is {bad.flavor}: "
+                       "a bisect over commits needs one flavor")
+    done = subprocess.run([str(_build_server_script(good)), "--commits", good.flavor, good.ref, bad.ref],
+                          capture_output=True, text=True)
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
-        raise InfraFailure(f"--server {spec.text!r}: scripts/build-server failed: {last}")
+        error = BadInput if done.returncode == 2 else InfraFailure
+        raise error(f"--good {good.text!r} --bad {bad.text!r}: {last}")
+    commits = [Commit(*line.split(" ", 1)) if " " in line else Commit(line, "")
+               for line in done.stdout.splitlines() if line.strip()]
+    if len(commits) < 2:
+        raise BadInput(f"--good {good.text!r} --bad {bad.text!r}: the same commit ({commits[0].sha[:12] if commits else '?'}): "
+                       "nothing to bisect")
+    return commits
+
+
+def _failure_of(output: str) -> str:
+    """A build's failure in one line (its last error line and its last line), the whole
+    output kept in a file named there: cmake's reasons span lines."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()] or ["(no output)"]
+    errors = [line for line in lines if "error" in line.lower() or "fatal" in line.lower()]
+    shown = " ... ".join(dict.fromkeys([*errors[-1:], lines[-1]]))
+    with tempfile.NamedTemporaryFile("w", prefix="perfci-build-", suffix=".log", delete=False) as f:
+        f.write(output)
+    return f"{shown} (its output: {f.name})"
+
+
+def build_basedir(spec: ServerSpec) -> Path:
+    """The install dir of scripts/build-server for this flavor and ref (it prints it;
+    a cached build returns at once)."""
+    done = subprocess.run([str(_build_server_script(spec)), spec.flavor, spec.ref], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise InfraFailure(f"--server {spec.text!r}: scripts/build-server failed: {_failure_of(done.stderr)}")
     basedir = Path(done.stdout.strip().splitlines()[-1])
     if find_server_binary(basedir) is None:
         raise InfraFailure(f"--server {spec.text!r}: {basedir} has no bin/mariadbd or bin/mysqld")
