@@ -1,6 +1,7 @@
 """A real, short sweep: two pinned MySQL releases (the older the base) on a tiny
-fixed-work scenario of two microbenchmarks (one a Lua test of the scenario's own),
-interleaved A/B, table, heatmap and a resumed rerun that measures nothing again."""
+fixed-work scenario of two microbenchmarks, one case each (an axis whose variants name
+the phase they run; one a Lua test of the scenario's own): interleaved A/Bs, table,
+heatmap and a resumed rerun that measures nothing again."""
 
 from __future__ import annotations
 
@@ -26,10 +27,15 @@ SCAN = """lua:
     require("oltp_common")
     function prepare_statements() end
     function event() con:query("SELECT COUNT(*) FROM sbtest1 WHERE LENGTH(c) < 0") end
+axes:
+  - name: bench
+    variants:
+      write: {phases: [write]}
+      scan: {phases: [scan]}
 """
 
 
-def test_a_sweep_of_two_releases_gives_b_over_base_per_phase_and_resumes(fetched_servers, tmp_path):
+def test_a_sweep_of_two_releases_gives_b_over_base_per_case_and_resumes(fetched_servers, tmp_path):
     env, _ = fetched_servers
     scenario = write_tiny(tmp_path, name="tiny-sweep", steps=TWO_PHASES, time=60, transactions=1000, burst=100)
     scenario.write_text(scenario.read_text() + SCAN)
@@ -39,17 +45,19 @@ def test_a_sweep_of_two_releases_gives_b_over_base_per_phase_and_resumes(fetched
     assert proc.returncode in (0, 1), proc.stdout + proc.stderr[-3000:]
     data = json.loads((out / "sweep-tiny-sweep-smoke.json").read_text())
     assert data["schema"] == "perfci.sweep/1" and data["servers"] == ["mysql-8.0.15", "mysql-8.0.31"]
-    [cell] = data["cells"]
-    assert cell["status"] == "measured", cell["reason"]
-    assert cell["base_version"].startswith("8.0.15") and cell["version"].startswith("8.0.31")
-    assert {"write.tps", "scan.tps"} <= set(cell["ratios"])
-    for r in cell["ratios"].values():
-        assert r["low"] <= r["ratio"] <= r["high"] and r["verdict"]
-    assert cell["sizing"].startswith("2 instance pairs x 8 burst pairs")  # PERFCI_AB_SIZE=profile (conftest)
+    assert [(c["case"], c["server"]) for c in data["cells"]] == [("write", "mysql-8.0.31"), ("scan", "mysql-8.0.31")]
+    for cell, phase in zip(data["cells"], ("write", "scan")):
+        assert cell["status"] == "measured", cell["reason"]
+        assert cell["base_version"].startswith("8.0.15") and cell["version"].startswith("8.0.31")
+        assert f"{phase}.tps" in cell["ratios"]
+        assert all(k.startswith(f"{phase}.") for k in cell["ratios"])  # each case ran its own microbenchmark only
+        for r in cell["ratios"].values():
+            assert r["low"] <= r["ratio"] <= r["high"] and r["verdict"]
+        assert cell["sizing"].startswith("2 instance pairs x 8 burst pairs")  # PERFCI_AB_SIZE=profile (conftest)
     text = (out / "sweep-tiny-sweep-smoke.md").read_text()
-    assert "| default | `write` |" in text and "| default | `scan` |" in text and "mysql-8.0.31 (8.0.31" in text
+    assert "| write | `write` |" in text and "| scan | `scan` |" in text and "mysql-8.0.31 (8.0.31" in text
     assert (out / "sweep-tiny-sweep-smoke.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert (proc.returncode == 1) == bool(cell["regressions"])
+    assert (proc.returncode == 1) == any(c["regressions"] for c in data["cells"])
     again = run_perfci(*args[:-1], env=env, timeout=300)  # not quiet: it says what it kept
     assert again.returncode == proc.returncode and "kept from the earlier run (measured)" in again.stderr
     assert json.loads((out / "sweep-tiny-sweep-smoke.json").read_text())["cells"] == data["cells"]

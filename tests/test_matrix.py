@@ -107,3 +107,38 @@ def test_pinned_matrix_scenarios_have_the_seed_cases():
     seed_cb = cases(cb, "seed", str(path))[0]
     assert (seed_cb.dataset.tables, seed_cb.dataset.rows, seed_cb.workload.threads, seed_cb.workload.time) == \
         (16, 16_000_000, 32, 7200)
+
+
+ONE_PER_CASE = """\
+name: mb
+description: one microbenchmark per case
+dataset: {rows: 100}
+axes:
+  - name: bench
+    variants:
+      point: {phases: [point]}
+      scan: {phases: [scan]}
+      both: {}
+steps:
+  - {kind: prepare}
+  - {kind: measure, phase: point, workload: oltp_point_select}
+  - {kind: measure, phase: scan, workload: oltp_read_only}
+headline:
+  - {metric: qps, numerator: scan, denominator: point}
+profiles:
+  smoke: {expected_minutes: 1}
+  nightly: {expected_minutes: 1}
+  seed: {expected_minutes: 1}
+"""
+
+
+def test_a_variant_naming_phases_makes_a_case_of_each_microbenchmark():
+    got = {c.case: c for c in cases(parse_scenario(ONE_PER_CASE, "mb.yaml"), "smoke")}
+    assert [[s.kind + (f":{s.phase}" if s.kind == "measure" else "") for s in c.steps] for c in got.values()] == [
+        ["prepare", "measure:point"], ["prepare", "measure:scan"], ["prepare", "measure:point", "measure:scan"]]
+    assert got["point"].headline == [] and len(got["both"].headline) == 1  # a ratio needs both of its phases
+    assert len({c.content_hash() for c in got.values()}) == 3
+    with pytest.raises(BadInput) as bad:
+        parse_scenario(ONE_PER_CASE.replace("phases: [scan]", "phases: [scna]"), "mb.yaml")
+    assert str(bad.value) == ("mb.yaml: field (top level): axes.bench.variants.scan.phases: 'scna' is not a measure "
+                              "step; phases: point, scan")

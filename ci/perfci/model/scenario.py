@@ -221,6 +221,9 @@ class AxisVariant(StrictModel):
     config: dict[OneLine, ConfigValue] = {}
     workload: WorkloadOverride = WorkloadOverride()
     vars: dict[Identifier, str] = Field({}, description="replaces {name} in sql step statements")
+    phases: list[Identifier] = Field(
+        [], description="run only these measure phases in this variant's cases (default: all); e.g. one "
+                        "microbenchmark per case")
 
 
 class Axis(StrictModel):
@@ -359,6 +362,12 @@ class Scenario(StrictModel):
             if isinstance(step, MeasureStep) and step.workload not in SYSBENCH_TESTS | set(self.lua):
                 raise ValueError(f"step {step.phase}: workload {step.workload!r} is neither one of sysbench's tests "
                                  f"({', '.join(sorted(SYSBENCH_TESTS))}) nor a script of this scenario's `lua`")
+        for ax in self.axes:
+            for value_id, variant in (ax.variants or {}).items():
+                unknown = [p for p in variant.phases if p not in phases]
+                if unknown:
+                    raise ValueError(f"axes.{ax.name}.variants.{value_id}.phases: {unknown[0]!r} is not a measure "
+                                     f"step; phases: {', '.join(phases)}")
         sweeps = any(isinstance(s, MeasureStep) and s.threads == "sweep" for s in self.steps)
         for h in self.headline if not sweeps else []:  # sweep phase names are known per profile
             for p in (h.numerator, h.denominator):
@@ -495,11 +504,23 @@ def _apply_point(base: ResolvedScenario, scenario_steps: list, point: list, sour
         err = exc.errors()[0]
         where = f"{exc.title.lower()}.{_format_loc(tuple(err['loc']))}" if err["loc"] else exc.title.lower()
         raise BadInput(f"{source}: case {case_id}: {where}: {err['msg'].removeprefix('Value error, ')}") from None
-    steps = _expand_sweeps(scenario_steps, wl)
+    steps = _expand_sweeps(_only_phases(scenario_steps, point), wl)
+    kept = {st.phase for st in steps if isinstance(st, MeasureStep)}
+    headline = [h for h in base.headline if {h.numerator, h.denominator} <= kept]  # a ratio needs both phases
     return base.model_copy(update={
         "case": case_id, "axes": {axis.name: value_id for axis, value_id in point},
         "axis_options": sorted(set(options)), "vars": variables,
-        "dataset": ds, "workload": wl, "config": config, "steps": steps})
+        "dataset": ds, "workload": wl, "config": config, "steps": steps, "headline": headline})
+
+
+def _only_phases(steps: list, point: list) -> list:
+    """The steps of a case whose variants name `phases`: every other step, and the measure
+    steps each of those variants keeps."""
+    for axis, value_id in point:
+        keep = axis.variant(value_id).phases
+        if keep:
+            steps = [st for st in steps if not isinstance(st, MeasureStep) or st.phase in keep]
+    return steps
 
 
 # ---------------------------------------------------------------- loading
