@@ -33,6 +33,9 @@ from perfci.store.history import case_history
 
 from factories import make_result
 
+# ~40 s of E-Divisive over hundreds of simulated nights: with the slow suite, as test_nightly_month
+pytestmark = pytest.mark.e2e
+
 NIGHTS = 60
 NOISY = ("tps", "qps", "qps_write", "latency_ms_avg", "latency_ms_p95")
 
