@@ -13,6 +13,7 @@ from perfci.commands import options
 from perfci.host.hostlock import command_line, exclusive_host
 from perfci.judge.bisect import Step, Verdict, bisect
 from perfci.judge.paired import DEFAULT_MIN_EFFECT, PairedVerdict
+from perfci.model.scenario import MeasureStep, cases, load_scenario
 from perfci.model.verdicts import Outcome
 from perfci.providers.basedirs import build_line
 from perfci.providers.servers import load_servers, resolve_server
@@ -26,10 +27,13 @@ from perfci.util.progress import Progress
 DECIDED = (Outcome.REGRESSION, Outcome.UNCHANGED, Outcome.IMPROVEMENT)
 
 
-def step_of(reference: str, candidate: str, rows: list[PairedVerdict], metric: str) -> Step:
-    """The step's verdict on `metric` over the phases: a regression in any phase is the
-    step's (the worst one shown); else unchanged only when every phase is, else inconclusive."""
-    rows = [r for r in rows if r.spec is not None and r.estimate is not None and r.key.split(".", 1)[1] == metric]
+def step_of(reference: str, candidate: str, rows: list[PairedVerdict], metric: str,
+            phases: tuple[str, ...] = ()) -> Step:
+    """The step's verdict on `metric` over the phases (or only `phases`): a regression in
+    any is the step's (the worst one shown); else unchanged only when every one is, else
+    inconclusive."""
+    rows = [r for r in rows if r.spec is not None and r.estimate is not None and r.key.split(".", 1)[1] == metric
+            and (not phases or r.key.split(".", 1)[0] in phases)]
     if not rows:
         return Step(reference, candidate, "inconclusive", 1.0, 0.0, float("inf"))
     worse = [r for r in rows if r.verdict == Outcome.REGRESSION]
@@ -45,6 +49,18 @@ def step_of(reference: str, candidate: str, rows: list[PairedVerdict], metric: s
     else:
         verdict = "inconclusive"
     return Step(reference, candidate, verdict, pick.estimate.ratio, pick.estimate.low, pick.estimate.high)
+
+
+def check_phases(scenario: str, profile: str, case_pattern: str | None, phases: tuple[str, ...]) -> None:
+    """The scenario and profile exist and every --phase is a measure phase of its cases:
+    exit 2 before anything is built or measured."""
+    loaded, path = load_scenario(scenario)
+    resolved = cases(loaded, profile, str(path), [case_pattern] if case_pattern else None)
+    known = list(dict.fromkeys(s.phase for r in resolved for s in r.steps if isinstance(s, MeasureStep)))
+    unknown = [p for p in phases if p not in known]
+    if unknown:
+        raise BadInput(f"--phase {unknown[0]!r}: not a measure phase of {loaded.name} at {profile}; "
+                       f"phases: {', '.join(known)}")
 
 
 def line_between(good: str, bad: str) -> tuple[list[str], list[str]]:
@@ -72,6 +88,9 @@ def line_between(good: str, bad: str) -> tuple[list[str], list[str]]:
 @click.option("--metric", default="tps", show_default=True,
               help="What 'slower' means: this judged metric in any phase (e.g. tps, qps, statement_cpu_us_per_txn).")
 @click.option("--case", "case_pattern", default=None, metavar="PATTERN", help="Matrix scenarios: the case.")
+@click.option("--phase", "phases", multiple=True, metavar="PHASE",
+              help="Judge the step on this phase only (repeatable; e.g. one microbenchmark); every phase is "
+                   "still measured and reported.")
 @click.option("--profile", "-p", default="smoke", show_default=True)
 @click.option("--retries", type=click.IntRange(0, 5), default=1, show_default=True,
               help="An inconclusive step is measured again this many times before the search stops there.")
@@ -87,10 +106,10 @@ def line_between(good: str, bad: str) -> tuple[list[str], list[str]]:
 @options.runner_class
 @options.host_wait
 @options.quiet
-def bisect_command(scenario: str, good: str, bad: str, metric: str, case_pattern: str | None, profile: str,
-                   retries: int, target_mde: float, budget_minutes: float, size_by: str, bursts: int | None,
-                   instances: int | None, min_effect: float, out_dir: Path, workdir: Path | None, runner_class: str,
-                   host_wait: float, quiet: bool) -> int:
+def bisect_command(scenario: str, good: str, bad: str, metric: str, case_pattern: str | None,
+                   phases: tuple[str, ...], profile: str, retries: int, target_mde: float, budget_minutes: float,
+                   size_by: str, bursts: int | None, instances: int | None, min_effect: float, out_dir: Path,
+                   workdir: Path | None, runner_class: str, host_wait: float, quiet: bool) -> int:
     """Which release from --good to --bad (servers.yaml's releases of one flavor, in
     version order) first made SCENARIO slower: the ends A/B'd first, then each
     midpoint against the good end, an inconclusive step measured again; says "first
@@ -103,10 +122,12 @@ def bisect_command(scenario: str, good: str, bad: str, metric: str, case_pattern
     \b
     Examples:
       perfci bisect microbench --good mysql-8.0.15 --bad mysql-8.0.31 --metric qps
+      perfci bisect microbench --good mysql-5.7.22 --bad mysql-8.0.31 --metric qps --phase full-scan
       perfci bisect microbench --good build:mysql@mysql-8.0.30 --bad build:mysql@mysql-8.0.31
     Exit codes: 0 the ends are not apart, 1 a first slower release (or a spread
     slowdown) was found, 2 bad input, 3 infrastructure or internal error."""
     handle_cancellation()
+    check_phases(scenario, profile, case_pattern, phases)
     progress = Progress(quiet=quiet)
     aim = Aim(target_mde, budget_minutes, size_by == "profile", bursts, instances)
     parent = Path(workdir or tempfile.gettempdir())
@@ -118,10 +139,10 @@ def bisect_command(scenario: str, good: str, bad: str, metric: str, case_pattern
         progress.info(f"== bisect step: {candidate} against {reference}")
         done = run_sized(scenario, profile, sides_of(reference, candidate), parent, case_pattern, aim, min_effect,
                          out_dir / "ab", progress, runner_class)
-        step = step_of(reference, candidate, done.rows, metric)
+        step = step_of(reference, candidate, done.rows, metric, phases)
         with log.open("a") as f:
             f.write(json.dumps({"reference": reference, "candidate": candidate, "verdict": step.verdict,
-                                "ratio": step.ratio, "low": step.low, "high": step.high, "metric": metric,
+                                "ratio": step.ratio, "low": step.low, "high": step.high, "metric": metric, "phases": list(phases),
                                 "sizing": done.design.describe(), "bursts_file": str(done.bursts_file)}) + "\n")
         progress.info(f"   {step.line()}")
         return step
@@ -134,7 +155,8 @@ def bisect_command(scenario: str, good: str, bad: str, metric: str, case_pattern
     except KeyboardInterrupt:
         click.echo(f"interrupted: both servers were shut down; the steps so far are in {log}", err=True)
         return EXIT_INTERRUPTED
-    text = "\n".join([f"## perfci bisect: {scenario} · profile {profile} · {metric}", "",
+    judged = f"{metric} in {', '.join(phases)}" if phases else metric
+    text = "\n".join([f"## perfci bisect: {scenario} · profile {profile} · {judged}", "",
                       f"**{found.summary()}**", "", *listing, "", "Steps:", "",
                       *[f"{i}. {s.line()}" for i, s in enumerate(found.steps, 1)], "", f"Log: {log}", ""])
     write_atomic(log.with_suffix(".md"), text)
