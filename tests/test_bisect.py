@@ -73,19 +73,41 @@ def test_a_flaky_middle_step_is_measured_again_and_the_search_goes_on():
     assert [s.verdict for s in found.steps[:3]] == ["regression", "inconclusive", "regression"]
 
 
-def test_a_step_that_stays_inconclusive_stops_the_search_saying_where():
+def test_a_step_that_stays_inconclusive_looks_after_it_and_says_what_stayed_below_the_mde():
     speed = {r: (1.0 if i < 3 else 0.96) for i, r in enumerate(RELEASES)}  # 4 %: between MDE/2 and MDE
     speed["8.0.31"] = 0.8
-    compare, _ = ab_model(speed)
+    compare, asked = ab_model(speed)
     found = bisect(RELEASES, compare, retries=1)
-    assert found.first_bad is None and found.undecided_between == ("8.0.12", "8.0.31")
-    assert found.summary() == "undecided between 8.0.12 and 8.0.31: an A/B stayed inconclusive"
+    assert asked[1:4] == [("8.0.12", "8.0.22"), ("8.0.12", "8.0.22"), ("8.0.22", "8.0.31")]  # again, then the rest
+    assert (found.first_bad, found.last_good) == ("8.0.31", "8.0.28") and found.ends_apart
+    assert found.summary() == ("first slower in 8.0.31 (B/A 0.833 [0.817, 0.850]); 8.0.28 was not; 8.0.12 -> 8.0.22 "
+                               "stayed inconclusive (B/A 0.960 [0.941, 0.979]): a smaller change there is possible")
+
+
+def test_two_inconclusive_halves_of_ends_apart_are_a_spread_slowdown():
+    # 4 % up to 8.0.22 and 4 % after it: each half below the 5 % MDE, the ends 7.8 % apart
+    speed = {r: (1.0 if i < 3 else 0.96 if i < 6 else 0.96 * 0.96) for i, r in enumerate(RELEASES)}
+    compare, asked = ab_model(speed)
+    found = bisect(RELEASES, compare, retries=0)
+    assert asked == [("8.0.12", "8.0.31"), ("8.0.12", "8.0.22"), ("8.0.22", "8.0.31")]
+    assert found.spread_between == ("8.0.12", "8.0.31") and found.first_bad is None and found.ends_apart
+    assert found.summary().startswith("spread over several releases: slower from 8.0.12 to 8.0.31")
+
+
+def test_an_inconclusive_half_and_an_unchanged_rest_leave_it_undecided_saying_where():
+    # 4.5 % up to 8.0.22 (inconclusive), 1 % after (unchanged), the ends 5.5 % apart (a regression)
+    speed = {r: (1.0 if i < 3 else 0.955 if i == 3 else 0.955 * 0.99) for i, r in enumerate(RELEASES)}
+    compare, asked = ab_model(speed)
+    found = bisect(RELEASES, compare, retries=1)
+    assert asked[-1] == ("8.0.22", "8.0.31") and found.ends_apart and found.first_bad is None
+    assert found.undecided_between == ("8.0.12", "8.0.22")
+    assert found.summary() == "undecided between 8.0.12 and 8.0.22: an A/B stayed inconclusive"
 
 
 def test_ends_that_are_not_apart_end_it_at_once():
     compare, asked = ab_model(dict.fromkeys(RELEASES, 1.0))
     found = bisect(RELEASES, compare)
-    assert found.no_regression and asked == [("8.0.12", "8.0.31")]
+    assert found.no_regression and not found.ends_apart and asked == [("8.0.12", "8.0.31")]
     assert found.summary().startswith("no regression between the ends: 8.0.31 vs 8.0.12: unchanged")
     with pytest.raises(ValueError):
         bisect(["8.0.31"], compare)

@@ -112,9 +112,10 @@ def bisect_command(scenario: str, good: str, bad: str, metric: str, case_pattern
                    workdir: Path | None, runner_class: str, host_wait: float, quiet: bool) -> int:
     """Which release from --good to --bad (servers.yaml's releases of one flavor, in
     version order) first made SCENARIO slower: the ends A/B'd first, then each
-    midpoint against the good end, an inconclusive step measured again; says "first
-    slower in X (B/A ...); Y was not", or that the slowdown is spread over several
-    releases (each step below what one A/B sees, the ends apart beyond it).
+    midpoint against the good end, an inconclusive step measured again (still
+    inconclusive: the bad end against the midpoint, to see whether the rest is after
+    it); says "first slower in X (B/A ...); Y was not", or that the slowdown is spread
+    over several releases (each step below what one A/B sees, the ends apart beyond it).
     When both ends are build: specs (or ids whose spec is one), it walks the commits
     instead: --good's, then every commit on --bad's first-parent line after it, each
     step built by scripts/build-server (cached per commit).
@@ -124,8 +125,9 @@ def bisect_command(scenario: str, good: str, bad: str, metric: str, case_pattern
       perfci bisect microbench --good mysql-8.0.15 --bad mysql-8.0.31 --metric qps
       perfci bisect microbench --good mysql-5.7.22 --bad mysql-8.0.31 --metric qps --phase full-scan
       perfci bisect microbench --good build:mysql@mysql-8.0.30 --bad build:mysql@mysql-8.0.31
-    Exit codes: 0 the ends are not apart, 1 a first slower release (or a spread
-    slowdown) was found, 2 bad input, 3 infrastructure or internal error."""
+    Exit codes: 0 the ends are not judged apart, 1 they are (the summary says whether
+    one release, a spread or an undecided stretch), 2 bad input, 3 infrastructure or
+    internal error."""
     handle_cancellation()
     check_phases(scenario, profile, case_pattern, phases)
     progress = Progress(quiet=quiet)
@@ -161,4 +163,4 @@ def bisect_command(scenario: str, good: str, bad: str, metric: str, case_pattern
                       *[f"{i}. {s.line()}" for i, s in enumerate(found.steps, 1)], "", f"Log: {log}", ""])
     write_atomic(log.with_suffix(".md"), text)
     click.echo(text)
-    return EXIT_REGRESSION if (found.first_bad or found.spread_between) else 0
+    return EXIT_REGRESSION if found.ends_apart else 0  # (also when where it happened stayed undecided)

@@ -5,8 +5,12 @@ The ends are compared first: if the newest is not a judged regression against th
 oldest there is nothing to find. Then the midpoint of the good and bad ends is A/B'd
 against the good end: a regression moves the bad end to it, unchanged (or better)
 moves the good end. An inconclusive step is measured again (`retries`); still
-inconclusive, the search stops and says between which two releases it could not
-decide. When the ends are adjacent, the bad end is A/B'd against its direct
+inconclusive, the change up to the midpoint is below what one A/B sees, and the bad
+end is A/B'd against the midpoint: a regression there moves the good end to the
+midpoint (the search goes on after it, and the summary says what stayed below the
+MDE before it); inconclusive too, the slowdown is spread (the ends apart, neither
+half beyond the MDE); unchanged, the search stops and says between which two
+releases it could not decide. When the ends are adjacent, the bad end is A/B'd against its direct
 predecessor (its earlier verdict may have been against an older good end): a
 regression there names the first slower release; none means the slowdown is spread
 over several releases, each step below what one A/B can see.
@@ -50,6 +54,12 @@ class Bisection:
     spread_between: tuple[str, str] | None = None   # slower over several releases, none alone beyond the MDE
     undecided_between: tuple[str, str] | None = None  # an inconclusive step stopped the search
     no_regression: bool = False     # the ends themselves are not apart
+    ends_apart: bool = False        # the ends are a judged regression (whatever the search found after)
+    below_mde: list[Step] = field(default_factory=list)  # inconclusive steps the search went past
+
+    def passed_over(self) -> str:
+        return "".join(f"; {s.reference} -> {s.candidate} stayed inconclusive (B/A {s.ratio:.3f} "
+                       f"[{s.low:.3f}, {s.high:.3f}]): a smaller change there is possible" for s in self.below_mde)
 
     def summary(self) -> str:
         if self.no_regression:
@@ -59,14 +69,14 @@ class Bisection:
             final = next(s for s in reversed(self.steps) if s.candidate == self.first_bad
                          and s.reference == self.last_good)
             return (f"first slower in {self.first_bad} (B/A {final.ratio:.3f} [{final.low:.3f}, {final.high:.3f}]); "
-                    f"{self.last_good} was not")
+                    f"{self.last_good} was not{self.passed_over()}")
         if self.spread_between:
             a, b = self.spread_between
             return (f"spread over several releases: slower from {a} to {b}, but no single release step is "
-                    "beyond what one A/B can see")
+                    f"beyond what one A/B can see{self.passed_over()}")
         assert self.undecided_between
         a, b = self.undecided_between
-        return f"undecided between {a} and {b}: an A/B stayed inconclusive"
+        return f"undecided between {a} and {b}: an A/B stayed inconclusive{self.passed_over()}"
 
 
 def bisect(releases: Sequence[str], compare: Compare, retries: int = 1) -> Bisection:
@@ -91,6 +101,7 @@ def bisect(releases: Sequence[str], compare: Compare, retries: int = 1) -> Bisec
     if ends.verdict != "regression":
         found.no_regression = True
         return found
+    found.ends_apart = True
     last = ends
     while bad - good > 1:
         mid = (good + bad) // 2
@@ -99,9 +110,18 @@ def bisect(releases: Sequence[str], compare: Compare, retries: int = 1) -> Bisec
             bad = mid
         elif last.verdict in ("unchanged", "improvement"):
             good = mid
-        else:
-            found.undecided_between = (releases[good], releases[bad])
-            return found
+        else:  # below what an A/B sees up to mid: is the rest after it?
+            below = last
+            last = judged(releases[mid], releases[bad])
+            if last.verdict == "regression":
+                found.below_mde.append(below)
+                good = mid
+            elif last.verdict == "inconclusive":
+                found.spread_between = (releases[good], releases[bad])
+                return found
+            else:
+                found.undecided_between = (releases[good], releases[mid])
+                return found
     if not (last.reference == releases[good] and last.candidate == releases[bad] and last.verdict == "regression"):
         last = judged(releases[good], releases[bad])
     if last.verdict == "regression":
