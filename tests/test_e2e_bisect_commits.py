@@ -71,7 +71,7 @@ def server_source(root: Path) -> tuple[Path, list[str]]:
 
 def test_a_bisect_over_commits_builds_each_step_and_names_the_commit_that_did_it(real_server_tools, tmp_path):
     repo, commits = server_source(tmp_path)
-    scenario = write_tiny(tmp_path, name="tiny-commits", time=60, transactions=3200, burst=400)
+    scenario = write_tiny(tmp_path, name="tiny-commits", time=60, transactions=2400, burst=400)
     env = {"PERFCI_CACHE": str(tmp_path / "cache"), "PERFCI_BUILD_REPO": str(repo)}
     out = tmp_path / "bisect"
     proc = run_perfci("bisect", str(scenario), "--good", "build:mariadb@good", "--bad", "build:mariadb@main",

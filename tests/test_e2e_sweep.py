@@ -37,7 +37,7 @@ axes:
 
 def test_a_sweep_of_two_releases_gives_b_over_base_per_case_and_resumes(fetched_servers, tmp_path):
     env, _ = fetched_servers
-    scenario = write_tiny(tmp_path, name="tiny-sweep", steps=TWO_PHASES, time=60, transactions=1000, burst=100)
+    scenario = write_tiny(tmp_path, name="tiny-sweep", steps=TWO_PHASES, time=60, transactions=800, burst=100)
     scenario.write_text(scenario.read_text() + SCAN)
     out = tmp_path / "sweep"
     args = ["sweep", str(scenario), "--between", "mysql-8.0.15", "mysql-8.0.31", "--out", str(out), "-q"]
@@ -53,7 +53,7 @@ def test_a_sweep_of_two_releases_gives_b_over_base_per_case_and_resumes(fetched_
         assert all(k.startswith(f"{phase}.") for k in cell["ratios"])  # each case ran its own microbenchmark only
         for r in cell["ratios"].values():
             assert r["low"] <= r["ratio"] <= r["high"] and r["verdict"]
-        assert cell["sizing"].startswith("2 instance pairs x 8 burst pairs")  # PERFCI_AB_SIZE=profile (conftest)
+        assert cell["sizing"].startswith("2 instance pairs x 6 burst pairs")  # PERFCI_AB_SIZE=profile (conftest)
     text = (out / "sweep-tiny-sweep-smoke.md").read_text()
     assert "| write | `write` |" in text and "| scan | `scan` |" in text and "mysql-8.0.31 (8.0.31" in text
     assert (out / "sweep-tiny-sweep-smoke.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

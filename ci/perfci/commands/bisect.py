@@ -23,6 +23,7 @@ from perfci.sessions.sized_ab import Aim, run_sized, sides_of
 from perfci.util.errors import EXIT_INTERRUPTED, EXIT_REGRESSION, BadInput
 from perfci.util.files import write_atomic
 from perfci.util.progress import Progress
+from perfci.util.text import markdown
 
 DECIDED = (Outcome.REGRESSION, Outcome.UNCHANGED, Outcome.IMPROVEMENT)
 
@@ -71,7 +72,7 @@ def line_between(good: str, bad: str) -> tuple[list[str], list[str]]:
         commits = build_line(*specs)
         flavor = specs[0].flavor
         return ([c.spec(flavor) for c in commits],
-                ["Commits in order (first parent):", "", *[f"- `{c.sha[:12]}` {c.subject}" for c in commits]])
+                ["Commits in order (first parent):", "", *[f"- `{c.sha[:12]}` {markdown(c.subject)}" for c in commits]])
     if any(s.scheme == "build" for s in specs):
         raise BadInput(f"--good {good!r} --bad {bad!r}: both ends are build: specs (a bisect over commits) "
                        "or both servers.yaml releases")
