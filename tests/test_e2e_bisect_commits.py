@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_perfci, write_tiny
+from conftest import require_tools, run_perfci, write_tiny
 
 pytestmark = pytest.mark.e2e
 
@@ -70,6 +70,7 @@ def server_source(root: Path) -> tuple[Path, list[str]]:
 
 
 def test_a_bisect_over_commits_builds_each_step_and_names_the_commit_that_did_it(real_server_tools, tmp_path):
+    require_tools("git", "cmake", "ninja", hint="scripts/build-server's tools; scripts/install-deps installs them")
     repo, commits = server_source(tmp_path)
     scenario = write_tiny(tmp_path, name="tiny-commits", time=60, transactions=2400, burst=400)
     env = {"PERFCI_CACHE": str(tmp_path / "cache"), "PERFCI_BUILD_REPO": str(repo)}
