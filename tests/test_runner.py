@@ -139,6 +139,12 @@ def test_the_first_run_prepares_and_saves_the_dataset_the_second_restores_it(tmp
     assert "prepare prepare" in fake1.calls and "stop slow" in fake1.calls
     assert fake1.calls.index("stop slow") < fake1.calls.index("measure before")
     assert saved.dataset.snapshot and saved.dataset.snapshot.saved and not saved.dataset.snapshot.restored
+    # MariaDB 10.11: one start with a small redo log between the slow shutdown and the copy
+    slow = fake1.calls.index("stop slow")
+    assert fake1.calls[slow:slow + 4] == ["stop slow", "start", "stop", "start"]
+    configured, small, again = fake1.started_with
+    assert configured["innodb_log_file_size"] == "512M" and small["innodb_log_file_size"] == 16 << 20
+    assert small["innodb_buffer_pool_dump_at_shutdown"] == "OFF" and again == configured
 
     second, fake2 = plan_for(tmp_path / "2")
     use_snapshots(second, cache)
@@ -149,6 +155,14 @@ def test_the_first_run_prepares_and_saves_the_dataset_the_second_restores_it(tmp
     assert restored.steps[0].replaces == ["prepare", "add-indexes-compress", "delete-half"]
     assert restored.dataset.snapshot and restored.dataset.snapshot.restored
     assert restored.dataset.tables == saved.dataset.tables
+
+
+def test_mysql_saves_its_snapshot_without_an_extra_start(tmp_path):
+    plan, fake = plan_for(tmp_path, version="8.0.31", flavor="mysql")
+    use_snapshots(plan, SnapshotCache(tmp_path / "snapshots"))
+    run(plan, fake.calls)
+    slow = fake.calls.index("stop slow")
+    assert fake.calls[slow - 1:slow + 2] == ["shrink redo", "stop slow", "start"] and len(fake.started_with) == 2
 
 
 def test_a_provider_that_cannot_keep_snapshots_always_prepares(tmp_path):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from perfci.model.flavor import ServerIdentity, Version
 from perfci.model.scenario import cases, load_scenario
-from perfci.run.snapshots import MANIFEST, SnapshotCache, data_prefix, snapshot_spec, spec_key
+from perfci.run.snapshots import MANIFEST, SnapshotCache, data_prefix, shrink_redo, small_redo_restart, snapshot_spec, spec_key
 
 SB = "sysbench 1.0.20"
 
@@ -122,3 +122,18 @@ def test_the_key_changes_with_the_code_that_writes_the_data(monkeypatch):
     before = spec_key(snapshot_spec(case, ident, {}, SB))
     monkeypatch.setattr(snapshots, "data_code_hash", lambda: "0123456789abcdef")
     assert spec_key(snapshot_spec(case, ident, {}, SB)) != before
+
+
+def test_mariadb_gets_its_small_snapshot_redo_log_from_a_start_not_an_online_resize():
+    maria = ServerIdentity("mariadb", Version.parse("10.11.19"), "10.11.19-MariaDB")
+    options = {"innodb_log_file_size": "2G", "innodb_buffer_pool_size": "512M"}
+    small = small_redo_restart(maria, options)
+    assert small == {**options, "innodb_log_file_size": 16 << 20, "innodb_buffer_pool_load_at_startup": "OFF",
+                     "innodb_buffer_pool_dump_at_shutdown": "OFF"}
+    assert small_redo_restart(maria, {**options, "innodb_log_buffer_size": "64M"})["innodb_log_file_size"] == 64 << 20
+    assert small_redo_restart(maria, {"innodb_log_file_size": "16M"}) is None        # small already
+    assert small_redo_restart(maria, {})["innodb_log_file_size"] == 16 << 20          # the 96M default
+    old = ServerIdentity("mariadb", Version.parse("10.2.11"), "10.2.11-MariaDB")
+    mysql = ServerIdentity("mysql", Version.parse("8.0.31"), "8.0.31")
+    assert small_redo_restart(old, options) is None and small_redo_restart(mysql, options) is None
+    assert shrink_redo(None, maria) is False  # never SET GLOBAL innodb_log_file_size (no connection used)

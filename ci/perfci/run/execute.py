@@ -121,11 +121,8 @@ def execute(plan: RunPlan, progress: Progress, keep_workdir: bool = False, runne
             skip_reason = ignored_axis_option(r, effective)
             if skip_reason is None:
                 if snap:
-                    def restart() -> None:
-                        server.start(plan.config_options)
-                        inspector.setup()
                     dataset = snap.restored(ctx, time.monotonic() - t_start) if restore \
-                        else snap.prepare_and_save(ctx, restart)
+                        else snap.prepare_and_save(ctx)
                     run_steps(ctx, r.steps[len(data_prefix(r)):])
                 else:
                     run_steps(ctx, r.steps)

@@ -4,12 +4,11 @@ measure from an equally cold start)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 from perfci.model.result import DatasetState, SnapshotRecord, Step
 from perfci.run.plan import RunPlan
-from perfci.run.snapshots import Lookup, SnapshotCache, SnapshotServer, data_prefix, snapshot_spec, spec_key
+from perfci.run.snapshots import Lookup, SnapshotCache, SnapshotServer, data_prefix, small_redo_restart, snapshot_spec, spec_key
 from perfci.run.steps import StepContext, run_steps
 from perfci.util.errors import InfraFailure
 
@@ -47,7 +46,7 @@ class SnapshotUse:
             key=self.key, restored=True, note=self.found.note, created_at=manifest["created_at"],
             bytes=manifest["bytes"], prepared_steps=manifest["steps"], restore_s=round(start_s, 3)))
 
-    def prepare_and_save(self, ctx: StepContext, restart: Callable[[], None]) -> DatasetState:
+    def prepare_and_save(self, ctx: StepContext) -> DatasetState:
         """Run the data steps, then save the datadir after a slow shutdown and restart on it."""
         server = self.plan.provider
         run_steps(ctx, data_prefix(self.plan.resolved))
@@ -55,12 +54,17 @@ class SnapshotUse:
         with ctx.progress.step("snapshot: slow shutdown, copy the datadir, restart"):
             ctx.inspector.prepare_snapshot_shutdown()
             clean = server.stop(slow=True)
+            small_redo = small_redo_restart(server.identity, self.plan.config_options)
+            if clean and small_redo:
+                server.start(small_redo)
+                clean = server.stop()
             entry = self.cache.save(self.key, self.spec, server.datadir,
                                     SnapshotServer(flavor=server.identity.flavor,
                                                    full_version=server.identity.full_version),
                                     clean, {k: v.model_dump() for k, v in tables.items()},
                                     [s.model_dump(mode="json") for s in ctx.steps])
-            restart()  # the same datadir, as cold as a restore
+            server.start(self.plan.config_options)  # the same datadir, as cold as a restore
+            ctx.inspector.setup()
             bp = ctx.inspector.wait_buffer_pool_load()
         note = (self.found.note if self.found else "") if entry else "the shutdown was not clean: snapshot not saved"
         return DatasetState(tables=tables, snapshot=SnapshotRecord(

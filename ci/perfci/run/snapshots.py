@@ -30,8 +30,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict
 
-from perfci.model.flavor import ServerIdentity
+from perfci.model.flavor import ServerIdentity, Version
+from perfci.model.result import ConfigValue
 from perfci.model.scenario import ApplyLayoutStep, DeleteRandomStep, PrepareStep, ResolvedScenario
+from perfci.providers.capabilities import parse_size
 from perfci.util.files import write_json_atomic
 
 MANIFEST = "manifest.json"
@@ -94,18 +96,42 @@ def snapshot_spec(resolved: ResolvedScenario, identity: ServerIdentity, options:
     }
 
 
+SNAPSHOT_REDO_BYTES = 16 << 20
+
+
 def shrink_redo(conn, identity: ServerIdentity) -> bool:
-    """Best effort before the snapshot's shutdown: a small redo log makes a small
-    snapshot (after a slow shutdown its content is not needed); the restored server
-    resizes it to its configured size at start. Servers that cannot, keep theirs."""
-    sql = ("SET GLOBAL innodb_log_file_size = GREATEST(@@innodb_log_buffer_size, 16777216)"
-           if identity.flavor == "mariadb" else "SET GLOBAL innodb_redo_log_capacity = 8388608")
+    """Best effort before the snapshot's shutdown on MySQL 8.0.30+, which resizes its redo
+    log online: a small redo log makes a small snapshot (after a slow shutdown its
+    content is not needed); the restored server resizes it to its configured size at
+    start. MariaDB is shrunk by a start instead (`small_redo_restart`); servers that
+    can do neither keep theirs."""
+    if identity.flavor == "mariadb":
+        return False
     try:
         with conn.cursor() as cur:
-            cur.execute(sql)
+            cur.execute("SET GLOBAL innodb_redo_log_capacity = 8388608")
         return True
     except Exception:  # noqa: BLE001 - any server error just means: keep the log as it is
         return False
+
+
+def small_redo_restart(identity: ServerIdentity, options: dict[str, ConfigValue]) -> dict[str, ConfigValue] | None:
+    """The options of one extra start (and clean stop) after MariaDB's slow shutdown that
+    leaves the snapshot a small redo log: MariaDB resizes ib_logfile0 at start, the path
+    every restore takes anyway. Not `SET GLOBAL innodb_log_file_size` (online resize)
+    before the shutdown: on 10.11.19 that once left a log whose last checkpoint record
+    was missing, and the restart refused the datadir ("Missing FILE_CHECKPOINT").
+    The buffer pool dump of the slow shutdown is kept (neither loaded nor rewritten).
+    None where there is nothing to do: MySQL, and MariaDB before 10.11 (a log file
+    written in full at every resize; they keep theirs, as before)."""
+    if identity.flavor != "mariadb" or identity.version < Version.parse("10.11.0"):
+        return None
+    configured = parse_size(options.get("innodb_log_file_size", 96 << 20))
+    small = max(SNAPSHOT_REDO_BYTES, parse_size(options.get("innodb_log_buffer_size", 0)))
+    if configured <= small:
+        return None
+    return {**options, "innodb_log_file_size": small, "innodb_buffer_pool_load_at_startup": "OFF",
+            "innodb_buffer_pool_dump_at_shutdown": "OFF"}
 
 
 class SnapshotServer(TypedDict):

@@ -119,10 +119,7 @@ class SideServer:
         if snap and restore:
             snap.restored(self.ctx, time.monotonic() - t0)
         elif snap:
-            def restart() -> None:
-                server.start(plan.config_options)
-                self.inspector.setup()
-            snap.prepare_and_save(self.ctx, restart)
+            snap.prepare_and_save(self.ctx)
         else:
             run_steps(self.ctx, data_prefix(plan.resolved))
         container = getattr(server, "container", None) if server.kind == "docker" else None
