@@ -41,8 +41,11 @@ class FakeProvider:
     def known_options(self) -> set[str] | None:
         return self._known
 
+    commit: str | None = None  # a build: spec's commit, as LocalServer records it
+
     def describe(self) -> dict:
-        return {"provider": self.kind, "binary": "/fake/mariadbd"}
+        described = {"provider": self.kind, "binary": "/fake/mariadbd"}
+        return {**described, "commit": self.commit} if self.commit else described
 
     def start(self, options: dict, restore_from: Path | None = None) -> None:
         self.calls.append(f"start{' restore' if restore_from else ''}")

@@ -242,3 +242,72 @@ def test_an_issue_whose_servers_are_two_builds_of_one_line_carries_the_bisect_ov
     for a, b in (("build:mariadb@v8.0.30", "build:mysql@trunk"), ("build:mysql@trunk", "build:mysql@trunk"),
                  ("build:mysql@v8.0.30", "mysql-8.0.31")):
         assert bisect_command("microbench", c.model_copy(update={"a": a, "b": b}), "default", "x.qps") is None
+
+
+def test_a_commit_on_a_pinned_build_line_is_trusted_and_one_off_it_is_not(tmp_path, monkeypatch):
+    """A nightly of `build:mariadb@main` records the commit it built (`build:mariadb@<sha>`,
+    the next test): the next night's reference A/B may build that commit again, and any
+    commit main descends from; a commit main does not contain (a pull request's) never."""
+    import subprocess
+
+    import pytest
+
+    from perfci.sessions.confirm import pinned_server
+    from perfci.util.errors import BadInput
+    repo = tmp_path / "src"
+    repo.mkdir()
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(repo), "-c", "user.name=d", "-c", "user.email=d@d", *args],
+                              check=True, capture_output=True, text=True).stdout.strip()
+    git("init", "-q", "-b", "main")
+    for i in range(2):
+        (repo / "f").write_text(f"{i}\n")
+        git("add", "f")
+        git("commit", "-qm", f"c{i}")
+    first, head = git("rev-list", "--reverse", "main").split()
+    git("checkout", "-qb", "pull-request")
+    (repo / "f").write_text("untrusted\n")
+    git("commit", "-qam", "a pull request")
+    off_line = git("rev-parse", "HEAD")
+    project = tmp_path / "project"
+    (project / "scripts").mkdir(parents=True)
+    (project / "scripts" / "build-server").symlink_to(REPO / "scripts" / "build-server")
+    (project / "servers.yaml").write_text("servers:\n  - id: mariadb-main\n    spec: build:mariadb@main\n")
+    for name, value in {"PERFCI_ROOT": project, "PERFCI_BUILD_REPO": repo, "PERFCI_CACHE": tmp_path / "cache",
+                        "PERFCI_LOCK_FILE": tmp_path / "host.lock"}.items():
+        monkeypatch.setenv(name, str(value))
+    monkeypatch.delenv("PERFCI_HOST_LOCK_HELD", raising=False)
+    for sha in (first, head):
+        assert pinned_server(f"build:mariadb@{sha}") == f"build:mariadb@{sha}"
+    for spec in (f"build:mariadb@{off_line}", f"build:mysql@{head}", "build:mariadb@pull-request"):
+        with pytest.raises(BadInput, match="is not pinned in servers.yaml"):
+            pinned_server(spec)
+
+
+def test_a_build_of_a_branch_is_reproduced_by_the_commit_it_built(tmp_path):
+    from pathlib import Path
+
+    from perfci.providers.basedirs import build_commit, pinned_to_commit
+    from perfci.providers.spec import parse_spec
+    sha = "0123456789abcdef0123456789abcdef01234567"
+    assert build_commit(Path(f"/cache/builds/mysql-{sha}-0123456789ab")) == sha
+    assert build_commit(Path("/opt/mysql-8.0.31")) is None
+    assert pinned_to_commit(parse_spec("build:mysql@8.0"), sha) == f"build:mysql@{sha}"
+    assert pinned_to_commit(parse_spec("build:mysql@8.0"), None) == "build:mysql@8.0"
+    assert pinned_to_commit(parse_spec("local"), None) == "local"
+
+
+def test_the_issue_of_a_build_names_the_commit_it_was_built_from(tmp_path):
+    from perfci.alert.issues import body_for
+    sha = "0123456789abcdef0123456789abcdef01234567"
+    root = tmp_path / "baselines"
+    update(write_results(tmp_path / "base", [make_result(tps=1000 + 5 * i) for i in range(5)]), root=root)
+    data = make_result(tps=600).dump()
+    data["server"]["commit"] = sha
+    path = tmp_path / "candidate.json"
+    path.write_text(json.dumps(data))
+    from perfci.store.results import load_result
+    [comp] = compare([load_result(path)], baseline_root=root)
+    body = body_for(comp, comp.regressions[0], "fp", "")
+    assert f"built from commit `{sha}`" in body

@@ -55,6 +55,16 @@ def test_steps_run_in_order_and_the_result_is_assembled(tmp_path):
     assert "innodb_use_fdatasync" not in fake.started_with[0]
 
 
+def test_a_build_of_a_branch_is_reproduced_as_the_commit_it_built(tmp_path):
+    sc, path = load_scenario("rebuild-after-delete")
+    [resolved] = cases(sc, "smoke", str(path))[:1]
+    fake = FakeProvider(tmp_path / "work")
+    fake.kind, fake.commit = "build", "0123456789abcdef0123456789abcdef01234567"
+    result = run(plan_case(resolved, path, fake, "build:mariadb@main", [], []), fake.calls)
+    assert result.reproduce.endswith(f"--server build:mariadb@{fake.commit}")
+    assert result.server.commit == fake.commit
+
+
 def test_an_override_is_recorded_and_reproduced(tmp_path):
     plan, fake = plan_for(tmp_path, overrides=[Requested("innodb_flush_log_at_trx_commit", "1", "override")])
     result = run(plan, fake.calls)

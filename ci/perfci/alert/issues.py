@@ -88,7 +88,8 @@ def body_for(comp: CaseComparison, row: MetricRow, fp: str, run_url: str,
         f"- case: {markdown(comp.label)}",
         "- current: " + ", ".join(code_span(r.id) for r in comp.results),
         f"- baseline: {code_span(str(comp.baseline_file))} ({len(row.baseline)} samples)",
-        f"- server: {markdown(first.server.full_version or first.server.version)} · scenario hash "
+        f"- server: {markdown(first.server.full_version or first.server.version)}"
+        + (f" built from commit {code_span(first.server.commit)}" if first.server.commit else "") + " · scenario hash "
         f"{code_span(first.scenario.hash[:19] + '…')}",
         f"- host: {code_span(first.host.hostname)} ({markdown(first.host.cpu_model)}, {first.host.cpus} CPUs)",
     ]

@@ -144,6 +144,7 @@ class Server(StrictModel):
     line: str = Field("", description="the release line issues and baselines follow, e.g. mysql-8.0")
     binary: str | None = None
     basedir: str | None = None
+    commit: str | None = Field(None, description="build: the git commit scripts/build-server built")
     image: str | None = None
     image_digest: str | None = None
     image_id: str | None = None

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from perfci.providers.base import ServerProvider
-from perfci.providers.basedirs import build_basedir, tarball_basedir
+from perfci.providers.basedirs import build_basedir, build_commit, tarball_basedir
 from perfci.providers.docker import DockerServer
 from perfci.providers.dsn import DsnServer
 from perfci.providers.local import LocalServer
@@ -29,8 +29,10 @@ def open_provider(spec_text: str, workdir: Path) -> ServerProvider:
     if spec.scheme == "local":
         return LocalServer(Path(spec.path) if spec.path else None, workdir)
     if spec.scheme in ("tarball", "build", "maven"):
-        server = LocalServer(fetched_basedir(spec), workdir)
+        basedir = fetched_basedir(spec)
+        server = LocalServer(basedir, workdir)
         server.kind = spec.scheme
+        server.commit = build_commit(basedir) if spec.scheme == "build" else None
         return server
     if spec.scheme == "docker":
         return DockerServer(spec.image, workdir, network=spec.network)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import tarfile
@@ -176,6 +177,32 @@ def build_line(good: ServerSpec, bad: ServerSpec) -> list[Commit]:
         raise BadInput(f"--good {good.text!r} --bad {bad.text!r}: the same commit ({commits[0].sha[:12] if commits else '?'}): "
                        "nothing to bisect")
     return commits
+
+
+def build_commit(basedir: Path) -> str | None:
+    """The commit a build: install dir was built from (scripts/build-server names it
+    FLAVOR-COMMIT-FLAGSHASH), or None for a dir it did not make."""
+    m = re.fullmatch(r"[a-z]+-([0-9a-f]{40})-[0-9a-f]{12}", basedir.name)
+    return m.group(1) if m else None
+
+
+def pinned_to_commit(spec: ServerSpec, commit: str | None) -> str:
+    """A build: spec on a branch or tag, as the spec of the commit it gave
+    (`build:mysql@8.0` -> `build:mysql@<sha>`): the reproduce command of a result names
+    what ran, and tomorrow's reference A/B can build last night's commit again."""
+    return f"build:{spec.flavor}@{commit}" if spec.scheme == "build" and commit else spec.text
+
+
+def on_build_line(commit: ServerSpec, line: ServerSpec) -> bool:
+    """Whether `commit` (a build: spec at a sha) is on `line`'s first-parent history
+    (an ancestor of its ref, or its ref itself): what a result may name and still be
+    built without review. A commit of a pull request or of another branch is not."""
+    done = subprocess.run([str(_build_server_script(line)), "--commits", line.flavor, commit.ref, line.ref],
+                          capture_output=True, text=True)
+    if done.returncode in (0, 2):
+        return done.returncode == 0
+    last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
+    raise InfraFailure(f"{commit.text} on the line of {line.text}: scripts/build-server --commits: {last}")
 
 
 def _failure_of(output: str) -> str:

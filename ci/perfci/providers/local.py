@@ -124,6 +124,7 @@ def find_binary(basedir: Path | None) -> Path:
 
 class LocalServer:
     kind = "local"
+    commit: str | None = None  # a build: spec's: the commit scripts/build-server built
     supports_snapshots = True  # the datadir is a host directory we own
 
     def __init__(self, basedir: Path | None, workdir: Path):
@@ -173,8 +174,9 @@ class LocalServer:
         return self._known
 
     def describe(self) -> dict:
-        return {"provider": self.kind, "binary": str(self.binary),
-                "basedir": str(self.basedir) if self.basedir else None}
+        described: dict = {"provider": self.kind, "binary": str(self.binary),
+                           "basedir": str(self.basedir) if self.basedir else None}
+        return {**described, "commit": self.commit} if self.commit else described
 
     @property
     def where(self) -> str:

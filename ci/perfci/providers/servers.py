@@ -133,21 +133,27 @@ def pinned_in_git_history(spec: str, path: Path | None = None) -> bool:
     """Whether the project's servers.yaml pinned `spec` in any commit of its git history:
     the reference server of a nightly whose id was bumped since is no longer in the
     file, but a reviewed commit put it there (needs the full history: fetch-depth 0)."""
+    return spec in specs_in_git_history(path)
+
+
+def specs_in_git_history(path: Path | None = None) -> set[str]:
+    """Every spec the project's servers.yaml has pinned, in any commit (none without git)."""
     path = path or project_file(SERVERS_FILE)
     if path is None or not path.is_file():
-        return False
+        return set()
     try:
         log = subprocess.run(["git", "log", "-p", "--format=", "--", path.name], cwd=path.parent,
                              capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired):
-        return False
+        return set()
     if log.returncode != 0:
-        return False
+        return set()
+    specs = set()
     for line in log.stdout.splitlines():
         key, _, value = line[1:].strip().partition(":")
-        if line[:1] in "+- " and key.strip().lstrip("- ") == "spec" and value.strip().strip("'\"") == spec:
-            return True
-    return False
+        if line[:1] in "+- " and key.strip().lstrip("- ") == "spec":
+            specs.add(value.strip().strip("'\""))
+    return specs
 
 
 def id_of_spec(spec: str) -> str | None:

@@ -16,8 +16,10 @@ from perfci.model.result import ConfigNote, ConfigValue
 from perfci.model.scenario import ResolvedScenario, cases, config_text, load_scenario
 from perfci.providers import open_provider
 from perfci.providers.base import ServerProvider
+from perfci.providers.basedirs import pinned_to_commit
 from perfci.providers.capabilities import Requested, UnknownOption, normalize, plan_config
 from perfci.providers.mycnf import check_not_reserved
+from perfci.providers.spec import parse_spec
 from perfci.run import sysbench
 from perfci.run.snapshots import SnapshotCache, data_prefix
 from perfci.util.errors import BadInput
@@ -119,7 +121,11 @@ def ignored_axis_option(resolved: ResolvedScenario, effective: dict[str, str]) -
 
 
 def reproduce_command(plan: RunPlan) -> str:
-    args = ["perfci", "run", plan.resolved.name, "--profile", plan.resolved.profile, "--server", plan.server_spec]
+    """The command that runs this case again: a build: spec on a branch is written as
+    the commit it built."""
+    commit = plan.provider.describe().get("commit")
+    server = pinned_to_commit(parse_spec(plan.server_spec), commit if isinstance(commit, str) else None)
+    args = ["perfci", "run", plan.resolved.name, "--profile", plan.resolved.profile, "--server", server]
     if plan.resolved.case != "default":
         args += ["--case", plan.resolved.case]
     for req in plan.requested:

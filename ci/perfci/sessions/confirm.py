@@ -23,6 +23,7 @@ split into bursts). Its outcome, per case:
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from pathlib import Path
 from typing import Literal
@@ -35,8 +36,10 @@ from perfci.model.abratio import AbRatio
 from perfci.model.base import StrictModel
 from perfci.model.formats import FileFormat, JsonObject
 from perfci.model.result import ResultId
+from perfci.providers.basedirs import on_build_line
 from perfci.providers.mycnf import parse_override
-from perfci.providers.servers import id_of_spec, pinned_in_git_history, resolve_server
+from perfci.providers.servers import id_of_spec, load_servers, pinned_in_git_history, resolve_server, specs_in_git_history
+from perfci.providers.spec import parse_spec
 from perfci.sessions.rounds import Side
 from perfci.sessions.sized_ab import Aim, run_sized
 from perfci.store.baseline import Baseline, Sample
@@ -98,15 +101,27 @@ def run_args(reproduce: str) -> tuple[str, tuple[str, ...]] | None:
 
 def pinned_server(text: str) -> str:
     """The spec of a server a reproduce string names, if this checkout trusts it: `local`,
-    an id of servers.yaml, or a spec pinned there. A reproduce string comes from result
-    files and the results branch: a `tarball:`/`build:` spec written there must not
-    decide what runs on the benchmark host."""
+    an id of servers.yaml, or a spec pinned there, now or in its git history; or a
+    `build:FLAVOR@SHA` on the line of a build: spec pinned there (what a nightly of a
+    branch records: the commit it built). A reproduce string comes from result files
+    and the results branch: a `tarball:`/`build:` spec written there must not decide
+    what runs on the benchmark host."""
     resolved = resolve_server(text)
     if (resolved.server_id is None and text != "local" and id_of_spec(text) is None
-            and not pinned_in_git_history(text)):
+            and not pinned_in_git_history(text) and not on_a_pinned_build_line(text)):
         raise BadInput(f"server {text!r} is not pinned in servers.yaml: confirm runs only `local`, "
-                       "the ids of servers.yaml and the specs pinned there, now or in its git history")
+                       "the ids of servers.yaml and the specs pinned there, now or in its git history, "
+                       "and the commits of a pinned build: spec's line")
     return resolved.spec
+
+
+def on_a_pinned_build_line(text: str) -> bool:
+    spec = parse_spec(text)
+    if spec.scheme != "build" or not re.fullmatch(r"[0-9a-f]{40}", spec.ref):
+        return False
+    pinned = {e.spec for e in load_servers().servers} | specs_in_git_history()
+    lines = [parse_spec(p) for p in sorted(pinned) if p.startswith(f"build:{spec.flavor}@")]
+    return any(on_build_line(spec, line) for line in lines)
 
 
 def last_good(baseline: Baseline) -> Sample | None:
