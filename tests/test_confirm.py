@@ -175,7 +175,8 @@ def test_a_regression_only_the_reference_ab_sees_opens_its_issue_that_night(tmp_
     first = next(line for line in text.splitlines() if line.startswith("**"))
     assert first == ("**before.tps** is worse on tonight's server than on the reference, side by side on this runner: "
                      "B/A 0.951 [0.930, 0.972] (99.97% interval); this A/B could see 3.1% (90 % power).")
-    assert "A 1000 · B 951" in text and "(10.11.6-MariaDB)" in text and "9 instance pairs x 20 burst pairs" in text
+    assert "| `before.tps` | 1000 | 951 | 0.951 [0.930, 0.972] | 3.1% |" in text
+    assert "(10.11.6-MariaDB)" in text and "9 instance pairs x 20 burst pairs" in text
     assert ("perfci ab tiny --profile smoke --a mariadb-10.11 --b local --b-config x=1" in text)
 
 
@@ -309,5 +310,5 @@ def test_the_issue_of_a_build_names_the_commit_it_was_built_from(tmp_path):
     path.write_text(json.dumps(data))
     from perfci.store.results import load_result
     [comp] = compare([load_result(path)], baseline_root=root)
-    body = body_for(comp, comp.regressions[0], "fp", "")
+    body = body_for(comp, comp.regressions, "fp", "")
     assert f"built from commit `{sha}`" in body

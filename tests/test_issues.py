@@ -47,8 +47,9 @@ def test_first_regression_opens_second_comments_clean_runs_close(setup, tmp_path
         tps_issue = next(i for i in fake.issues.values() if "before.tps" in i["title"])
         labels = {lab["name"] for lab in tps_issue["labels"]}
         assert labels == {"perf-regression", "scenario:tiny", "server:mariadb-10.11"}  # the line, not the patch
-        fp = fingerprint(CaseIdentity.of(make_result()), "before.tps")
+        fp = fingerprint(CaseIdentity.of(make_result()))
         assert f"<!-- perfci-fingerprint: {fp} -->" in tps_issue["body"]
+        assert len(fake.issues) == 1  # one issue for the case, whatever moved with tps
         assert "perfci run tiny --profile smoke" in tps_issue["body"] and "https://ci.example/run/1" in tps_issue["body"]
         opened = len(fake.issues)
 
@@ -92,7 +93,7 @@ def test_dry_run_writes_issue_files_named_by_fingerprint(setup, tmp_path):
     out = tmp_path / "issues"
     proc = run_perfci("issues", "sync", candidate(700), "--baseline-dir", str(root), "--dry-run", "--out", str(out))
     assert proc.returncode == 0, proc.stderr
-    fp = fingerprint(CaseIdentity.of(make_result()), "before.tps")
+    fp = fingerprint(CaseIdentity.of(make_result()))
     text = (out / f"{fp}.md").read_text()
     assert text.startswith("# Perf regression: before.tps") and "labels: perf-regression" in text
     # the phase's tps per interval as a chart GitHub draws itself (an image would need a public URL)
@@ -114,10 +115,10 @@ def test_a_patch_upgrade_keeps_the_issue_of_its_server_line(setup, tmp_path):
         proc = sync(fake, tmp_path, root, candidate(700, version="10.11.20"))
         assert proc.returncode == 0, proc.stderr
         assert fake.issues.keys() == opened.keys() and "commented on #" in proc.stdout
-    assert fingerprint(CaseIdentity.of(make_result(version="10.11.20")), "before.tps") == \
-        fingerprint(CaseIdentity.of(make_result(version="10.11.19")), "before.tps")
-    assert fingerprint(CaseIdentity.of(make_result(version="10.11.20"), "version"), "before.tps") != \
-        fingerprint(CaseIdentity.of(make_result(version="10.11.19"), "version"), "before.tps")
+    assert fingerprint(CaseIdentity.of(make_result(version="10.11.20"))) == \
+        fingerprint(CaseIdentity.of(make_result(version="10.11.19")))
+    assert fingerprint(CaseIdentity.of(make_result(version="10.11.20"), "version")) != \
+        fingerprint(CaseIdentity.of(make_result(version="10.11.19"), "version"))
 
 
 def test_only_perfcis_own_clean_comments_count_towards_closing(setup, tmp_path):
@@ -150,8 +151,10 @@ def test_axis_values_are_escaped_in_issue_titles_and_bodies(tmp_path):
     with FakeGitHub(tmp_path) as fake:
         proc = sync(fake, tmp_path, root, str(path))
         assert proc.returncode == 0, proc.stderr
-        issue = next(i for i in fake.issues.values() if "before.tps" in i["title"])
+        [issue] = fake.issues.values()  # tps, latency and their counters moved: one issue for the case
     body, title = issue["body"], issue["title"]
+    assert "`before.tps`" in body and "`before.latency_ms_avg`" in body
+    assert title.startswith("Perf regression: before.tps -30.7 % and 9 more · tiny/smoke/")
     assert "@someone" not in title and "@\u200bsomeone" in title
     outside_code = body.split("````sh")[0]
     assert "@someone" not in outside_code and "@\u200bsomeone" in outside_code
@@ -203,3 +206,29 @@ def test_a_long_phase_is_charted_in_at_most_sixty_points_averaged():
     from perfci.report.plots import MAX_POINTS, _downsample
     drawn = _downsample([float(i) for i in range(130)])
     assert len(drawn) <= MAX_POINTS and drawn[0] == 1.0 and drawn[-1] == 129.0  # chunks of 3, the last one alone
+
+
+def test_issues_opened_per_metric_by_an_older_perfci_hand_over_to_the_case_issue(setup, tmp_path):
+    """Before one issue per case, each metric had its own. A clean night counts on them as
+    before; the night the case regresses, its own issue opens and the old ones close,
+    pointing to it; after that the case's issue carries the case."""
+    from perfci.alert.issues import metric_fingerprint
+    root, candidate = setup
+    case = CaseIdentity.of(make_result())
+    with FakeGitHub(tmp_path) as fake:
+        for number, key in ((1, "before.tps"), (2, "before.latency_ms_avg")):
+            fake.issues[number] = {"number": number, "title": f"Perf regression: {key}", "state": "open",
+                                   "body": f"<!-- perfci-fingerprint: {metric_fingerprint(case, key)} -->",
+                                   "user": {"login": fake.login}, "labels": [{"name": "perf-regression"}]}
+            fake.comments[number] = []
+        proc = sync(fake, tmp_path, root, candidate(1010))
+        assert proc.returncode == 0, proc.stderr
+        assert all("Clean run 1 of 2" in fake.comments[n][-1]["body"] for n in (1, 2)) and len(fake.issues) == 2
+        proc = sync(fake, tmp_path, root, candidate(700))
+        assert proc.returncode == 0, proc.stderr
+        assert "opened #3 (before.tps)" in proc.stdout
+        assert fake.issues[3]["body"].startswith(f"<!-- perfci-fingerprint: {fingerprint(case)} -->")
+        for n in (1, 2):
+            assert fake.issues[n]["state"] == "closed" and "continues in #3" in fake.comments[n][-1]["body"]
+        proc = sync(fake, tmp_path, root, candidate(690))
+        assert "commented on #3" in proc.stdout and len(fake.issues) == 3

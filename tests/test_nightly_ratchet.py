@@ -22,6 +22,7 @@ from statistics import NormalDist
 import numpy as np
 import pytest
 
+from perfci.alert.issues import DEFAULT_CLOSE_AFTER
 from perfci.alert.nightly import NightOptions, run_night
 from perfci.judge import design
 from perfci.model.abratio import AbRatio
@@ -81,15 +82,21 @@ def run_nights(tmp_path: Path, seed: int, reference_ab: ReferenceAB | None = Non
 
 
 def openings(actions: list[list[str]]) -> list[int]:
-    """The nights on which an issue would open: a threshold or change-point issue file
-    (one per fingerprint) written for the first time. Metrics that move together
-    (tps, qps, latency of one phase) open on the same night: one event."""
-    first: dict[str, int] = {}
+    """The nights on which an issue would open: a case's issue file (threshold, or change
+    point) written when none was written on the `DEFAULT_CLOSE_AFTER` nights before (an
+    issue of the case still open then would have been commented, not opened; after that
+    many nights without a regression it would have been closed). Metrics that move
+    together (tps, qps, latency of one phase) are one case's issue: one event."""
+    last: dict[str, int] = {}
+    opened = set()
     for n, lines in enumerate(actions, 1):
         for a in lines:
             if a.startswith("wrote "):
-                first.setdefault(Path(a.removeprefix("wrote ")).name, n)
-    return sorted(set(first.values()))
+                name = Path(a.removeprefix("wrote ")).name.split("-change-")[0]
+                if name not in last or n - last[name] > DEFAULT_CLOSE_AFTER:
+                    opened.add(n)
+                last[name] = n
+    return sorted(opened)
 
 
 def drift(baselines: list[float]) -> float:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from perfci.alert.issues import title_for
+from perfci.alert.issues import lead_first, title_for
 from perfci.judge.compare import Rules, compare, family_confidence
 from perfci.judge.noise import MetricNoise, NoiseModel, save
 from perfci.model.result import Result
@@ -57,8 +57,11 @@ def test_more_work_per_transaction_is_flagged_by_the_work_gate_at_the_familys_le
     text = comparison_markdown([comp], comp.rules.confidence)
     assert "🔴 work changed (more per txn)" in text
     assert "**Work changed**: 1 of 4 counters" in text and "`after.global_status.Innodb_pages_written` +5.0 %" in text
-    assert title_for(comp.identity, row).startswith("Work changed: after.global_status.Innodb_pages_written +5.0 %")
-    assert title_for(comp.identity, next(r for r in comp.rows if r.key == "after.tps")).startswith("Perf regression")
+    assert title_for(comp.identity, lead_first(comp.regressions)).startswith(
+        "Work changed: after.global_status.Innodb_pages_written +5.0 % · ")
+    tps = next(r for r in comp.rows if r.key == "after.tps")  # with a metric beside it, the metric leads
+    assert title_for(comp.identity, lead_first([row, tps])).startswith("Perf regression: after.tps ")
+    assert title_for(comp.identity, lead_first([row, tps])).split(" · ")[0].endswith(" and 1 more")
 
 
 def test_less_work_is_reported_as_work_changed_but_is_no_regression(tmp_path):

@@ -1,15 +1,15 @@
-"""Issues for persisting changes (judge/changes.py): one issue per (case, metric,
-location), or a comment on the open threshold issue of the same fingerprint."""
+"""Issues for persisting changes (judge/changes.py): a comment on the case's open
+issue, or an issue of the case's own fingerprint (one per case, see issues.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from perfci.alert.github import GitHub, Issue, body_of, login
-from perfci.alert.issues import FINGERPRINT_RE, REGRESSION_MARK, TRIAGE_HELP, fingerprint, labels_for, markers
+from perfci.alert.issues import FINGERPRINT_RE, REGRESSION_MARK, TRIAGE_HELP, fingerprint, labels_for, markers, metric_fingerprint
 from perfci.judge.changes import Change, persisting_changes
 from perfci.judge.compare import CaseComparison, MetricRow, moved_counters
-from perfci.model.identity import CaseIdentity
+from perfci.model.identity import CaseIdentity, slug
 from perfci.report.table import table
 from perfci.store.history import Histories, HistoryRecord, case_history
 from perfci.util.files import write_atomic
@@ -78,9 +78,9 @@ def _told(gh: GitHub, issue: Issue, mark: str) -> bool:
 
 def sync_changes(comparisons: list[CaseComparison], history_root: Path | Histories, gh: GitHub | None = None,
                  dry_run_dir: Path | None = None, site_url: str = "") -> list[str]:
-    """One issue per (case, metric, change location): a change a threshold issue of the
-    same fingerprint already covers is a comment there (one conversation per problem);
-    a change any issue (open or closed) has reported is not reported again."""
+    """A change point is a comment on its case's open issue (one conversation per case),
+    else an issue of its own (which is then the case's issue); a change any issue of the
+    case (open or closed) has reported is not reported again."""
     actions: list[str] = []
     known = gh.issues("all") if gh else []
     for comp in comparisons:
@@ -97,18 +97,21 @@ def sync_changes(comparisons: list[CaseComparison], history_root: Path | Histori
 
 def _report(case: CaseIdentity, row: MetricRow, change: Change, reproduce: str, known: list[Issue],
             gh: GitHub | None, dry_run_dir: Path | None, site_url: str) -> list[str]:
-    fp = fingerprint(case, row.key)
+    fp = fingerprint(case)
     mark = CHANGE_MARK.format(change.location.result_id)
     text = change_text(case, change, reproduce, site_url)
     body = "\n".join([*markers(fp, case, change.location.result_id), REGRESSION_MARK, *text, "", TRIAGE_HELP, ""])
     if gh is None:
-        path = Path(dry_run_dir or ".") / f"{fp}-change-{change.index}.md"
+        path = Path(dry_run_dir or ".") / f"{fp}-change-{slug(row.key)}-{change.index}.md"
         write_atomic(path, f"# {title_for(case, change)}\n\nlabels: {', '.join(labels_for(case))}\n\n{body}")
         return [f"wrote {path}"]
-    same = [i for i in known if (m := FINGERPRINT_RE.search(body_of(i))) and m.group(1) == fp]
+    # the case's issue, or one an older perfci opened for this metric alone
+    ours = {fp, metric_fingerprint(case, row.key)}
+    same = [i for i in known if (m := FINGERPRINT_RE.search(body_of(i))) and m.group(1) in ours]
     if any(_told(gh, i, mark) for i in same):
         return []
-    open_one = next((i for i in same if i.get("state") == "open"), None)
+    open_ones = [i for i in same if i.get("state") == "open"]
+    open_one = next((i for i in open_ones if f"perfci-fingerprint: {fp}" in body_of(i)), next(iter(open_ones), None))
     if open_one is not None:
         gh.comment(open_one["number"], "\n".join(["Change point found in the nightly history:", "", *text]))
         return [f"change point of {row.key} at {change.location.result_id}: commented on #{open_one['number']}"]

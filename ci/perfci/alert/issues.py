@@ -1,9 +1,13 @@
 """Regression issues on GitHub through the GitHub CLI (`gh api`, REST).
 
-One issue per fingerprint (runner class, server, scenario, profile, case,
-metric), kept in a hidden marker in the body. A repeated regression comments on
-the open issue; after K consecutive clean runs the issue gets a comment and is
-closed. `dry_run_dir` writes the issue Markdown to files instead (used under act).
+One issue per case (runner class, server line, scenario, profile, case): its
+fingerprint is kept in a hidden marker in the body, and every metric of the case
+that regressed that night is in it (one slowdown moves tps, latency and the
+counters together: one conversation, not one per metric). A repeated regression
+comments on the open issue; after K consecutive clean nights of the case the issue
+gets a comment and is closed. Issues opened per metric by an older perfci are
+closed with a pointer the night their case's issue is written, or by their own
+clean nights. `dry_run_dir` writes the issue Markdown to files instead (used under act).
 """
 
 from __future__ import annotations
@@ -40,8 +44,13 @@ TRIAGE_HELP = (f"Expected? Add the label `{ACCEPT_LABEL}` or comment `/perfci ac
                "resets this case's baseline at the first regressed night and closes the issue.")
 
 
-def fingerprint(case: CaseIdentity, metric_key: str) -> str:
-    """Stable across patch upgrades: the case identity follows the server line."""
+def fingerprint(case: CaseIdentity) -> str:
+    """The case's issue; stable across patch upgrades (the case identity follows the server line)."""
+    return hashlib.sha256(case.key().encode()).hexdigest()[:16]
+
+
+def metric_fingerprint(case: CaseIdentity, metric_key: str) -> str:
+    """The issue of one metric of a case, as perfci opened them before one issue per case."""
     return hashlib.sha256(case.key(metric_key).encode()).hexdigest()[:16]
 
 
@@ -49,13 +58,27 @@ def labels_for(case: CaseIdentity) -> list[str]:
     return [LABEL, f"scenario:{case.scenario}", f"server:{case.server}"]
 
 
-def title_for(case: CaseIdentity, row: MetricRow, confirmation: Confirmation | None = None) -> str:
+def lead_first(rows: list[MetricRow]) -> list[MetricRow]:
+    """Regressed rows in the scenario's order (its headline metrics first), the counters
+    of the work-changed gate after them: the first leads the title and the body."""
+    return sorted(rows, key=lambda r: r.gate == "work")
+
+
+def _and_more(lead: str, n: int) -> str:
+    return lead + (f" and {n - 1} more" if n > 1 else "")
+
+
+def _where(case: CaseIdentity) -> str:
+    return f"{case.scenario}/{case.profile}/{case.case} on {case.server} ({case.runner_class})"
+
+
+def title_for(case: CaseIdentity, rows: list[MetricRow], confirmation: Confirmation | None = None) -> str:
     # case ids carry axis values from scenario files: no mentions, one line
-    kind = ("Work changed" if row.gate == "work" else
-            "Runner or harness drift" if confirmation is not None and confirmation.unchanged_server else
-            "Perf regression")
-    return issue_title(f"{kind}: {row.key} {row.verdict.change_pct or 0:+.1f} % · {case.scenario}/"
-                       f"{case.profile}/{case.case} on {case.server} ({case.runner_class})")
+    lead = rows[0]
+    kind = ("Runner or harness drift" if confirmation is not None and confirmation.unchanged_server else
+            "Work changed" if all(r.gate == "work" for r in rows) else "Perf regression")
+    return issue_title(f"{kind}: {_and_more(f'{lead.key} {lead.verdict.change_pct or 0:+.1f} %', len(rows))} · "
+                       f"{_where(case)}")
 
 
 def markers(fp: str, case: CaseIdentity, since: str) -> list[str]:
@@ -65,19 +88,33 @@ def markers(fp: str, case: CaseIdentity, since: str) -> list[str]:
             f"<!-- perfci-since: {since} -->"]
 
 
-def body_for(comp: CaseComparison, row: MetricRow, fp: str, run_url: str,
-             confirmation: Confirmation | None = None, since: str = "") -> str:
-    first = comp.results[0]
+def _ci(row: MetricRow) -> str:
     est = row.verdict.estimate
-    ci = f"[{est.low:.3f}, {est.high:.3f}]" if est and est.low is not None else "–"
+    return f"[{est.low:.3f}, {est.high:.3f}]" if est and est.low is not None and est.high is not None else "–"
+
+
+def regressed_table(rows: list[MetricRow]) -> list[str]:
+    return table(["metric", "change", "ratio CI", "tolerance", "better", "judged as"],
+                 ([code_span(r.key), f"{r.verdict.change_pct or 0:+.1f} %", _ci(r), f"±{r.spec.tolerance:.0%}",
+                   r.spec.direction, "work per transaction" if r.gate == "work" else "metric"] for r in rows))
+
+
+def body_for(comp: CaseComparison, rows: list[MetricRow], fp: str, run_url: str,
+             confirmation: Confirmation | None = None, since: str = "") -> str:
+    """The issue of a case whose `rows` (lead first) regressed tonight."""
+    first = comp.results[0]
+    lead = rows[0]
     lines = [
         *markers(fp, comp.identity, since or first.id),
         REGRESSION_MARK,
-        f"**{row.key}** regressed by {row.verdict.change_pct or 0:+.1f} % (ratio CI {ci}, tolerance "
-        f"±{row.spec.tolerance:.0%}, {'higher' if row.spec.direction == 'higher' else 'lower'} is better).",
-        *([f"It is a counter the noise model found deterministic under this fixed work: the run did more work "
-           f"per transaction than its baseline (the work-changed gate, family-wise "
-           f"{1 - comp.rules.confidence:.1%} over its counters)."] if row.gate == "work" else []),
+        f"**{lead.key}** regressed by {lead.verdict.change_pct or 0:+.1f} % (ratio CI {_ci(lead)}, tolerance "
+        f"±{lead.spec.tolerance:.0%}, {'higher' if lead.spec.direction == 'higher' else 'lower'} is better)"
+        + (f", with {len(rows) - 1} more metric{'s' if len(rows) > 2 else ''} of this case (table below)."
+           if len(rows) > 1 else "."),
+        *([f"Counters the noise model found deterministic under this fixed work moved "
+           f"({', '.join(code_span(r.key) for r in rows if r.gate == 'work')}): the run did more work per "
+           f"transaction than its baseline (the work-changed gate, family-wise {1 - comp.rules.confidence:.1%} "
+           "over its counters)."] if any(r.gate == "work" for r in rows) else []),
         *([f"The server, its build and its config are the reference night's ({code_span(confirmation.a)}, "
            f"{markdown(confirmation.reference_version)}): what moved is this runner, perfci or the data, not the "
            "server. Look at the runner first (`perfci doctor`, the host check in the run's artifacts) and at the "
@@ -87,7 +124,7 @@ def body_for(comp: CaseComparison, row: MetricRow, fp: str, run_url: str,
         # every text from a scenario or a result file is escaped or in a code span
         f"- case: {markdown(comp.label)}",
         "- current: " + ", ".join(code_span(r.id) for r in comp.results),
-        f"- baseline: {code_span(str(comp.baseline_file))} ({len(row.baseline)} samples)",
+        f"- baseline: {code_span(str(comp.baseline_file))} ({len(lead.baseline)} samples)",
         f"- server: {markdown(first.server.full_version or first.server.version)}"
         + (f" built from commit {code_span(first.server.commit)}" if first.server.commit else "") + " · scenario hash "
         f"{code_span(first.scenario.hash[:19] + '…')}",
@@ -95,18 +132,17 @@ def body_for(comp: CaseComparison, row: MetricRow, fp: str, run_url: str,
     ]
     if run_url:
         lines.append(f"- run and artifacts: {markdown(run_url)}")
-    if row.movers:
-        lines += ["", "Counters per transaction that moved most:", "",
-                  *table(["counter", "baseline", "current"], ([code_span(n), f"{b:.4g}", f"{c:.4g}"] for n, b, c in row.movers))]
-    others = [r for r in comp.rows if r.verdict.verdict == Outcome.REGRESSION and r.key != row.key]
-    if others:
-        lines += ["", "Also regressed in this case: " + ", ".join(f"{code_span(r.key)} ({r.verdict.change_pct:+.1f} %)"
-                                                                  for r in others)]
-    if chart := mermaid_intervals(comp, only=row.key.split(".", 1)[0]):
+    lines += ["", "Regressed tonight:", "", *regressed_table(rows)]
+    moved = next((r for r in rows if r.movers), None)
+    if moved is not None:
+        lines += ["", f"Counters per transaction that moved most (phase {code_span(moved.key.split('.', 1)[0])}):", "",
+                  *table(["counter", "baseline", "current"],
+                         ([code_span(n), f"{b:.4g}", f"{c:.4g}"] for n, b, c in moved.movers))]
+    if chart := mermaid_intervals(comp, only=lead.key.split(".", 1)[0]):
         lines += ["", "<details><summary>tps per interval, tonight against the baseline</summary>", "", *chart,
                   "</details>"]
     if confirmation is not None:
-        lines += markdown_section(confirmation) + which_release(first.scenario.name, confirmation, first.case, row.key)
+        lines += markdown_section(confirmation) + which_release(first.scenario.name, confirmation, first.case, lead.key)
     lines += ["", "Reproduce:", "", code_fence(first.reproduce, "sh"), "", TRIAGE_HELP, ""]
     return "\n".join(lines)
 
@@ -159,87 +195,118 @@ def sync(comparisons: list[CaseComparison], run_url: str = "", repo: str | None 
          dry_run_dir: Path | None = None, close_after: int = DEFAULT_CLOSE_AFTER,
          confirmations: dict[str, Confirmation] | None = None, history_root: Path | Histories | None = None,
          min_nights: int = 1, gh: GitHub | None = None) -> list[str]:
-    """Open, update or close issues; returns one line per action taken. `confirmations`
-    (by result id, from `perfci confirm`): a regression whose A/B did not confirm it
-    opens nothing; the others carry their A/B in the issue. With `history_root`, a new
-    issue needs the regression on `min_nights` consecutive nights (a one-night spike
-    opens none), unless an A/B confirmed it tonight (a second, independent measurement)."""
+    """Open, update or close the issue of each case; returns one line per action taken.
+    `confirmations` (by result id, from `perfci confirm`): a regression whose A/B did not
+    confirm it opens nothing; the others carry their A/B in the issue. With
+    `history_root`, a new issue needs a metric regressed on `min_nights` consecutive
+    nights (a one-night spike opens none), unless an A/B confirmed it tonight (a second,
+    independent measurement)."""
     actions: list[str] = []
     confirmations = confirmations or {}
     if dry_run_dir is None:
         gh = gh or GitHub(repo or os.environ.get("GITHUB_REPOSITORY", ""))
     open_issues = open_by_fingerprint(gh) if gh else {}
     for comp in comparisons:
-        case = comp.identity
         confirmation = confirmations.get(comp.results[0].id) if comp.results else None
         if _unconfirmed(comp, confirmation, actions):
             continue
-        # read once per case, and only when something regressed
-        hist = case_history(history_root, case) if history_root is not None and comp.regressions else None
-        for row in comp.rows:
-            fp = fingerprint(case, row.key)
-            issue = open_issues.get(fp)
-            if row.verdict.verdict == Outcome.REGRESSION:
-                nights = regressed_since(comp, row, hist)
-                confirmed = confirmation is not None and confirmation.status == "confirmed"
-                if issue is None and len(nights) < min_nights and not confirmed:
-                    actions.append(f"pending: {row.key} regressed on {len(nights)} of the {min_nights} consecutive "
-                                   "nights an issue needs")
-                    continue
-                body = body_for(comp, row, fp, run_url, confirmation, since=nights[0])
-                actions.append(_post(gh, dry_run_dir, open_issues, fp, title_for(case, row, confirmation), body, case,
-                                     row.key))
-            elif gh and issue and row.worse:  # beyond tolerance, inconclusive alone: not clean, still there
-                tonight = comp.results[0]
-                gh.comment(issue["number"], f"{REGRESSION_MARK}\nStill worse: {row.key} {row.verdict.change_pct:+.1f} % "
-                                            f"against the baseline in {code_span(tonight.id)} (server "
-                                            f"{markdown(tonight.server.full_version or tonight.server.version)}; "
-                                            f"{row.verdict.reason}). {run_url}".rstrip())
-                actions.append(f"still worse: commented on #{issue['number']} ({row.key})")
-            elif gh and issue and row.verdict.verdict in (Outcome.UNCHANGED, Outcome.IMPROVEMENT):
-                actions.append(clean_night(gh, issue, row, close_after, run_url))
-        actions += _ab_only(comp, confirmation, gh, dry_run_dir, open_issues, run_url)
+        posted, said = _sync_case(comp, confirmation, gh, dry_run_dir, open_issues, close_after, run_url,
+                                  history_root, min_nights)
+        actions += said
+        if gh:
+            actions += _per_metric_issues(comp, gh, open_issues, posted, close_after, run_url)
     return actions
 
 
-def _ab_only(comp: CaseComparison, confirmation: Confirmation | None, gh: GitHub | None, dry_run_dir: Path | None,
-             open_issues: dict[str, Issue], run_url: str) -> list[str]:
+def _sync_case(comp: CaseComparison, confirmation: Confirmation | None, gh: GitHub | None,
+               dry_run_dir: Path | None, open_issues: dict[str, Issue], close_after: int, run_url: str,
+               history_root: Path | Histories | None, min_nights: int) -> tuple[int | None, list[str]]:
+    """One case's night on its issue: (the issue written tonight, if any; what was done)."""
+    case = comp.identity
+    fp = fingerprint(case)
+    issue = open_issues.get(fp)
+    regressed = lead_first(comp.regressions)
+    if regressed:
+        # read once per case, and only when something regressed
+        hist = case_history(history_root, case) if history_root is not None else None
+        nights = max((regressed_since(comp, row, hist) for row in regressed), key=len)
+        confirmed = confirmation is not None and confirmation.status == "confirmed"
+        keys = ", ".join(r.key for r in regressed)
+        if issue is None and len(nights) < min_nights and not confirmed:
+            return None, [f"pending: {keys} regressed on {len(nights)} of the {min_nights} consecutive nights "
+                          "an issue needs"]
+        body = body_for(comp, regressed, fp, run_url, confirmation, since=nights[0])
+        return _post(gh, dry_run_dir, open_issues, fp, title_for(case, regressed, confirmation), body, case, keys)
+    ab_keys = _ab_only_keys(comp, confirmation)
+    if ab_keys and confirmation is not None:
+        body = ab_body_for(comp, ab_keys, confirmation, fp, run_url)
+        return _post(gh, dry_run_dir, open_issues, fp, ab_title_for(case, ab_keys, confirmation), body, case,
+                     ", ".join(ab_keys))
+    if gh is None or issue is None:
+        return None, []
+    worse = [r for r in comp.rows if r.worse]
+    if worse:  # beyond tolerance, inconclusive alone: not clean, still there
+        tonight = comp.results[0]
+        said = ", ".join(f"{r.key} {r.verdict.change_pct:+.1f} % ({r.verdict.reason})" for r in worse)
+        gh.comment(issue["number"], f"{REGRESSION_MARK}\nStill worse against the baseline in {code_span(tonight.id)} "
+                                    f"(server {markdown(tonight.server.full_version or tonight.server.version)}): "
+                                    f"{markdown(said)}. {run_url}".rstrip())
+        return None, [f"still worse: commented on #{issue['number']} ({', '.join(r.key for r in worse)})"]
+    if any(r.verdict.verdict in (Outcome.UNCHANGED, Outcome.IMPROVEMENT) for r in comp.rows):
+        return None, [clean_night(gh, issue, "no metric of the case regressed or stayed worse", close_after, run_url)]
+    return None, []
+
+
+def _per_metric_issues(comp: CaseComparison, gh: GitHub, open_issues: dict[str, Issue], posted: int | None,
+                       close_after: int, run_url: str) -> list[str]:
+    """Issues an older perfci opened per metric of this case: closed with a pointer once
+    the case's own issue carries the regression; else they count their clean nights."""
+    actions = []
+    for row in comp.rows:
+        issue = open_issues.get(metric_fingerprint(comp.identity, row.key))
+        if issue is None or issue.get("state") == "closed":
+            continue
+        if posted is not None and posted != issue["number"]:
+            gh.comment(issue["number"], f"perfci keeps one issue per case now, with every metric that regressed: "
+                                        f"this case continues in #{posted}.")
+            gh.close(issue["number"])
+            issue["state"] = "closed"
+            actions.append(f"closed #{issue['number']} ({row.key}): continues in #{posted}")
+        elif posted is None and row.verdict.verdict in (Outcome.UNCHANGED, Outcome.IMPROVEMENT):
+            actions.append(clean_night(gh, issue, f"{row.key} {row.verdict.verdict}", close_after, run_url))
+    return actions
+
+
+def _ab_only_keys(comp: CaseComparison, confirmation: Confirmation | None) -> list[str]:
     """Regressions the reference A/B found where the threshold saw none (a few percent,
-    inside the nights' noise): opened that night, the A/B being the measurement."""
+    inside the nights' noise), worst first: the A/B is the measurement."""
     if confirmation is None or confirmation.status != "confirmed" or not comp.results:
         return []
-    called = {row.key for row in comp.regressions}
-    actions = []
-    for key in confirmation.ab_regressions:
-        if key in called or key not in confirmation.ratios:
-            continue
-        fp = fingerprint(comp.identity, key)
-        body = ab_body_for(comp, key, confirmation, fp, run_url)
-        actions.append(_post(gh, dry_run_dir, open_issues, fp, ab_title_for(comp.identity, key, confirmation),
-                             body, comp.identity, key))
-    return actions
+    keys = [k for k in confirmation.ab_regressions if k in confirmation.ratios]
+    return sorted(keys, key=lambda k: confirmation.ratios[k].ratio if confirmation.ratios[k].ratio < 1
+                  else 1 / confirmation.ratios[k].ratio)
 
 
 def _post(gh: GitHub | None, dry_run_dir: Path | None, open_issues: dict[str, Issue], fp: str, title: str, body: str,
-          case: CaseIdentity, key: str) -> str:
+          case: CaseIdentity, keys: str) -> tuple[int | None, list[str]]:
     """Open the issue of `fp`, or comment on the open one (a dry run writes a file)."""
     issue = open_issues.get(fp)
     if gh is None:
         path = Path(dry_run_dir or ".") / f"{fp}.md"
         write_atomic(path, f"# {title}\n\nlabels: {', '.join(labels_for(case))}\n\n{body}")
-        return f"wrote {path}"
+        return None, [f"wrote {path}"]
     if issue:
         gh.comment(issue["number"], still_regressed(body))
-        return f"commented on #{issue['number']} ({key})"
+        return issue["number"], [f"commented on #{issue['number']} ({keys})"]
     created = gh.create(title, body, labels_for(case))
     open_issues[fp] = created
-    return f"opened #{created.get('number')} ({key})"
+    return created.get("number"), [f"opened #{created.get('number')} ({keys})"]
 
 
-def ab_title_for(case: CaseIdentity, key: str, c: Confirmation) -> str:
-    r = c.ratios[key]
-    return issue_title(f"Perf regression (A/B vs reference): {key} {(r.ratio - 1) * 100:+.1f} % · {case.scenario}/"
-                       f"{case.profile}/{case.case} on {case.server} ({case.runner_class})")
+def ab_title_for(case: CaseIdentity, keys: list[str], c: Confirmation) -> str:
+    r = c.ratios[keys[0]]
+    return issue_title(f"Perf regression (A/B vs reference): {_and_more(f'{keys[0]} {(r.ratio - 1) * 100:+.1f} %', len(keys))}"
+                       f" · {_where(case)}")
 
 
 def reproduce_ab(scenario: str, c: Confirmation, case: str) -> str:
@@ -303,27 +370,33 @@ def which_release(scenario: str, c: Confirmation, case: str, key: str) -> list[s
             code_fence(command, "sh")]
 
 
-def ab_body_for(comp: CaseComparison, key: str, c: Confirmation, fp: str, run_url: str) -> str:
+def ab_body_for(comp: CaseComparison, keys: list[str], c: Confirmation, fp: str, run_url: str) -> str:
+    """The issue of a case whose reference A/B flags `keys` (worst first) that the nightly
+    threshold did not see."""
     tonight = comp.results[0]
-    r = c.ratios[key]
+    key, r = keys[0], c.ratios[keys[0]]
     could = f"this A/B could see {r.mde:.1%} (90 % power)" if r.mde is not None else "its MDE is unknown"
     lines = [
         *markers(fp, comp.identity, tonight.id),
         REGRESSION_MARK,
         f"**{key}** is worse on tonight's server than on the reference, side by side on this runner: B/A "
-        f"{r.ratio:.3f} [{r.low:.3f}, {r.high:.3f}] ({r.confidence:.2%} interval); {could}.",
+        f"{r.ratio:.3f} [{r.low:.3f}, {r.high:.3f}] ({r.confidence:.2%} interval); {could}"
+        + (f"; with {len(keys) - 1} more metric{'s' if len(keys) > 2 else ''} (table below)." if len(keys) > 1 else "."),
         "",
         f"- reference (A): {code_span(c.a)} ({markdown(c.reference_version or 'version not recorded')}) · "
         f"tonight (B): {code_span(c.b)} ({markdown(tonight.server.full_version or tonight.server.version)})",
-        f"- {markdown(key)}: A {r.a:.4g} · B {r.b:.4g} (means over the A/B's measured bursts, profile "
-        f"{code_span(c.profile)})",
         f"- the A/B: {markdown(c.sizing)}" if c.sizing else "- the A/B: size not recorded",
-        f"- the nightly threshold against the baseline saw no regression of {markdown(key)} (inside the nights' noise)",
+        "- the nightly threshold against the baseline saw no regression of these (inside the nights' noise)",
         f"- case: {markdown(comp.label)} · host {code_span(tonight.host.hostname)} ({markdown(tonight.host.cpu_model)}, "
         f"{tonight.host.cpus} CPUs) · scenario hash {code_span(tonight.scenario.hash[:19] + '…')}",
     ]
     if run_url:
         lines.append(f"- run and artifacts: {markdown(run_url)}")
+    rows = ([code_span(k), f"{c.ratios[k].a:.4g}", f"{c.ratios[k].b:.4g}",
+             f"{c.ratios[k].ratio:.3f} [{c.ratios[k].low:.3f}, {c.ratios[k].high:.3f}]",
+             f"{c.ratios[k].mde:.1%}" if c.ratios[k].mde is not None else "–"] for k in keys)
+    lines += ["", f"Worse in the A/B (means over its measured bursts, profile {code_span(c.profile)}):", "",
+              *table(["metric", "A", "B", "B/A", "MDE"], rows)]
     lines += markdown_section(c) + which_release(tonight.scenario.name, c, tonight.case, key)
     lines += ["", "Reproduce (the same A/B):", "", code_fence(reproduce_ab(tonight.scenario.name, c, tonight.case), "sh"),
               "", TRIAGE_HELP, ""]
@@ -336,13 +409,13 @@ def still_regressed(body: str) -> str:
     return "\n".join(lines).replace(REGRESSION_MARK, REGRESSION_MARK + "\nStill regressed.", 1)
 
 
-def clean_night(gh: GitHub, issue: Issue, row: MetricRow, close_after: int, run_url: str) -> str:
+def clean_night(gh: GitHub, issue: Issue, what: str, close_after: int, run_url: str) -> str:
+    """A clean night on an open issue: counted, and the K-th closes it."""
     streak = clean_streak(gh.comments(issue["number"]), login(issue)) + 1
     if streak >= close_after:
-        gh.comment(issue["number"], f"{CLEAN_MARK}\n{close_after} consecutive clean runs "
-                                    f"({row.key} {row.verdict.verdict}); closing. {run_url}".rstrip())
+        gh.comment(issue["number"], f"{CLEAN_MARK}\n{close_after} consecutive clean runs ({what}); closing. "
+                                    f"{run_url}".rstrip())
         gh.close(issue["number"])
-        return f"closed #{issue['number']} ({row.key})"
-    gh.comment(issue["number"], f"{CLEAN_MARK}\nClean run {streak} of {close_after}: "
-                                f"{row.key} {row.verdict.verdict}. {run_url}".rstrip())
-    return f"clean run {streak}/{close_after} on #{issue['number']} ({row.key})"
+        return f"closed #{issue['number']} ({what})"
+    gh.comment(issue["number"], f"{CLEAN_MARK}\nClean run {streak} of {close_after}: {what}. {run_url}".rstrip())
+    return f"clean run {streak}/{close_after} on #{issue['number']} ({what})"
