@@ -63,3 +63,21 @@ def test_a_v2_history_line_keeps_its_worse_nights_out_of_the_baseline_as_standin
     path.write_text(json.dumps(v2) + "\n")
     [record] = read_history(path)
     assert record.schema_ == "perfci.history/3" and record.standing == ["before.tps"] == record.regressed
+
+
+def test_kept_raw_data_loads_gzipped_and_a_bad_gzip_is_one_line():
+    """Every figure keeps its bursts files gzipped (docs/findings/data, benchmarks/results):
+    they load as they are kept, and give what the plain file gives."""
+    import gzip
+    from pathlib import Path
+    kept = sorted(Path(__file__).parent.parent.glob("docs/findings/data/2026-11-26-calibrate-microbench/*.bursts.json.gz"))
+    assert kept
+    run = BURSTS_FILE.load(kept[0])
+    assert run.dump() == BURSTS_FILE.parse_text(gzip.decompress(kept[0].read_bytes()).decode(), "plain").dump()
+
+
+def test_a_file_named_gz_that_is_not_gzip_is_a_one_line_error(tmp_path):
+    fake = tmp_path / "a.bursts.json.gz"
+    fake.write_text("{}")
+    with pytest.raises(BadInput, match=rf"^{fake}: not a gzipped perfci {BURSTS_FILE.kind} \(named .gz\)$"):
+        BURSTS_FILE.load(fake)

@@ -10,6 +10,7 @@ that does not fit is one line naming the file and the field (BadInput, exit 2).
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 from collections.abc import Callable, Mapping
@@ -79,9 +80,12 @@ class FileFormat(Generic[M]):
         return self.parse(data, source)
 
     def load(self, path: Path) -> M:
+        """Load a file of this kind; `*.gz` is read gzipped (how kept raw data is stored)."""
         path = Path(path)
         try:
-            text = path.read_text()
+            text = gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()
+        except (gzip.BadGzipFile, EOFError):
+            raise BadInput(f"{path}: not a gzipped perfci {self.kind} (named .gz)") from None
         except FileNotFoundError:
             raise BadInput(f"{path}: no such {self.kind} file") from None
         except IsADirectoryError:
