@@ -176,3 +176,16 @@ with exclusive_host("perfci run held-by-test", allow_busy=True):
 def test_an_ab_option_of_the_other_mode_is_refused_not_silently_ignored(args, refused):
     proc = run_perfci("ab", "rebuild-after-delete", *args)
     assert proc.returncode == 2 and refused in proc.stderr and proc.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("command", [
+    ("ab", "microbench", "--plan-only"),
+    ("sweep", "microbench", "--servers", "local,local"),
+    ("bisect", "microbench", "--good", "mysql-8.0.12", "--bad", "mysql-8.0.31"),
+], ids=lambda c: c[0])
+def test_a_phase_typo_is_one_line_before_anything_runs(command, tmp_path):
+    proc = run_perfci(*command, "--phase", "point-querry", "--out", str(tmp_path / "out"))
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("error: --phase 'point-querry': not a measure phase of microbench at smoke; "
+                                  "phases: point-query, ") and proc.stderr.count("\n") == 1
+    assert not list((tmp_path / "out").glob("**/*.json"))

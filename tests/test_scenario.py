@@ -134,3 +134,22 @@ def test_microbench_runs_at_one_and_four_clients_and_has_a_full_scan_of_its_own(
     assert list(phases)[-1] == "insert-t4"  # it grows the table: last
     # four clients can delete and re-insert one id: that phase restarts on a duplicate key
     assert "1062" in str(four["read-write-t4"].options["mysql-ignore-errors"]).split(",")
+
+
+def test_only_phases_keeps_the_named_measure_phases_and_every_other_step():
+    """`--phase` (ab, sweep, bisect): one kind of statement of a suite, measured, sized
+    and judged alone; the data steps stay, a headline needing a dropped phase goes."""
+    from perfci.model.scenario import cases, only_phases
+    sc, path = load_scenario("microbench")
+    [full] = cases(sc, "smoke", str(path))
+    kept = only_phases(full, ("random-ranges", "full-scan"))
+    assert [s.phase for s in kept.steps if isinstance(s, MeasureStep)] == ["random-ranges", "full-scan"]
+    assert [s for s in kept.steps if not isinstance(s, MeasureStep)] == \
+        [s for s in full.steps if not isinstance(s, MeasureStep)]
+    assert kept.content_hash() != full.content_hash() and only_phases(full, ()) is full
+    sc2, path2 = load_scenario("rebuild-after-delete")
+    [r] = cases(sc2, "smoke", str(path2))
+    assert r.headline and only_phases(r, ("before",)).headline == []  # after/before needs both
+    with pytest.raises(BadInput, match=r"^--phase 'point-querry': not a measure phase of microbench at smoke; "
+                                       r"phases: point-query, range-covered, "):
+        only_phases(full, ("point-query", "point-querry"))

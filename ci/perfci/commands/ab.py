@@ -56,6 +56,7 @@ from perfci.util.runner import temp_prefix
 @click.option("--b-sql", multiple=True, metavar="STATEMENT", help="SQL run on side B after its dataset is ready.")
 @click.option("--case", "case_pattern", default=None, metavar="PATTERN",
               help="Matrix scenarios: the case to compare (glob; default: the profile's first case).")
+@options.ab_phases
 @options.out_dir
 @options.workdir
 @options.confidence
@@ -67,7 +68,8 @@ from perfci.util.runner import temp_prefix
 def ab(scenario: str, a_spec: str, b_spec: str, a_config: tuple[str, ...], b_config: tuple[str, ...],
        a_scenario: Path | None, profile: str, mode: str, rounds: int, target_mde: float, budget_minutes: float,
        size_by: str, bursts: int | None, instances: int | None, plan_only: bool, warmup: int,
-       min_effect: float, a_sql: tuple[str, ...], b_sql: tuple[str, ...], case_pattern: str | None, out_dir: Path,
+       min_effect: float, a_sql: tuple[str, ...], b_sql: tuple[str, ...], case_pattern: str | None,
+       phases: tuple[str, ...], out_dir: Path,
        workdir: Path | None, confidence: float, report_file: Path | None, runner_class: str, allow_busy: bool, host_wait: float,
        quiet: bool) -> int:
     """A/B of SCENARIO on this host: B against A, interleaved by default (both servers
@@ -79,6 +81,7 @@ def ab(scenario: str, a_spec: str, b_spec: str, a_config: tuple[str, ...], b_con
       perfci ab rebuild-after-delete --b-config innodb_flush_log_at_trx_commit=1
       perfci ab rebuild-after-delete --a local:/opt/mysql-8.0.42 --b local:/opt/mysql-8.4.5
       perfci ab rebuild-after-delete --mode rounds --rounds 4 --b-config innodb_page_size=8k
+      perfci ab microbench --a mysql-8.0.15 --b mysql-8.0.31 --phase point-query
     Exit codes: 0 no regression of B, 1 regression of B, 2 bad input, 3 infrastructure or internal error."""
     handle_cancellation()
     progress = Progress(quiet=quiet)
@@ -94,7 +97,7 @@ def ab(scenario: str, a_spec: str, b_spec: str, a_config: tuple[str, ...], b_con
     parent = Path(workdir or tempfile.gettempdir())
     dsn_only = all(side.server_spec.startswith("dsn:") for side in sides)
     if mode == "interleaved":
-        aim = Aim(target_mde, budget_minutes, size_by == "profile", bursts, instances, warmup)
+        aim = Aim(target_mde, budget_minutes, size_by == "profile", bursts, instances, warmup, phases)
         if plan_only:
             plans, size = plan_and_size(scenario, profile, sides, parent, case_pattern, aim, runner_class)
             click.echo(f"{plans[0].resolved.name} case {plans[0].resolved.case}: {size.describe()}")
@@ -120,7 +123,7 @@ def ab(scenario: str, a_spec: str, b_spec: str, a_config: tuple[str, ...], b_con
 # options that only one mode reads: given in the other mode they would be silently ignored
 MODE_OPTIONS = {"rounds": ("rounds", "confidence"),
                 "interleaved": ("target_mde", "budget_minutes", "size_by", "bursts", "instances", "plan_only", "warmup",
-                                "min_effect", "a_sql", "b_sql")}
+                                "min_effect", "a_sql", "b_sql", "phases")}
 
 
 def refuse_other_modes_options(mode: str) -> None:
@@ -129,7 +132,7 @@ def refuse_other_modes_options(mode: str) -> None:
         # from the command line only: an environment default (PERFCI_AB_SIZE) is no mistake of this command
         given = [n for n in names if other != mode and ctx.get_parameter_source(n) == ParameterSource.COMMANDLINE]
         if given:
-            flags = ", ".join("--" + n.replace("_", "-") for n in given)
+            flags = ", ".join(next(p.opts[0] for p in ctx.command.params if p.name == n) for n in given)
             raise click.UsageError(f"{flags} only apply to --mode {other} (this A/B is --mode {mode})")
 
 

@@ -13,7 +13,7 @@ from perfci.commands import options
 from perfci.host.hostlock import command_line, exclusive_host
 from perfci.judge.bisect import Step, Verdict, bisect
 from perfci.judge.paired import DEFAULT_MIN_EFFECT, PairedVerdict
-from perfci.model.scenario import MeasureStep, cases, load_scenario
+from perfci.model.scenario import cases, load_scenario, only_phases
 from perfci.model.verdicts import Outcome
 from perfci.providers.basedirs import build_line
 from perfci.providers.servers import load_servers, resolve_server
@@ -28,13 +28,11 @@ from perfci.util.text import markdown
 DECIDED = (Outcome.REGRESSION, Outcome.UNCHANGED, Outcome.IMPROVEMENT)
 
 
-def step_of(reference: str, candidate: str, rows: list[PairedVerdict], metric: str,
-            phases: tuple[str, ...] = ()) -> Step:
-    """The step's verdict on `metric` over the phases (or only `phases`): a regression in
-    any is the step's (the worst one shown); else unchanged only when every one is, else
-    inconclusive."""
-    rows = [r for r in rows if r.spec is not None and r.estimate is not None and r.key.split(".", 1)[1] == metric
-            and (not phases or r.key.split(".", 1)[0] in phases)]
+def step_of(reference: str, candidate: str, rows: list[PairedVerdict], metric: str) -> Step:
+    """The step's verdict on `metric` over the measured phases (`--phase`: only those
+    ran): a regression in any is the step's (the worst one shown); else unchanged only
+    when every one is, else inconclusive."""
+    rows = [r for r in rows if r.spec is not None and r.estimate is not None and r.key.split(".", 1)[1] == metric]
     if not rows:
         return Step(reference, candidate, "inconclusive", 1.0, 0.0, float("inf"))
     worse = [r for r in rows if r.verdict == Outcome.REGRESSION]
@@ -53,15 +51,10 @@ def step_of(reference: str, candidate: str, rows: list[PairedVerdict], metric: s
 
 
 def check_phases(scenario: str, profile: str, case_pattern: str | None, phases: tuple[str, ...]) -> None:
-    """The scenario and profile exist and every --phase is a measure phase of its cases:
+    """The scenario and profile exist and every --phase is a measure phase of the case:
     exit 2 before anything is built or measured."""
     loaded, path = load_scenario(scenario)
-    resolved = cases(loaded, profile, str(path), [case_pattern] if case_pattern else None)
-    known = list(dict.fromkeys(s.phase for r in resolved for s in r.steps if isinstance(s, MeasureStep)))
-    unknown = [p for p in phases if p not in known]
-    if unknown:
-        raise BadInput(f"--phase {unknown[0]!r}: not a measure phase of {loaded.name} at {profile}; "
-                       f"phases: {', '.join(known)}")
+    only_phases(cases(loaded, profile, str(path), [case_pattern] if case_pattern else None)[0], phases)
 
 
 def line_between(good: str, bad: str) -> tuple[list[str], list[str]]:
@@ -89,9 +82,7 @@ def line_between(good: str, bad: str) -> tuple[list[str], list[str]]:
 @click.option("--metric", default="tps", show_default=True,
               help="What 'slower' means: this judged metric in any phase (e.g. tps, qps, statement_cpu_us_per_txn).")
 @click.option("--case", "case_pattern", default=None, metavar="PATTERN", help="Matrix scenarios: the case.")
-@click.option("--phase", "phases", multiple=True, metavar="PHASE",
-              help="Judge the step on this phase only (repeatable; e.g. one microbenchmark); every phase is "
-                   "still measured and reported.")
+@options.ab_phases
 @click.option("--profile", "-p", default="smoke", show_default=True)
 @click.option("--retries", type=click.IntRange(0, 5), default=1, show_default=True,
               help="An inconclusive step is measured again this many times before the search stops there.")
@@ -132,7 +123,7 @@ def bisect_command(scenario: str, good: str, bad: str, metric: str, case_pattern
     handle_cancellation()
     check_phases(scenario, profile, case_pattern, phases)
     progress = Progress(quiet=quiet)
-    aim = Aim(target_mde, budget_minutes, size_by == "profile", bursts, instances)
+    aim = Aim(target_mde, budget_minutes, size_by == "profile", bursts, instances, phases=phases)
     parent = Path(workdir or tempfile.gettempdir())
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     log = out_dir / f"bisect-{Path(scenario).stem}-{stamp}.jsonl"
@@ -142,7 +133,7 @@ def bisect_command(scenario: str, good: str, bad: str, metric: str, case_pattern
         progress.info(f"== bisect step: {candidate} against {reference}")
         done = run_sized(scenario, profile, sides_of(reference, candidate), parent, case_pattern, aim, min_effect,
                          out_dir / "ab", progress, runner_class)
-        step = step_of(reference, candidate, done.rows, metric, phases)
+        step = step_of(reference, candidate, done.rows, metric)
         with log.open("a") as f:
             f.write(json.dumps({"reference": reference, "candidate": candidate, "verdict": step.verdict,
                                 "ratio": step.ratio, "low": step.low, "high": step.high, "metric": metric, "phases": list(phases),

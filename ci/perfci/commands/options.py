@@ -124,6 +124,10 @@ ab_size = click.option(
 ab_bursts = click.option(
     "--bursts", type=click.IntRange(3, 100000), default=None,
     help="Interleaved: burst pairs per phase, warm-up included (default: sized).")
+ab_phases = click.option(
+    "--phase", "phases", multiple=True, metavar="PHASE",
+    help="Measure, size and judge only this phase (repeatable; e.g. one microbenchmark of a suite): the A/B is "
+         "sized for what that kind of statement's noise allows, not the noisiest phase's.")
 ab_instances = click.option(
     "--instances", type=click.IntRange(1, 100), default=None,
     help="Interleaved: instance pairs, each fresh servers from the dataset, its side order drawn at random; what "

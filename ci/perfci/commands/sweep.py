@@ -29,6 +29,7 @@ from perfci.util.progress import Progress
                    "(servers.yaml's `flavor` and `version`); the oldest is the base.")
 @click.option("--profile", "-p", default="smoke", show_default=True)
 @click.option("--case", "case_patterns", multiple=True, metavar="PATTERN", help="Only these cases (glob; repeatable).")
+@options.ab_phases
 @options.ab_target
 @options.ab_budget
 @options.ab_size
@@ -42,7 +43,8 @@ from perfci.util.progress import Progress
 @options.host_wait
 @options.quiet
 def sweep(scenario: str, server_list: str | None, between: tuple[str, str] | None, profile: str,
-          case_patterns: tuple[str, ...], target_mde: float, budget_minutes: float, size_by: str, bursts: int | None,
+          case_patterns: tuple[str, ...], phases: tuple[str, ...], target_mde: float, budget_minutes: float,
+          size_by: str, bursts: int | None,
           instances: int | None, min_effect: float, out_dir: Path, workdir: Path | None, runner_class: str,
           host_wait: float, quiet: bool) -> int:
     """SCENARIO on several servers, each A/B'd against the first (interleaved, sized
@@ -53,6 +55,7 @@ def sweep(scenario: str, server_list: str | None, between: tuple[str, str] | Non
     Examples:
       perfci sweep microbench --servers mysql-8.0.15,mysql-8.0.31
       perfci sweep microbench --between mysql-8.0.15 mysql-8.0.31 --target-mde 0.1
+      perfci sweep microbench --between mysql-5.7.22 mysql-8.0.31 --phase random-ranges --phase full-scan
     Exit codes: 0 no server slower than the base, 1 one is, 2 bad input, 3 an A/B
     failed on this runner (recorded: a rerun measures it again) or another
     infrastructure or internal error."""
@@ -65,9 +68,9 @@ def sweep(scenario: str, server_list: str | None, between: tuple[str, str] | Non
     else:
         servers = [s.strip() for s in (server_list or "").split(",") if s.strip()]
     out_dir.mkdir(parents=True, exist_ok=True)
-    found = sweep_mod.start(scenario, profile, servers, runner_class, out_dir)
+    found = sweep_mod.start(scenario, profile, servers, runner_class, out_dir, phases)
     progress.info(f"sweep of {found.scenario} ({profile}): base {servers[0]}; {', '.join(servers[1:])}")
-    aim = Aim(target_mde, budget_minutes, size_by == "profile", bursts, instances)
+    aim = Aim(target_mde, budget_minutes, size_by == "profile", bursts, instances, phases=phases)
     parent = Path(workdir or tempfile.gettempdir())
     try:
         with exclusive_host(command_line(), allow_busy=False, wait_s=host_wait):

@@ -134,19 +134,22 @@ def key_noise(m: noise_models.MetricNoise) -> KeyNoise:
 
 def for_case(model: noise_models.NoiseModel | None, phases: int, judged_per_phase: int, warmup: int,
              target: float = DEFAULT_TARGET_MDE, budget_minutes: float = DEFAULT_BUDGET_MINUTES,
-             instances: int | None = None, bursts: int | None = None, fixed: str | None = None) -> Design:
+             instances: int | None = None, bursts: int | None = None, fixed: str | None = None,
+             measured: set[str] | None = None) -> Design:
     """Size an A/B of a case from its noise model (the throughput keys it holds, the
     runner default's between-instance spread where it learned none), else from the
-    runner default; `phases` measured phases of `judged_per_phase` judged metrics."""
+    runner default; `phases` measured phases of `judged_per_phase` judged metrics;
+    `measured`: the phases the A/B runs (the model's other phases do not size it)."""
     judged = max(phases, 1) * judged_per_phase
-    sized = {k: m for k, m in (model.metrics.items() if model else []) if k.split(".", 1)[1] in SIZED_METRICS}
+    sized = {k: m for k, m in (model.metrics.items() if model else []) if k.split(".", 1)[1] in SIZED_METRICS
+             and (measured is None or k.split(".", 1)[0] in measured)}
     if not sized:
         return size([RUNNER_DEFAULT_NOISE], RUNNER_DEFAULT_CYCLE_S * max(phases, 1) / 2, judged, warmup, target,
                     budget_minutes, "the runner default (no noise model for this case: `perfci calibrate` learns one)",
                     instances, bursts, fixed)
     assert model is not None
     noises = [key_noise(m) for m in sized.values()]
-    cycle = noise_models.cycle_seconds(model) or RUNNER_DEFAULT_CYCLE_S
+    cycle = noise_models.cycle_seconds(model, measured) or RUNNER_DEFAULT_CYCLE_S
     return size(noises, cycle, judged, warmup, target, budget_minutes,
                 f"the noise model of {len(model.runs)} A/As learned {model.created_at[:10]}", instances, bursts,
                 fixed)

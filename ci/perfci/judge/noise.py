@@ -211,10 +211,11 @@ def nightly_mde(noise: MetricNoise, baseline_runs: int = NIGHTLY_BASELINE_RUNS) 
     return (_t(0.5 + NIGHTLY_CONFIDENCE / 2, df) + _t(POWER, df)) * noise.run_cv * math.sqrt(1 + 1 / baseline_runs)
 
 
-def cycle_seconds(model: NoiseModel) -> float:
-    """Seconds of bursts one pair in every phase takes: an A/B runs the same number of
-    pairs in every phase, one phase after the other."""
-    return sum({key.split(".", 1)[0]: m.pair_seconds for key, m in model.metrics.items()}.values())
+def cycle_seconds(model: NoiseModel, phases: set[str] | None = None) -> float:
+    """Seconds of bursts one pair in every phase (or every one of `phases`) takes: an A/B
+    runs the same number of pairs in every phase, one phase after the other."""
+    return sum({key.split(".", 1)[0]: m.pair_seconds for key, m in model.metrics.items()
+                if phases is None or key.split(".", 1)[0] in phases}.values())
 
 
 def pairs_in(model: NoiseModel, minutes: float) -> int:

@@ -513,6 +513,22 @@ def _apply_point(base: ResolvedScenario, scenario_steps: list, point: list, sour
         "dataset": ds, "workload": wl, "config": config, "steps": steps, "headline": headline})
 
 
+def only_phases(resolved: ResolvedScenario, phases: tuple[str, ...] | list[str]) -> ResolvedScenario:
+    """The case measuring only `phases` (`--phase`: an A/B sized and judged on one kind of
+    statement; data steps and other steps kept); headlines needing a dropped phase go.
+    A name that is not a measure phase of the case is a one-line error listing them."""
+    if not phases:
+        return resolved
+    known = [st.phase for st in resolved.steps if isinstance(st, MeasureStep)]
+    unknown = [ph for ph in phases if ph not in known]
+    if unknown:
+        raise BadInput(f"--phase {unknown[0]!r}: not a measure phase of {resolved.name} at {resolved.profile}"
+                       f"{'' if resolved.case == 'default' else f' (case {resolved.case})'}; phases: {', '.join(known)}")
+    steps = [st for st in resolved.steps if not isinstance(st, MeasureStep) or st.phase in phases]
+    headline = [h for h in resolved.headline if {h.numerator, h.denominator} <= set(phases)]
+    return resolved.model_copy(update={"steps": steps, "headline": headline})
+
+
 def _only_phases(steps: list, point: list) -> list:
     """The steps of a case whose variants name `phases`: every other step, and the measure
     steps each of those variants keeps."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from perfci.model.result import ConfigNote, ConfigValue
-from perfci.model.scenario import ResolvedScenario, cases, config_text, load_scenario
+from perfci.model.scenario import ResolvedScenario, cases, config_text, load_scenario, only_phases
 from perfci.providers import open_provider
 from perfci.providers.base import ServerProvider
 from perfci.providers.basedirs import pinned_to_commit
@@ -62,11 +62,13 @@ def plan_runs(scenario_arg: str, profile: str, server_spec: str, overrides: list
 
 
 def plan_run(scenario_arg: str, profile: str, server_spec: str, overrides: list[Requested],
-             workdir: Path, argv: list[str] | None = None, case_pattern: str | None = None) -> RunPlan:
+             workdir: Path, argv: list[str] | None = None, case_pattern: str | None = None,
+             phases: tuple[str, ...] = ()) -> RunPlan:
     """The plan of one case (A/B compares one case): the first case matching
-    `case_pattern`, or the profile's first case of a matrix scenario."""
+    `case_pattern`, or the profile's first case of a matrix scenario; with `phases`,
+    measuring only those (checked before the server spec is opened: nothing is built)."""
     scenario, path = load_scenario(scenario_arg)
-    resolved = cases(scenario, profile, str(path), [case_pattern] if case_pattern else None)[0]
+    resolved = only_phases(cases(scenario, profile, str(path), [case_pattern] if case_pattern else None)[0], phases)
     plan = plan_case(resolved, path, open_provider(server_spec, workdir), server_spec, overrides, argv or [])
     plan.sysbench = sysbench.version()
     return plan

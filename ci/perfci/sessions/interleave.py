@@ -254,11 +254,12 @@ def why_not_interleaved(scenario: str, profile: str, sides: tuple[Side, Side], c
 
 
 def plan_sides(scenario: str, profile: str, sides: tuple[Side, Side], parent: Path,
-               case: str | None, bursts: int | None) -> list[RunPlan]:
+               case: str | None, bursts: int | None, phases: tuple[str, ...] = ()) -> list[RunPlan]:
     plans = []
     for side in sides:
         plan = plan_run(side.scenario or scenario, profile, side.server_spec, side.overrides,
-                        parent / f"{temp_prefix()}ab-{side.name}-{uuid.uuid4().hex[:8]}", case_pattern=case)
+                        parent / f"{temp_prefix()}ab-{side.name}-{uuid.uuid4().hex[:8]}", case_pattern=case,
+                        phases=phases)
         if plan.skip_reason:
             raise BadInput(f"side {side.name.upper()} cannot run this case: {plan.skip_reason}")
         check_splittable(plan, bursts)

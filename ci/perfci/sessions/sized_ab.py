@@ -40,6 +40,7 @@ class Aim:
     bursts: int | None = None      # burst pairs per phase, warm-up included (as --bursts)
     instances: int | None = None
     warmup: int = DEFAULT_WARMUP_PAIRS
+    phases: tuple[str, ...] = ()   # measure, size and judge only these phases (--phase)
 
 
 @dataclass
@@ -72,19 +73,21 @@ def noise_model_for(plan: RunPlan, runner_class: str, root: Path | None) -> nois
 
 def size_of(plans: list[RunPlan], aim: Aim, runner_class: str) -> design_mod.Design:
     resolved = plans[1].resolved
-    phases = sum(isinstance(s, MeasureStep) for s in resolved.steps)
+    measured = {s.phase for s in resolved.steps if isinstance(s, MeasureStep)}
+    phases = len(measured)
     judged = len(resolved.compare) or design_mod.DEFAULT_JUDGED_PER_PHASE
     model = noise_model_for(plans[0], runner_class, baselines_dir() / "noise")
-    measured = aim.bursts - aim.warmup if aim.bursts else None
+    bursts = aim.bursts - aim.warmup if aim.bursts else None
     if aim.by_profile:
         counts = [resolved.workload.model_copy(update={"transactions": s.transactions or resolved.workload.transactions})
                   .bursts()[1] for s in resolved.steps if isinstance(s, MeasureStep)]
-        measured = measured or max(max(counts, default=10) - aim.warmup, 2)
+        bursts = bursts or max(max(counts, default=10) - aim.warmup, 2)
         return design_mod.for_case(model, phases, judged, aim.warmup, aim.target, float("inf"),
-                                   aim.instances or PROFILE_INSTANCES, measured, fixed="--size profile")
+                                   aim.instances or PROFILE_INSTANCES, bursts, fixed="--size profile", measured=measured)
     return design_mod.for_case(model, phases, judged, aim.warmup, aim.target, aim.budget_minutes, aim.instances,
-                               measured, fixed=" and ".join(f for f, given in (("--instances", aim.instances),
-                                                                               ("--bursts", aim.bursts)) if given) or None)
+                               bursts, fixed=" and ".join(f for f, given in (("--instances", aim.instances),
+                                                                             ("--bursts", aim.bursts)) if given) or None,
+                               measured=measured)
 
 
 def clear_at_interim(run: InterleavedRun, compare, min_effect: float) -> str | None:
@@ -100,7 +103,7 @@ def clear_at_interim(run: InterleavedRun, compare, min_effect: float) -> str | N
 def plan_and_size(scenario: str, profile: str, sides: tuple[Side, Side], parent: Path, case: str | None,
                   aim: Aim, runner_class: str) -> tuple[list[RunPlan], design_mod.Design]:
     """Every input check and the size, before any server starts."""
-    plans = plan_sides(scenario, profile, sides, parent, case, aim.bursts)
+    plans = plan_sides(scenario, profile, sides, parent, case, aim.bursts, aim.phases)
     return plans, size_of(plans, aim, runner_class)
 
 
@@ -114,7 +117,7 @@ def run_sized(scenario: str, profile: str, sides: tuple[Side, Side], parent: Pat
     compare = plans[1].resolved.compare
     run = run_interleaved(plans, sides, progress, runner_class, bursts, aim.warmup, setup_sql,
                           instances=design.instances,
-                          replan=lambda: plan_sides(scenario, profile, sides, parent, case, bursts),
+                          replan=lambda: plan_sides(scenario, profile, sides, parent, case, bursts, aim.phases),
                           stop=lambda partial: clear_at_interim(partial, compare, min_effect))
     out_dir.mkdir(parents=True, exist_ok=True)
     bursts_file = out_dir / f"{run.id}.bursts.json"

@@ -10,7 +10,7 @@ import json
 import time
 from pathlib import Path
 
-from perfci.model.scenario import cases, load_scenario
+from perfci.model.scenario import cases, load_scenario, only_phases
 from perfci.model.sweep import SWEEP_FILE, Sweep, SweepCell
 from perfci.providers.servers import resolve_server
 from perfci.sessions.confirm import ratios_of
@@ -24,15 +24,16 @@ def sweep_path(out_dir: Path, scenario: str, profile: str) -> Path:
     return out_dir / f"sweep-{scenario}-{profile}.json"
 
 
-def start(scenario: str, profile: str, servers: list[str], runner_class: str, out_dir: Path) -> Sweep:
-    """The sweep to continue (same scenario content, profile, servers and runner class)
-    or a new one."""
+def start(scenario: str, profile: str, servers: list[str], runner_class: str, out_dir: Path,
+          phases: tuple[str, ...] = ()) -> Sweep:
+    """The sweep to continue (same scenario content, profile, servers and runner class;
+    `phases`, the measured phases, are part of the content) or a new one."""
     if len(servers) < 2:
         raise BadInput("--servers: a sweep needs the base and at least one more server")
     for server in servers:
         resolve_server(server)  # typos: one line, before anything runs
     loaded, scenario_path = load_scenario(scenario)
-    resolved = cases(loaded, profile, str(scenario_path), None)
+    resolved = [only_phases(r, phases) for r in cases(loaded, profile, str(scenario_path), None)]
     content_hash = resolved[0].content_hash()
     path = sweep_path(out_dir, loaded.name, profile)
     if path.is_file():
