@@ -83,6 +83,23 @@ def test_a_too_noisy_metric_is_unstable_not_judged():
     assert row.verdict == "unstable" and "too noisy" in row.reason and row.p_adjusted is None
 
 
+def test_a_counter_below_its_absolute_floor_in_every_burst_is_unchanged_not_unstable():
+    """fsyncs per transaction of a read-only phase: ~0, an occasional background flush in
+    one burst (a huge relative spread). Every burst below the floor (0.05): the means
+    cannot differ by a floor's worth, so it is no change; one burst at the floor and it
+    is judged as before."""
+    rng = np.random.default_rng(5)
+    t = table(rng, 20, 1.0)
+    quiet = [0.0] * 20
+    flushed = [0.0] * 19 + [0.0004]
+    t["before.fsyncs_per_txn"] = (quiet, flushed)
+    specs = {**SPECS, "before.fsyncs_per_txn": default_spec("fsyncs_per_txn")}
+    row = {r.key: r for r in judge_table(t, specs)}["before.fsyncs_per_txn"]
+    assert row.verdict == "unchanged" and "every burst below the metric's absolute floor 0.05" in row.reason
+    t["before.fsyncs_per_txn"] = (quiet, [0.0] * 19 + [0.05])
+    assert {r.key: r for r in judge_table(t, specs)}["before.fsyncs_per_txn"].verdict != "unchanged"
+
+
 def test_family_wise_false_alarms_stay_under_one_percent():
     """1000 identical-side A/Bs with 30 explanatory counters: a false regression in
     at most 1 % of them (Holm over the judged metrics)."""

@@ -299,6 +299,12 @@ def judge_instances(tables: Sequence[PairTable], specs: Mapping[str, MetricSpec]
         if len(a) and not any(a) and not any(b):
             rows.append(PairedVerdict(key, spec, 0.0, 0.0, None, None, Outcome.UNCHANGED, "zero on both sides"))
             continue
+        if spec is not None and spec.floor and len(a) and len(b) and max(abs(x) for x in (*a, *b)) < spec.floor:
+            # the means differ by less than the floor whatever their ratio (fsyncs of a
+            # read-only phase: ~0, an occasional background flush): no change, not "noise"
+            rows.append(PairedVerdict(key, spec, a_mean, b_mean, None, None, Outcome.UNCHANGED,
+                                      f"every burst below the metric's absolute floor {spec.floor:g} on both sides"))
+            continue
         est = estimate_instances(parts, (priors or {}).get(key))
         if est is None:
             rows.append(PairedVerdict(key, spec, a_mean, b_mean, None, None, Outcome.UNSTABLE, "too few pairs"))
