@@ -279,12 +279,10 @@ def _per_metric_issues(comp: CaseComparison, gh: GitHub, open_issues: dict[str, 
 
 def _ab_only_keys(comp: CaseComparison, confirmation: Confirmation | None) -> list[str]:
     """Regressions the reference A/B found where the threshold saw none (a few percent,
-    inside the nights' noise), worst first: the A/B is the measurement."""
+    inside the nights' noise), in the A/B's order (the scenario's): the A/B is the measurement."""
     if confirmation is None or confirmation.status != "confirmed" or not comp.results:
         return []
-    keys = [k for k in confirmation.ab_regressions if k in confirmation.ratios]
-    return sorted(keys, key=lambda k: confirmation.ratios[k].ratio if confirmation.ratios[k].ratio < 1
-                  else 1 / confirmation.ratios[k].ratio)
+    return [k for k in confirmation.ab_regressions if k in confirmation.ratios]
 
 
 def _post(gh: GitHub | None, dry_run_dir: Path | None, open_issues: dict[str, Issue], fp: str, title: str, body: str,
@@ -371,8 +369,8 @@ def which_release(scenario: str, c: Confirmation, case: str, key: str) -> list[s
 
 
 def ab_body_for(comp: CaseComparison, keys: list[str], c: Confirmation, fp: str, run_url: str) -> str:
-    """The issue of a case whose reference A/B flags `keys` (worst first) that the nightly
-    threshold did not see."""
+    """The issue of a case whose reference A/B flags `keys` (the first leads) that the
+    nightly threshold did not see."""
     tonight = comp.results[0]
     key, r = keys[0], c.ratios[keys[0]]
     could = f"this A/B could see {r.mde:.1%} (90 % power)" if r.mde is not None else "its MDE is unknown"

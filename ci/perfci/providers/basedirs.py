@@ -194,9 +194,9 @@ def pinned_to_commit(spec: ServerSpec, commit: str | None) -> str:
 
 
 def on_build_line(commit: ServerSpec, line: ServerSpec) -> bool:
-    """Whether `commit` (a build: spec at a sha) is on `line`'s first-parent history
-    (an ancestor of its ref, or its ref itself): what a result may name and still be
-    built without review. A commit of a pull request or of another branch is not."""
+    """Whether `commit` (a build: spec at a sha) is an ancestor of `line`'s ref, or that
+    ref itself (what `scripts/build-server --commits` checks): what a result may name and
+    still be built without review. A commit of a pull request or of another branch is not."""
     done = subprocess.run([str(_build_server_script(line)), "--commits", line.flavor, commit.ref, line.ref],
                           capture_output=True, text=True)
     if done.returncode in (0, 2):
