@@ -109,7 +109,11 @@ def test_mysql_8_servers_keep_no_listener_beyond_the_harness_port():
     ("loose_loose-port", "port"), ("skip-grant", "skip_grant_tables"), ("bind-addr", "bind_address"),
     ("disable-skip-networking", "skip_networking"), ("maximum-datadir", "datadir"), ("loose-mysqlx", "mysqlx"),
     # resolving 127.0.0.1 to "localhost" would let TCP match root@localhost; files outside the run
-    ("disable-skip-name-resolve", "skip_name_resolve"), ("loose-secure-file-priv", "secure_file_priv")])
+    ("disable-skip-name-resolve", "skip_name_resolve"), ("loose-secure-file-priv", "secure_file_priv"),
+    # the parser strips prefixes again and again, in any order, until a name matches
+    ("loose-loose-skip-grant-tables", "skip_grant_tables"), ("loose-skip-loose-bind-address", "bind_address"),
+    ("skip-loose-skip-name-resolve", "skip_name_resolve"), ("enable-loose-maximum-loose-port", "port"),
+    ("disable-disable-skip-networking", "skip_networking")])
 def test_a_prefix_or_an_abbreviation_does_not_get_past_the_reserved_options(tmp_path, name, owned):
     """The server strips loose-/enable-/disable-/skip-/maximum- and expands unique
     abbreviations: each way to reach a harness option is refused, wherever it is given."""

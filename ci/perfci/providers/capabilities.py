@@ -132,6 +132,29 @@ def normalize(name: str) -> str:
     return name.strip().lower().replace("-", "_")
 
 
+# The prefixes the servers' option parser (my_getopt.cc, handle_options) strips when a
+# name is not an option: `loose-` (ignore if unknown), `skip-`/`disable-`/`enable-`
+# (booleans), `maximum-` (the bound of SET). After each strip it starts over, so any
+# number of them, in any order, comes off until a name matches.
+OPTION_PREFIXES = ("loose_", "skip_", "disable_", "enable_", "maximum_")
+
+
+def option_names(name: str) -> list[str]:
+    """Every name the server may look `name` up as, in the order it tries them: the
+    name itself, then each name left after stripping one more prefix. The one
+    normaliser every check uses (reserved options, known options, trusted overrides)."""
+    found = [normalize(name)]
+    frontier = [found[0]]
+    while frontier:
+        current = frontier.pop()
+        for prefix in OPTION_PREFIXES:
+            rest = current[len(prefix):]
+            if current.startswith(prefix) and rest and rest not in found:
+                found.append(rest)
+                frontier.append(rest)
+    return found
+
+
 @dataclass
 class ConfigPlan:
     """The options to write to my.cnf, and what happened to the others."""
@@ -185,13 +208,10 @@ def plan_config(requested: list[Requested], server: ServerIdentity, known: set[s
 
 
 def is_known(name: str, known: set[str]) -> bool:
-    name = normalize(name)
-    if name in known:
-        return True
-    for prefix in ("skip_", "enable_", "disable_", "loose_"):
-        if name.startswith(prefix) and name[len(prefix):] in known:
-            return True
-    return name.startswith("loose_")  # loose- options are ignored by the server when unknown
+    """Whether the server would take `name` as one of its options. An unknown `loose-`
+    name is not: the server would ignore it, and a measurement that sets nothing is
+    better said (skipped, or refused as an override) than written to my.cnf."""
+    return any(candidate in known for candidate in option_names(name))
 
 
 _HELP_OPTION_RE = re.compile(r"^\s{2}(?:-\w,\s+)?--([a-zA-Z0-9][a-zA-Z0-9_-]*)")

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from perfci.model.flavor import ServerIdentity, Version
-from perfci.providers.capabilities import Requested, normalize
+from perfci.providers.capabilities import Requested, normalize, option_names
 from perfci.util.errors import BadInput
 from perfci.util.text import control_char
 
@@ -44,17 +44,11 @@ def modern_innodb_defaults(identity: ServerIdentity) -> dict:
             "innodb_file_per_table": "ON"}
 
 
-# What a server strips before it looks an option up: `loose-` (ignore if unknown), then
-# `enable-`/`disable-`/`skip-` (booleans) or `maximum-` (an upper bound for SET).
-_OPTION_PREFIXES = re.compile(r"^(loose_)*(enable_|disable_|skip_|maximum_)?")
-
-
 def reserved_option(name: str) -> str | None:
-    """The harness-owned option `name` would set, if any: with its prefixes stripped, or
-    as the unique prefix MariaDB (and MySQL before 8.0) expand an abbreviation to."""
-    full = normalize(name)
-    bare = _OPTION_PREFIXES.sub("", full, count=1)
-    for candidate in (full, bare, full.removeprefix("loose_")):
+    """The harness-owned option `name` would set, if any: under any of the names the
+    server's parser looks it up as (its prefixes stripped, repeatedly), or as the unique
+    prefix MariaDB (and MySQL before 8.0) expand an abbreviation to."""
+    for candidate in option_names(name):
         if candidate in RESERVED:
             return candidate
         prefix_of = [r for r in RESERVED if r.startswith(candidate)]
