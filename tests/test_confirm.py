@@ -312,3 +312,27 @@ def test_the_issue_of_a_build_names_the_commit_it_was_built_from(tmp_path):
     [comp] = compare([load_result(path)], baseline_root=root)
     body = body_for(comp, comp.regressions, "fp", "")
     assert f"built from commit `{sha}`" in body
+
+
+def test_a_reproduce_string_that_loads_a_plugin_or_an_init_file_is_refused(tmp_path):
+    """A reproduce string is data from the results branch: its --config values pass an
+    allowlist of performance variables. A plugin from the checkout, an init file, a
+    general log written anywhere, or the prefix chain to skip-grant-tables: refused by
+    name, before any server starts."""
+    for config, refused in [("plugin_load_add=evil.so", "plugin_load_add"), ("plugin_dir=results/x", "plugin_dir"),
+                            ("init_file=/tmp/grant.sql", "init_file"), ("general_log_file=/etc/x", "general_log_file"),
+                            ("loose-loose-skip-grant-tables=1", "skip_grant_tables"),
+                            ("innodb_buffer_pool_filename=/etc/shadow", "innodb_buffer_pool_filename"),
+                            ("innodb_ft_user_stopword_table=db/t", "innodb_ft_user_stopword_table")]:
+        comp, _ = regressed(tmp_path / refused, f"perfci run tiny --profile smoke --server local --config {config}")
+        c = confirm_case(comp, "smoke", Aim(), tmp_path, tmp_path / "out", Progress(quiet=True), "local", 0.01)
+        assert c.status == "not-run" and refused in c.reason and ("refused" in c.reason or "it sets" in c.reason), c.reason
+        assert not (tmp_path / "out").exists()
+
+
+def test_performance_variables_from_a_reproduce_string_pass():
+    from perfci.providers.mycnf import parse_trusted_override
+    for config in ("innodb_flush_log_at_trx_commit=1", "innodb_buffer_pool_size=4G", "sync_binlog=0",
+                   "skip-log-bin", "innodb_log_file_size=96M", "loose-innodb_change_buffering=none",
+                   "optimizer_switch=mrr=on,mrr_cost_based=off", "thread_handling=pool-of-threads"):
+        assert parse_trusted_override(config, "test").name == config.partition("=")[0]

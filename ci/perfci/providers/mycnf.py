@@ -80,6 +80,40 @@ def parse_override(text: str) -> Requested:
     return Requested(name, value.strip() if sep else None, "override")
 
 
+# What an override read back from a results branch (a reproduce string: data, not a
+# reviewed file) may set: server variables that tune how the server performs. Never a
+# path, a plugin, a file the server reads or writes at start, an account or TLS.
+TRUSTED_FAMILIES = re.compile(
+    r"^(innodb|aria|myisam|key_cache|query_cache|thread|thread_pool|table|optimizer|join|sort|read|tmp|max|binlog"
+    r"|sync|performance_schema|temptable|histogram|transaction)_"
+    r"|^(key_buffer_size|log_bin|log_slave_updates|log_replica_updates|tx_isolation|character_set_server"
+    r"|collation_server|sql_mode|default_storage_engine|gtid_mode|enforce_gtid_consistency"
+    r"|eq_range_index_dive_limit|use_stat_tables|big_tables|concurrent_insert|open_files_limit|back_log"
+    r"|lock_wait_timeout|stored_program_cache|net_buffer_length|bulk_insert_buffer_size|autocommit"
+    r"|host_cache_size|performance_schema|large_pages|flush_time|range_alloc_block_size"
+    r"|query_alloc_block_size|query_prealloc_size)$")
+UNTRUSTED_WORDS = re.compile(r"(dir|directory|file|filename|path|_index|socket)$|plugin|(^|_)init_|^secure_|^ssl_"
+                             r"|^tls_|keyring|audit|password|user|_key$|_cert$|_ca$")
+TRUSTED_VALUE = re.compile(r"^[A-Za-z0-9_.,=:+-]*$")  # numbers, sizes, words, optimizer_switch lists; no '/'
+
+
+def parse_trusted_override(text: str, source: str) -> Requested:
+    """`--config NAME=VALUE` from a reproduce string that a results branch or a result
+    file gave (confirm's reference and tonight's run): only a performance variable of
+    the allowlist, with a plain value; anything else is refused by name (BadInput)."""
+    requested = parse_override(text)
+    base = option_names(requested.name)[-1]  # what the server sets, its prefixes stripped
+    value = requested.value or ""
+    if not TRUSTED_FAMILIES.search(base) or UNTRUSTED_WORDS.search(base):
+        raise BadInput(f"{source}: --config {requested.name} is refused: a reproduce string read from results may set "
+                       "only performance variables (innodb_*, buffer and cache sizes, sync_binlog, ...), never "
+                       "paths, plugins, init files, accounts or TLS")
+    if not TRUSTED_VALUE.match(value):
+        raise BadInput(f"{source}: --config {requested.name}={value!r} is refused: a value from results may hold "
+                       "letters, digits and _ . , = : + - only (no path)")
+    return requested
+
+
 def parse_config_file(path: Path) -> list[Requested]:
     """Server options from a my.cnf-style file ([mysqld] and friends)."""
     try:

@@ -37,7 +37,7 @@ from perfci.model.base import StrictModel
 from perfci.model.formats import FileFormat, JsonObject
 from perfci.model.result import ResultId
 from perfci.providers.basedirs import on_build_line
-from perfci.providers.mycnf import parse_override
+from perfci.providers.mycnf import parse_trusted_override
 from perfci.providers.servers import id_of_spec, load_servers, pinned_in_git_history, resolve_server, specs_in_git_history
 from perfci.providers.spec import parse_spec
 from perfci.sessions.rounds import Side
@@ -180,8 +180,10 @@ def confirm_case(comp: CaseComparison, profile: str, aim: Aim, parent: Path, out
                        "an A/B would compare the server with itself; the change lies elsewhere (host, harness, data)"
                        ).model_copy(update={"unchanged_server": good.server_version == tonight_version})
     try:
-        sides = (Side("a", pinned_server(a_args[0]), [parse_override(c) for c in a_args[1]]),
-                 Side("b", pinned_server(b_args[0]), [parse_override(c) for c in b_args[1]]))
+        # both reproduce strings are data (the history's, tonight's result file): a pinned
+        # server, and overrides from the allowlist only
+        sides = (Side("a", pinned_server(a_args[0]), [parse_trusted_override(c, "the reference") for c in a_args[1]]),
+                 Side("b", pinned_server(b_args[0]), [parse_trusted_override(c, "tonight's run") for c in b_args[1]]))
         case = None if result.case == "default" else result.case
         progress.info(f"== reference A/B of {comp.label} ({trigger}): A {found.a} (reference) vs B {found.b}")
         done = run_sized(result.scenario.name, profile, sides, parent, case, aim, min_effect, out_dir, progress,
