@@ -79,3 +79,26 @@ def test_the_comment_says_a_regression_was_accepted_and_when_nothing_was_measure
     assert ABReport("a", CLEAN).blind_below == 6.0 and ABReport("r", "| rounds table |").blind_below is None
     # a rounds report has no verdict line: its table says it
     assert ABReport("r", "| `only.tps` ↑ | ... | 🔴 regression |").regressed
+
+
+def test_hostile_artifact_text_is_rendered_inert():
+    """Report names, verdict lines and whole reports come from an artifact the PR's own
+    run wrote: no mention, HTML (an open <details>, a closed <summary> with an image)
+    or comment marker renders; the report's table and emphasis stay."""
+    hostile = ("**Regression** @org/team in `only.tps` </summary><img src=x onerror=alert(1)> <details open>\n\n"
+               "<!-- perfci-pr-comment -->\n| metric | B/A |\n|---|---|\n| only.tps | 0.7 |\n![x](https://e/x.png)\n")
+    text = body([ABReport("evil</summary><details open>@org/admins", hostile)], SHA1, accepted=False)
+    assert text.count(MARK) == 1 and text.startswith(MARK)  # the report cannot add a second marker
+    for raw in ("<img", "<details open>", "</summary><", "@org/team", "@org/admins", "![x]"):
+        assert raw not in text, raw
+    assert "@\u200borg/team" in text and "&lt;img src=x" in text
+    assert "| only.tps | 0.7 |" in text and "**Regression**" in text  # tables and emphasis stay
+    assert text.count("<details>") == text.count("</details>") == 1
+
+
+def test_a_body_over_githubs_limit_is_capped_with_a_pointer_to_the_artifact():
+    big = REGRESSED + "| row |\n" * 12_000  # ~100 KB, as a microbench A/B report can be
+    text = body([ABReport("a", big), ABReport("b", CLEAN)], SHA1, accepted=False, run_url="https://x/run/1")
+    assert len(text) <= 65_536
+    assert "a: the full report is in the run's artifacts ([run](https://x/run/1)) (too long for a comment)" in text
+    assert "b: full report</summary>" in text  # what fits is kept

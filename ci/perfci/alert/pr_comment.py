@@ -14,9 +14,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from perfci.alert.github import GitHub
+from perfci.alert.github import GITHUB_BODY_LIMIT, GitHub
 from perfci.util.errors import BadInput
-from perfci.util.text import code_span
+from perfci.util.text import code_span, inert_markdown, markdown
 
 MARK = "<!-- perfci-pr-comment -->"
 ACCEPT_LABEL = "perf-expected"
@@ -25,6 +25,8 @@ SHA_RE = re.compile(r"[0-9a-f]{40}")
 BLIND_RE = re.compile(r"(?:smallest detectable change of this run: [\d.]+% \(best metric\) to |could not see below: )"
                       r"(.*?)\)?\.?$")
 PERCENT_RE = re.compile(r"(\d+(?:\.\d+)?)%")
+BODY_LIMIT = GITHUB_BODY_LIMIT - 1_000  # room for the verdict lines and the mark
+CAPPED = " (too long for a comment)"
 
 
 @dataclass(frozen=True)
@@ -81,10 +83,24 @@ def body(reports: list[ABReport], head_sha: str, accepted: bool, run_url: str = 
     lines = [MARK, f"### perfci: {head}", "",
              f"A/B of the PR's base (A) against its head (B) at `{head_sha[:12]}`"
              + (f" · [run]({run_url})" if run_url else ""), ""]
-    lines += [f"- {code_span(r.name)}: {r.verdict}" for r in reports]
-    for r in reports:
-        lines += ["", f"<details><summary>{r.name}: full report</summary>", "", r.text.strip(), "", "</details>"]
-    return "\n".join(lines) + "\n"
+    # the reports, their names and verdicts come from an artifact the PR's own run wrote:
+    # rendered inert (no HTML, mention or image), as the issues render stored text
+    lines += [f"- {code_span(plain_name(r.name))}: {inert_markdown(r.verdict)}" for r in reports]
+    folded = [["", f"<details><summary>{markdown(plain_name(r.name))}: full report</summary>", "",
+               inert_markdown(r.text.strip()), "", "</details>"] for r in reports]
+    head_text = "\n".join(lines)
+    kept = []
+    for r, block in zip(reports, folded):  # GitHub refuses a body over 65,536 characters
+        if len(head_text) + sum(len("\n".join(b)) + 1 for b in kept + [block]) + len(CAPPED) > BODY_LIMIT:
+            block = ["", f"{markdown(plain_name(r.name))}: the full report is in the run's artifacts"
+                     + (f" ([run]({run_url}))" if run_url else "") + CAPPED.rstrip()]
+        kept.append(block)
+    return "\n".join(lines + [line for block in kept for line in block]) + "\n"
+
+
+def plain_name(name: str) -> str:
+    """A report's name (its artifact file's) as letters, digits and . _ + - only."""
+    return re.sub(r"[^\w.+-]", "_", name)
 
 
 def _blind(reports: list[ABReport]) -> str:
