@@ -41,6 +41,8 @@ SMOKE_SERIES = (
     (("mysql-8.0.31", SCENARIOS),),
     (("mariadb-11.4.5", SCENARIOS),),
 )
+# GitHub calls retried on 429/5xx wait 2-30 s between tries; tests wait a moment
+os.environ.setdefault("PERFCI_GH_RETRY_DELAYS", "0.05,0.05,0.05")
 GUARDED_TOOLS = ("mariadbd", "mysqld", "sysbench", "mariadb-install-db", "mysql_install_db")
 
 # A scenario small enough for failure-path tests (seconds, not minutes).

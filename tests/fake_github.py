@@ -26,6 +26,7 @@ class FakeGitHub:
         self.pulls: dict[int, dict] = {}  # GET /repos/o/r/pulls/N (public data: no token needed)
         self.permissions: dict[str, str] = {}  # GET /repos/o/r/collaborators/LOGIN/permission (else 404)
         self.fail_with: int | None = None  # answer every request with this status
+        self.fail_next: list[int] = []  # answer the next requests with these statuses, then as usual
         ca = trustme.CA()
         self.cafile = Path(directory) / "fake-github-ca.pem"
         ca.cert_pem.write_to_path(str(self.cafile))
@@ -67,6 +68,14 @@ class FakeGitHub:
                     return self._send(401, {"message": "Bad credentials"})
                 if fake.fail_with:
                     return self._send(fake.fail_with, {"message": "Server Error"})
+                if fake.fail_next:
+                    status = fake.fail_next.pop(0)
+                    return self._send(status, {"message": "API rate limit exceeded" if status in (403, 429)
+                                               else "Server Error"})
+                # GitHub's validation: what it refuses with 422 Unprocessable Entity
+                if isinstance(body, dict) and (len(body.get("body") or "") > 65536 or len(body.get("title") or "") > 256
+                                               or any(len(n) > 50 for n in body.get("labels") or [])):
+                    return self._send(422, {"message": "Validation Failed"})
                 who = re.fullmatch(r"/api/v3/repos/([^/]+)/([^/]+)/collaborators/([^/]+)/permission", url.path)
                 if who and self.command == "GET":
                     level = fake.permissions.get(who.group(3))

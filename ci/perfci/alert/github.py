@@ -3,16 +3,64 @@ the objects it reads (a subset of GitHub's issue and comment objects)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 import shutil
 import subprocess
+import time
 from typing import Any, NotRequired, TypedDict, cast
 
 from perfci.util.errors import BadInput, InfraFailure
 
 LABEL = "perf-regression"  # every issue perfci opens carries it; listings ask for it
+# GitHub's own limits: a longer body, title or label name is refused (422) and the call fails
+GITHUB_BODY_LIMIT = 65_536
+GITHUB_TITLE_LIMIT = 256
+GITHUB_LABEL_LIMIT = 50
+TRUNCATED = "\n\n… (cut at GitHub's limit of {limit:,} characters; the full text is in the run's artifacts)\n"
+# answers worth another try: rate limits (429, and 403 with a rate-limit message) and
+# the server's transient failures; `gh api` says "... (HTTP 502)"
+_STATUS_RE = re.compile(r"\(HTTP (\d{3})\)")
+RETRY_STATUSES = {429, 500, 502, 503, 504}
+RETRY_DELAYS = (2.0, 8.0, 30.0)  # seconds before the 2nd, 3rd and 4th try
+
+
+def capped_body(body: str) -> str:
+    """`body` within GitHub's limit, saying where it was cut."""
+    if len(body) <= GITHUB_BODY_LIMIT:
+        return body
+    tail = TRUNCATED.format(limit=GITHUB_BODY_LIMIT)
+    return body[:GITHUB_BODY_LIMIT - len(tail)] + tail
+
+
+def capped_title(title: str) -> str:
+    return title if len(title) <= GITHUB_TITLE_LIMIT else title[:GITHUB_TITLE_LIMIT - 1] + "…"
+
+
+def capped_label(name: str) -> str:
+    """A label name within GitHub's 50 characters; a long one keeps its start and a hash
+    of the whole, so two long scenario names do not share a label."""
+    if len(name) <= GITHUB_LABEL_LIMIT:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+    return f"{name[:GITHUB_LABEL_LIMIT - 9]}~{digest}"
+
+
+def retry_delays() -> tuple[float, ...]:
+    """The waits between tries ($PERFCI_GH_RETRY_DELAYS, comma-separated seconds, for tests)."""
+    text = os.environ.get("PERFCI_GH_RETRY_DELAYS")
+    if text is None:
+        return RETRY_DELAYS
+    try:
+        return tuple(float(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        raise BadInput(f"PERFCI_GH_RETRY_DELAYS={text!r}: expected seconds separated by commas") from None
+
+
+class GitHubFailure(InfraFailure):
+    """A GitHub call failed after its retries (exit 3)."""
 
 
 class User(TypedDict):
@@ -73,16 +121,32 @@ class GitHub:
         self.repo = repo
 
     def api(self, method: str, path: str, payload: dict[str, Any] | None = None) -> Any:
+        """One REST call; a rate limit or a transient server error is tried again after
+        a wait (RETRY_DELAYS), anything else fails at once (GitHubFailure, exit 3)."""
         args = ["gh", "api", "-X", method, path, "-H", "Accept: application/vnd.github+json"]
         if payload is not None:
             args += ["--input", "-"]
-        proc = subprocess.run(args, input=json.dumps(payload) if payload is not None else None,
-                              capture_output=True, text=True, timeout=120)
-        if proc.returncode != 0:
-            message = (proc.stderr.strip() or proc.stdout.strip()).splitlines()
-            raise InfraFailure(f"GitHub API {method} {path} failed: {message[-1] if message else proc.returncode}; "
-                               "the run's results are untouched (use --dry-run --out DIR to write the issues as files)")
-        return json.loads(proc.stdout) if proc.stdout.strip() else None
+        delays = retry_delays()
+        for attempt in range(len(delays) + 1):
+            try:
+                proc = subprocess.run(args, input=json.dumps(payload) if payload is not None else None,
+                                      capture_output=True, text=True, timeout=120)
+            except subprocess.TimeoutExpired:
+                status, message = 504, "no answer within 120 s"
+            else:
+                if proc.returncode == 0:
+                    return json.loads(proc.stdout) if proc.stdout.strip() else None
+                lines = (proc.stderr.strip() or proc.stdout.strip()).splitlines()
+                message = lines[-1] if lines else f"gh exited {proc.returncode}"
+                found = _STATUS_RE.search(proc.stderr + proc.stdout)
+                status = int(found.group(1)) if found else 0
+            transient = status in RETRY_STATUSES or (status == 403 and "rate limit" in message.lower())
+            if not transient or attempt == len(delays):
+                tries = f" after {attempt + 1} tries" if attempt else ""
+                raise GitHubFailure(f"GitHub API {method} {path} failed{tries}: {message}; the run's results are "
+                                    "untouched (use --dry-run --out DIR to write the issues as files)")
+            time.sleep(delays[attempt])
+        raise AssertionError("unreachable")
 
     def _paged(self, path: str) -> list[Any]:
         """Every item of a listing, oldest first (an issue open for months has more than a page)."""
@@ -101,13 +165,14 @@ class GitHub:
         return [i for i in listed if "pull_request" not in i]
 
     def create(self, title: str, body: str, labels: list[str]) -> Issue:
-        return cast(Issue, self.api("POST", f"repos/{self.repo}/issues", {"title": title, "body": body, "labels": labels}))
+        return cast(Issue, self.api("POST", f"repos/{self.repo}/issues", {
+            "title": capped_title(title), "body": capped_body(body), "labels": [capped_label(n) for n in labels]}))
 
     def comment(self, number: int, body: str) -> None:
-        self.api("POST", f"repos/{self.repo}/issues/{number}/comments", {"body": body})
+        self.api("POST", f"repos/{self.repo}/issues/{number}/comments", {"body": capped_body(body)})
 
     def edit_comment(self, comment_id: int, body: str) -> None:
-        self.api("PATCH", f"repos/{self.repo}/issues/comments/{comment_id}", {"body": body})
+        self.api("PATCH", f"repos/{self.repo}/issues/comments/{comment_id}", {"body": capped_body(body)})
 
     def pull(self, number: int) -> Pull:
         return cast(Pull, self.api("GET", f"repos/{self.repo}/pulls/{number}"))

@@ -18,7 +18,7 @@ import re
 import shlex
 from pathlib import Path
 
-from perfci.alert.github import LABEL, Comment, GitHub, Issue, body_of, login
+from perfci.alert.github import LABEL, Comment, GitHub, Issue, body_of, capped_label, login
 from perfci.judge.compare import CaseComparison, MetricRow
 from perfci.model.identity import CaseIdentity
 from perfci.model.verdicts import Outcome
@@ -55,7 +55,7 @@ def metric_fingerprint(case: CaseIdentity, metric_key: str) -> str:
 
 
 def labels_for(case: CaseIdentity) -> list[str]:
-    return [LABEL, f"scenario:{case.scenario}", f"server:{case.server}"]
+    return [LABEL, capped_label(f"scenario:{case.scenario}"), capped_label(f"server:{case.server}")]
 
 
 def lead_first(rows: list[MetricRow]) -> list[MetricRow]:

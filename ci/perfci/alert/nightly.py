@@ -1,14 +1,20 @@
 """One night's bookkeeping, after the bench jobs (the GitHub-hosted report job runs
 it; the self-hosted runner never holds a write token):
 
-1. triage: an open issue a person accepted (label `perf-expected`, or a `/perfci
+1. tonight's results join the history, with what they regressed on — before any
+   GitHub call, so that a failing API loses no night;
+2. triage: an open issue a person accepted (label `perf-expected`, or a `/perfci
    accept` comment by the owner, a member or a collaborator) resets its case's
-   baseline at the regression's first night, says so and is closed;
-2. threshold issues for tonight's results against the history (issues.sync): opened
+   baseline at the regression's first night, says so and is closed; a case reset
+   tonight is compared again under its new baseline;
+3. threshold issues for tonight's results against the history (issues.sync): opened
    after --min-nights consecutive regressed nights, commented while they last,
    closed after K clean nights — on every nightly outcome, not only on exit 1;
-3. tonight's results join the history, with what they regressed on;
 4. change points over each judged metric's history open or comment (judge/changes.py, alert/change_issues.py).
+
+A GitHub call that fails after its retries ends the night with exit 3 (GitHubFailure)
+after step 1: the history holds tonight, and running the same command again replays
+steps 2-4 (a result already in the history is not appended twice).
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from perfci.alert.change_issues import sync_changes
-from perfci.alert.github import Comment, GitHub, Issue, body_of, login
+from perfci.alert.github import Comment, GitHub, GitHubFailure, Issue, body_of, login
 from perfci.alert.issues import ACCEPT_LABEL, CASE_RE, SINCE_RE, sync
 from perfci.judge.changes import persisting_changes
 from perfci.judge.compare import CaseComparison, Rules, compare
@@ -48,7 +54,9 @@ def acceptance(issue: Issue, comments: list[Comment], can_write: Callable[[str],
     return None
 
 
-def triage(gh: GitHub, history_root: Path, run_url: str = "") -> list[str]:
+def triage(gh: GitHub, history_root: Path, run_url: str = "", reset_cases: set[str] | None = None) -> list[str]:
+    """Reset and close the accepted issues; one line per action. The cases reset are
+    added to `reset_cases`."""
     actions = []
     for issue in gh.issues("open"):
         body = body_of(issue)
@@ -65,6 +73,8 @@ def triage(gh: GitHub, history_root: Path, run_url: str = "") -> list[str]:
         except BadInput as exc:
             actions.append(f"#{number}: accepted ({how}) but not reset: {exc}")
             continue
+        if reset_cases is not None:
+            reset_cases.add(case.group(1))
         gh.comment(number, f"{RESET_MARK}\nAccepted ({how}): the baseline of `{case.group(1)}` now starts at "
                            f"`{since.group(1)}` (the first regressed night); nights before it no longer count. "
                            f"Closing. {run_url}".rstrip())
@@ -122,7 +132,9 @@ def with_change_points(verdicts: dict[str, history.NightVerdict], comparisons: l
             uncalled = [row for row in comp.rows if row.worse and row.key not in verdict.regressions]
             if not uncalled:
                 continue
-            records = [*histories.case(comp.identity).usable(tonight.scenario.hash), history.summary_line(tonight)]
+            earlier = [r for r in histories.case(comp.identity).usable(tonight.scenario.hash)
+                       if r.result_id != tonight.id]  # a replayed night holds tonight already
+            records = [*earlier, history.summary_line(tonight)]
             called = [row.key for row in uncalled if persisting_changes(records, row.key, row.spec)]
             if called:
                 out[tonight.id] = history.NightVerdict(verdict.worse, (*verdict.regressions, *called))
@@ -143,16 +155,30 @@ def run_night(results: list[Result], opts: NightOptions, gh: GitHub | None = Non
               confirmations: dict[str, Confirmation] | None = None) -> Night:
     """Steps 1-4 above."""
     confirmations = confirmations or {}
-    actions = triage(gh, opts.history_root, opts.run_url) if gh else []
-    histories = history.Histories(opts.history_root)  # after triage: its resets are annotations to read
+    histories = history.Histories(opts.history_root)
     comparisons = compare(results, baseline_root=opts.baseline_root, rules=opts.rules,
                           history_root=histories, window=opts.window)
-    actions += sync(comparisons, opts.run_url, dry_run_dir=dry_run_dir, close_after=opts.close_after,
-                    confirmations=confirmations, history_root=histories, min_nights=opts.min_nights, gh=gh)
     verdicts = with_change_points(night_verdicts(comparisons, confirmations), comparisons, histories)
-    for path, added in histories.append(results, opts.rules.follow, verdicts, opts.run_url):
-        actions.append(f"history {path}: +{added}")
-    actions += sync_changes(comparisons, histories, gh, dry_run_dir, opts.site_url)
+    actions = [f"history {path}: +{added}"
+               for path, added in histories.append(results, opts.rules.follow, verdicts, opts.run_url)]
     standing = {r.id: record.standing for r in results if r.ran
                 for record in histories.case(CaseIdentity.of(r, opts.rules.follow)).records if record.result_id == r.id}
+    try:
+        reset_cases: set[str] = set()
+        actions += triage(gh, opts.history_root, opts.run_url, reset_cases) if gh else []
+        if reset_cases:  # compared again under their new baselines: an accepted regression opens nothing
+            histories = history.Histories(opts.history_root)
+            comparisons = compare(results, baseline_root=opts.baseline_root, rules=opts.rules,
+                                  history_root=histories, window=opts.window)
+            again = night_verdicts(comparisons, confirmations)
+            standing.update({r.id: histories.case(comp.identity).standing(again[r.id])
+                             for comp in comparisons for r in comp.results if r.id in again
+                             and histories.case(comp.identity).key in reset_cases})
+        actions += sync(comparisons, opts.run_url, dry_run_dir=dry_run_dir, close_after=opts.close_after,
+                        confirmations=confirmations, history_root=histories, min_nights=opts.min_nights, gh=gh)
+        actions += sync_changes(comparisons, histories, gh, dry_run_dir, opts.site_url)
+    except GitHubFailure as exc:
+        raise GitHubFailure(f"{exc}. Tonight's history is written ({'; '.join(actions) or 'nothing new'}); "
+                            "run the same `perfci nightly` command again to replay the issues (results already "
+                            "in the history are not appended twice)") from None
     return Night(actions, standing)

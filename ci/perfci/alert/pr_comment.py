@@ -26,7 +26,7 @@ BLIND_RE = re.compile(r"(?:smallest detectable change of this run: [\d.]+% \(bes
                       r"(.*?)\)?\.?$")
 PERCENT_RE = re.compile(r"(\d+(?:\.\d+)?)%")
 BODY_LIMIT = GITHUB_BODY_LIMIT - 1_000  # room for the verdict lines and the mark
-CAPPED = " (too long for a comment)"
+CAPPED = " (too long for a comment)."
 
 
 @dataclass(frozen=True)
@@ -88,13 +88,14 @@ def body(reports: list[ABReport], head_sha: str, accepted: bool, run_url: str = 
     lines += [f"- {code_span(plain_name(r.name))}: {inert_markdown(r.verdict)}" for r in reports]
     folded = [["", f"<details><summary>{markdown(plain_name(r.name))}: full report</summary>", "",
                inert_markdown(r.text.strip()), "", "</details>"] for r in reports]
-    head_text = "\n".join(lines)
-    kept = []
+    size = len("\n".join(lines))
+    kept: list[list[str]] = []
     for r, block in zip(reports, folded):  # GitHub refuses a body over 65,536 characters
-        if len(head_text) + sum(len("\n".join(b)) + 1 for b in kept + [block]) + len(CAPPED) > BODY_LIMIT:
+        if size + len("\n".join(block)) + 1 > BODY_LIMIT:
             block = ["", f"{markdown(plain_name(r.name))}: the full report is in the run's artifacts"
-                     + (f" ([run]({run_url}))" if run_url else "") + CAPPED.rstrip()]
+                     + (f" ([run]({run_url}))" if run_url else "") + CAPPED]
         kept.append(block)
+        size += len("\n".join(block)) + 1
     return "\n".join(lines + [line for block in kept for line in block]) + "\n"
 
 

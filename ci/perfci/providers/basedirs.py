@@ -9,6 +9,7 @@ points at the install dir scripts/build-server made for that flavor and ref.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import os
 import re
@@ -90,7 +91,7 @@ def tarball_basedir(spec: ServerSpec) -> Path:
 
     def fill(target: Path) -> None:
         with tarfile.open(archive) as tar:
-            tar.extractall(target, filter=safe_members)
+            extract_tar(tar, target)
     return unpacked_once(spec, unpack_key(spec), fill, "tarball")
 
 
@@ -112,9 +113,68 @@ def safe_members(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo | None:
     the archive: release tarballs carry such strays (MySQL 8.0.31's bin/libprotobuf*.so
     point into its builder's /tmp), and following one would read whatever is there now."""
     try:
-        return tarfile.data_filter(member, dest)
-    except (tarfile.AbsoluteLinkError, tarfile.LinkOutsideDestinationError):
+        return (tarfile.data_filter if HAS_DATA_FILTER else data_filter_rules)(member, dest)
+    except LINK_OUT_ERRORS:
         return None
+
+
+# Extraction filters arrived in Python 3.11.4 (and 3.8.17, 3.9.17, 3.10.12); stock Debian 12
+# has 3.11.2, where extractall(filter=...) is a TypeError: there the same rules are applied
+# here (data_filter_rules), member by member.
+HAS_DATA_FILTER = hasattr(tarfile, "data_filter")
+
+
+class UnsafeMember(tarfile.TarError):
+    pass
+
+
+class LinkOut(UnsafeMember):
+    pass
+
+
+LINK_OUT_ERRORS: tuple[type[Exception], ...] = (LinkOut,) + (
+    (tarfile.AbsoluteLinkError, tarfile.LinkOutsideDestinationError) if HAS_DATA_FILTER else ())
+
+
+def _inside(path: str, dest: str) -> bool:
+    return path == dest or path.startswith(dest + os.sep)
+
+
+def data_filter_rules(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo:
+    """The rules of tarfile.data_filter (PEP 706) for an interpreter without it: no
+    absolute or escaping names and links, no device or FIFO, no setuid/setgid/sticky or
+    group/other write bits, no owner taken from the archive."""
+    dest = os.path.realpath(dest)
+    name = member.name.lstrip("/" + os.sep)
+    if not _inside(os.path.realpath(os.path.join(dest, name)), dest):
+        raise UnsafeMember(f"{member.name!r} would be written outside the destination")
+    if member.issym() or member.islnk():
+        base = os.path.join(dest, os.path.dirname(name)) if member.issym() else dest
+        if os.path.isabs(member.linkname) or not _inside(os.path.realpath(os.path.join(base, member.linkname)), dest):
+            raise LinkOut(f"{member.name!r} links outside the destination ({member.linkname})")
+    if not (member.isreg() or member.islnk() or member.isdir() or member.issym()):
+        raise UnsafeMember(f"{member.name!r} is a special file (device or FIFO)")
+    safe = copy.copy(member)
+    safe.name = name
+    if member.isreg() or member.islnk():
+        mode = member.mode if member.mode & 0o100 else member.mode & ~0o111
+        safe.mode = (mode | 0o600) & 0o755
+    elif member.isdir():
+        safe.mode = 0o755
+    safe.uid, safe.gid, safe.uname, safe.gname = os.getuid(), os.getgid(), "", ""
+    return safe
+
+
+def extract_tar(tar: tarfile.TarFile, target: Path) -> None:
+    """Unpack `tar` into `target` through safe_members, on every interpreter
+    requires-python admits (a stream, "r|*", is read once, in order)."""
+    if HAS_DATA_FILTER:
+        tar.extractall(target, filter=safe_members)
+        return
+    for member in tar:
+        kept = safe_members(member, str(target))
+        if kept is not None:
+            tar.extract(kept, target, set_attrs=not kept.isdir())
 
 
 def unpacked_once(spec: ServerSpec, key: str, fill: Callable[[Path], None], what: str) -> Path:

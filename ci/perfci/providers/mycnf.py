@@ -103,7 +103,7 @@ def parse_trusted_override(text: str, source: str) -> Requested:
     the allowlist, with a plain value; anything else is refused by name (BadInput)."""
     requested = parse_override(text)
     base = option_names(requested.name)[-1]  # what the server sets, its prefixes stripped
-    value = requested.value or ""
+    value = str(requested.value or "")
     if not TRUSTED_FAMILIES.search(base) or UNTRUSTED_WORDS.search(base):
         raise BadInput(f"{source}: --config {requested.name} is refused: a reproduce string read from results may set "
                        "only performance variables (innodb_*, buffer and cache sizes, sync_binlog, ...), never "
