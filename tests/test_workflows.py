@@ -90,8 +90,9 @@ def _step_script(workflow: str, job: str, step: str) -> str:
      ((0, True), (1, False), (2, False), (3, False))),
     ("perfci-pr.yml", "smoke-ab", "Paired smoke A/B", {"PERF_EXPECTED": "true"},
      ((0, True), (1, True), (2, False), (3, False))),
-    # the nightly's report: a standing regression (1) still publishes the history
-    ("perfci-nightly.yml", "report", "Triage, issues", {}, ((0, True), (1, True), (2, False), (3, False))),
+    # the nightly's report: a standing regression (1) still publishes the history; so does a
+    # GitHub failure after the history was written (3: the job fails at its last step)
+    ("perfci-nightly.yml", "report", "History, triage", {}, ((0, True), (1, True), (2, False), (3, True))),
 ])
 def test_a_perfci_step_passes_or_fails_on_each_exit_code_as_its_workflow_says(tmp_path, workflow, job, step,
                                                                               extra_env, outcomes):
@@ -165,3 +166,18 @@ def test_the_pr_comment_job_runs_no_pr_code_and_holds_only_its_comment_permissio
     steps = _jobs(REPO / ".github" / "workflows" / "perfci-pr.yml")["smoke-ab"]["steps"]
     upload = next(s for s in steps if s.get("name", "").startswith("Upload the A/B reports"))
     assert upload["with"] == {"name": "pr-report", "path": "pr-report"}
+
+
+def test_a_nightly_whose_github_calls_failed_still_pushes_its_history_and_fails():
+    """perfci nightly exits 3 when a GitHub call fails after the history was appended:
+    the report job hands the history on (its output), the push job pushes it, and the
+    report job fails at its end, so the failure is seen and the run can be replayed."""
+    import yaml
+    flow = yaml.safe_load((REPO / ".github" / "workflows" / "perfci-nightly.yml").read_text())
+    report, push = flow["jobs"]["report"], flow["jobs"]["push"]
+    assert report["outputs"]["history"] == "${{ steps.night.outputs.history }}"
+    assert "needs.report.outputs.history == 'written'" in push["if"] and "needs.report.result" not in push["if"]
+    [fail] = [s for s in report["steps"] if "steps.night.outputs.code == '3'" in str(s.get("if", ""))]
+    assert fail is report["steps"][-1] and "exit 3" in fail["run"]
+    night = next(s for s in report["steps"] if s.get("id") == "night")
+    assert 'echo "history=written" >> "$GITHUB_OUTPUT"' in night["run"]
