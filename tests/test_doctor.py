@@ -18,8 +18,9 @@ def runner_with_hooks(tmp_path, started="job-started.sh", completed="job-complet
     runner.mkdir(parents=True)
     hooks.mkdir()
     for name in (started, completed):
-        (hooks / name).write_text(body)
+        (hooks / name).write_text(body + ("PYTHON=/usr/bin/python3\n" if name == "job-started.sh" else ""))
         (hooks / name).chmod(0o755)
+    (hooks / "job-started.py").write_text("")
     (runner / ".env").write_text(f"LANG=C.UTF-8\nACTIONS_RUNNER_HOOK_JOB_STARTED={hooks / started}\n"
                                  f"ACTIONS_RUNNER_HOOK_JOB_COMPLETED={hooks / completed}\n")
     return runner, hooks
@@ -31,8 +32,31 @@ def test_hooks_named_present_runnable_and_not_the_runners_to_edit(tmp_path):
     assert good.status == "ok" and str(hooks / "job-started.sh") in good.found
     os.chown(hooks / "job-completed.sh", 1000, 1000)
     editable = doctor.hooks(runner, runner_uid=1000)
-    assert editable.status == "fail" and "writable by the runner's user" in editable.found
+    assert editable.status == "fail" and "job-completed.sh is owned by uid 1000, not root" in editable.found
     assert editable.fix == f"scripts/runner-bootstrap {runner} (then restart the runner service)"
+
+
+def test_every_file_the_runner_reads_at_job_start_is_roots(tmp_path):
+    """The .env naming the hooks, the hooks' directory, the Python hook and its interpreter:
+    each a file only root may change (a job of the runner user could otherwise switch the
+    fork guard off for the next one)."""
+    runner, hooks = runner_with_hooks(tmp_path / "a")
+    os.chown(runner / ".env", 1000, 1000)  # a job replaced .env in its own runner directory
+    found = doctor.hooks(runner, runner_uid=1000)
+    assert found.status == "fail" and f"{runner / '.env'} is owned by uid 1000" in found.found
+    runner, hooks = runner_with_hooks(tmp_path / "b")
+    (hooks / "job-started.py").chmod(0o666)
+    assert "job-started.py is writable by group or others" in doctor.hooks(runner, runner_uid=1000).found
+    runner, hooks = runner_with_hooks(tmp_path / "c")
+    hooks.chmod(0o777)
+    assert f"{hooks} is writable by group or others" in doctor.hooks(runner, runner_uid=1000).found
+    runner, hooks = runner_with_hooks(tmp_path / "d")
+    (hooks / "job-started.sh").write_text("#!/usr/bin/env bash\nexec python3 job-started.py\n")
+    assert "from PATH" in doctor.hooks(runner, runner_uid=1000).found
+    runner, hooks = runner_with_hooks(tmp_path / "e")
+    (runner / ".env").rename(runner / "env.real")
+    (runner / ".env").symlink_to(runner / "env.real")
+    assert f"{runner / '.env'} is a symlink" in doctor.hooks(runner, runner_uid=1000).found
 
 
 def test_a_hook_the_runner_cannot_start_fails_with_the_reason(tmp_path):

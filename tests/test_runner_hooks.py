@@ -193,3 +193,80 @@ def test_bootstrap_installs_the_hooks_outside_the_checkout_and_names_them_in_the
     proc = subprocess.run([str(REPO / "scripts" / "runner-bootstrap"), str(tmp_path / "nope")], capture_output=True,
                           text=True, timeout=60, env={**os.environ, "PERFCI_SKIP_PACKAGES": "1"})
     assert proc.returncode == 2 and "no such directory" in proc.stderr
+
+
+RUNNER_UID = 65534  # nobody: the runner user, who owns its runner directory
+
+
+def as_runner_user(*cmd: str) -> None:
+    subprocess.run(["setpriv", f"--reuid={RUNNER_UID}", f"--regid={RUNNER_UID}", "--clear-groups", *cmd], check=True)
+
+
+@pytest.fixture
+def shared_dir():
+    """A directory the runner user can reach (pytest's tmp_path is root's, 0700)."""
+    import shutil
+    import tempfile
+    base = Path(tempfile.mkdtemp(prefix="perfci-runner-user-"))
+    base.chmod(0o755)
+    yield base
+    shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="bootstrap runs as root against a runner user's directory")
+def test_bootstrap_follows_no_link_the_runner_user_planted(shared_dir, tmp_path):
+    """The runner user (a real non-root user) plants `.env` -> a root-only file and
+    `.env.new` -> a file it wants overwritten; root runs runner-bootstrap: nothing is read
+    through a link or written through one, and a fresh .env is root's, 0644."""
+    runner = shared_dir / "actions-runner"
+    runner.mkdir()
+    os.chown(runner, RUNNER_UID, RUNNER_UID)
+    secret, victim = shared_dir / "secret", shared_dir / "victim"
+    secret.write_text("root-only\n")
+    secret.chmod(0o600)
+    victim.write_text("keep\n")
+    as_runner_user("ln", "-s", str(secret), str(runner / ".env"))
+    as_runner_user("ln", "-s", str(victim), str(runner / ".env.new"))
+    proc = bootstrap(runner, tmp_path / "hooks")
+    assert proc.returncode == 2 and ".env is a symlink: refusing to follow it" in proc.stderr, proc.stderr
+    assert (runner / ".env").is_symlink() and secret.read_text() == "root-only\n" and victim.read_text() == "keep\n"
+    as_runner_user("rm", str(runner / ".env"))
+    proc = bootstrap(runner, tmp_path / "hooks")
+    assert proc.returncode == 0, proc.stderr
+    env = runner / ".env"
+    info = env.lstat()
+    assert not env.is_symlink() and info.st_uid == 0 and oct(info.st_mode & 0o777) == "0o644"
+    assert "ACTIONS_RUNNER_HOOK_JOB_STARTED=" in env.read_text() and victim.read_text() == "keep\n"
+    assert (runner / ".env.new").is_symlink()  # left as planted, never written through
+    from perfci.host import doctor
+    checked = doctor.hooks(runner, runner_uid=RUNNER_UID)  # what bootstrap installed passes doctor's checks
+    assert checked.status == "ok", checked.found
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a hard link to root's file, made by root for the test")
+def test_bootstrap_refuses_an_env_that_is_a_hard_link(shared_dir, tmp_path):
+    runner = shared_dir / "actions-runner"
+    runner.mkdir()
+    secret = shared_dir / "secret"
+    secret.write_text("root-only\n")
+    secret.chmod(0o600)
+    os.link(secret, runner / ".env")
+    proc = bootstrap(runner, tmp_path / "hooks")
+    assert proc.returncode == 2 and "hard links: refusing" in proc.stderr, proc.stderr
+
+
+def test_the_started_hook_runs_the_interpreter_bootstrap_checked_not_one_from_path(installed, tmp_path):
+    """PATH at job start comes from the runner's .path, which the runner user can edit: a
+    python3 of its own first on PATH does not decide the fork guard."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "python3").write_text("#!/bin/sh\necho 'perfci job-started: accepted: by a planted python3'\nexit 0\n")
+    (fake / "python3").chmod(0o755)
+    path = tmp_path / "event.json"
+    path.write_text(json.dumps(pr_event("someone/fork", "synchronize")))
+    env = {"PATH": f"{fake}{os.pathsep}{os.environ['PATH']}", "GITHUB_EVENT_NAME": "pull_request",
+           "GITHUB_EVENT_PATH": str(path), "GITHUB_REPOSITORY": "perf/ci", "PYTHONSTARTUP": str(fake / "python3"),
+           "PYTHONPATH": str(fake)}
+    proc = as_the_runner_runs(installed["started"], env)
+    assert proc.returncode == 1 and "refused: PR #7 comes from a fork" in proc.stderr, proc.stdout + proc.stderr
+    assert "planted" not in proc.stdout

@@ -11,6 +11,7 @@ records come from hostinfo.host_check(): one place decides what "quiet" means.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -176,11 +177,46 @@ def hooks(runner_dir: Path | None, runner_uid: int | None = None) -> Finding:
             if parsed.returncode != 0:
                 return Finding("runner hooks", "fail", f"{value} does not parse under bash -e: "
                                f"{parsed.stderr.strip().splitlines()[0] if parsed.stderr.strip() else ''}", fix)
-        info = path.stat()
-        if (owner != 0 and info.st_uid == owner) or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-            return Finding("runner hooks", "fail", f"{value} is writable by the runner's user or others: a job "
-                           "could rewrite the hook that judges the next one", fix)
-    return Finding("runner hooks", "ok", f"{', '.join(named.values())} (named in {env_file})")
+        for part in (path, path.parent, *job_started_parts(path)):
+            problem = not_root_only(part, owner)
+            if problem:
+                return Finding("runner hooks", "fail", f"{problem}: a job could change what judges or cleans up "
+                               "after the next one", fix)
+    problem = not_root_only(env_file, owner)
+    if problem:
+        return Finding("runner hooks", "fail", f"{problem}: a job could rename the hooks away at the runner's next "
+                       "start", fix)
+    return Finding("runner hooks", "ok", f"{', '.join(named.values())} (named in {env_file}; the hooks, their "
+                   "directory, interpreter and .env root's and not writable by others)")
+
+
+def not_root_only(path: Path, runner_uid: int) -> str | None:
+    """Why `path` is not a file only root may change (None: it is): a symlink, owned by
+    the runner's user (or anyone but root), or writable by group or others."""
+    try:
+        info = path.lstat()
+    except OSError as exc:
+        return f"{path}: {exc.strerror}"
+    if stat.S_ISLNK(info.st_mode):
+        return f"{path} is a symlink"
+    info = path.stat()
+    if info.st_uid != 0 or (runner_uid != 0 and info.st_uid == runner_uid):
+        return f"{path} is owned by uid {info.st_uid}, not root"
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"{path} is writable by group or others"
+    return None
+
+
+def job_started_parts(hook: Path) -> list[Path]:
+    """What the job-started hook starts: the Python hook beside it and the interpreter
+    it names (PYTHON=..., absolute: PATH at job start is the runner user's)."""
+    if hook.name != "job-started.sh":
+        return []
+    text = _read(hook) or ""
+    found = re.search(r"^PYTHON=(\S+)$", text, re.MULTILINE)
+    if not (found and found.group(1).startswith("/")):
+        return [hook.parent / "job-started.py", Path("python3 (from PATH: the runner user's .path decides)")]
+    return [hook.parent / "job-started.py", Path(os.path.realpath(found.group(1)))]
 
 
 def lock() -> Finding:
