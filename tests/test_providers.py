@@ -118,9 +118,17 @@ def test_a_failed_docker_command_reports_the_daemons_reason_not_the_usage_hint()
 
 
 def test_containers_of_dead_runs_are_stale_live_ones_are_not():
-    listing = "aaa 100\nbbb 200\nccc \nddd notapid\n"
+    listing = "aaa 100 \nbbb 200 \nccc  \nddd notapid \n"
     assert stale_containers(listing, lambda pid: pid == 100) == ["bbb", "ccc", "ddd"]
     assert stale_containers("", lambda pid: True) == []
+
+
+def test_only_this_runners_containers_are_ever_stale():
+    """Another runner's container (its owner maybe in a PID namespace this process cannot
+    see) is never removed; outside a runner, only containers of no runner are."""
+    listing = "mine 200 1a2b3c4d\ntheirs 300 9f9f9f9f\nlocal 400 \n"
+    assert stale_containers(listing, lambda pid: False, "1a2b3c4d") == ["mine"]
+    assert stale_containers(listing, lambda pid: False, None) == ["local"]
 
 
 @pytest.mark.parametrize("spec, network", [

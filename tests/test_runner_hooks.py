@@ -137,11 +137,13 @@ def sleeper_named_sysbench(*args: str) -> subprocess.Popen:
                                            f"-c 'import time; time.sleep(120)' {shlex.join(args)}"])
 
 
-def workdir_of(runner_name: str, tmp: Path, monkeypatch) -> Path:
+def workdir_of(runner_name: str, runner_temp: Path, tmp: Path, monkeypatch) -> Path:
     """The temp dir perfci makes for a run on this runner (util/runner.py's name)."""
     monkeypatch.setenv("RUNNER_NAME", runner_name)
+    monkeypatch.setenv("RUNNER_TEMP", str(runner_temp))
     path = tmp / f"{temp_prefix()}1a2b3c4d"
     monkeypatch.delenv("RUNNER_NAME")
+    monkeypatch.delenv("RUNNER_TEMP")
     (path / "data").mkdir(parents=True)
     return path
 
@@ -149,8 +151,10 @@ def workdir_of(runner_name: str, tmp: Path, monkeypatch) -> Path:
 def test_job_completed_removes_what_the_job_left_and_nothing_of_another_runner(installed, tmp_path, monkeypatch):
     tmp = tmp_path / "tmp"
     workspace = tmp_path / "work" / "ci"
-    datadir = workdir_of("bench-1", tmp, monkeypatch)
-    neighbour = workdir_of("bench-2", tmp, monkeypatch)  # another runner on this host, mid-benchmark
+    datadir = workdir_of("bench-1", tmp_path / "runner-temp", tmp, monkeypatch)
+    neighbour = workdir_of("bench-2", tmp_path / "runner-2", tmp, monkeypatch)  # another runner on this host
+    # a runner of the same name (the default, the host name) in another directory, mid-benchmark
+    namesake = workdir_of("bench-1", tmp_path / "other-runner" / "_work" / "_temp", tmp, monkeypatch)
     (tmp / "perfci-host.lock").write_text("{}")  # the host lock: a file, never removed
     (workspace / ".git" / "hooks").mkdir(parents=True)
     (workspace / ".git" / "hooks" / "post-checkout").write_text("#!/bin/sh\ncurl evil\n")
@@ -167,7 +171,7 @@ def test_job_completed_removes_what_the_job_left_and_nothing_of_another_runner(i
         assert proc.returncode == 0, proc.stderr
         assert stray.wait(timeout=10) == -15 and f"stopped stray processes: {stray.pid}" in proc.stdout
         assert other.poll() is None and theirs.poll() is None  # not this job's
-        assert not datadir.exists() and neighbour.exists()
+        assert not datadir.exists() and neighbour.exists() and namesake.exists()
         assert unrelated.exists() and (tmp / "perfci-host.lock").exists()
         assert workspace.exists() and list(workspace.iterdir()) == []
     finally:

@@ -9,7 +9,8 @@
 #    another runner's or elsewhere, is left alone);
 #  - this runner's perfci temp dirs (datadirs, sockets) in ${TMPDIR:-/tmp} (never the host lock file);
 #  - the workspace, .git included, so no git hook or build output survives.
-# TAG is what perfci's util/runner.py derives from $RUNNER_NAME (sha256, 8 hex digits).
+# TAG is what perfci's util/runner.py derives from $RUNNER_NAME and $RUNNER_TEMP (sha256,
+# 8 hex digits: two runners on one host may share a name, never a RUNNER_TEMP).
 # actions/runner runs this file as `bash --noprofile --norc -e -o pipefail FILE`: every
 # step here is best effort (a process may exit while we look at it), so -e and pipefail
 # are switched off and the hook never fails the job; it says what it removed.
@@ -22,7 +23,7 @@ job_paths=()
 [ -n "${RUNNER_TEMP:-}" ] && job_paths+=("$RUNNER_TEMP")
 tag=""
 if [ -n "${RUNNER_NAME:-}" ]; then
-  tag=$(printf '%s' "$RUNNER_NAME" | sha256sum | cut -c1-8)
+  tag=$(printf '%s\n%s' "$RUNNER_NAME" "${RUNNER_TEMP:-}" | sha256sum | cut -c1-8)
   job_paths+=("$tmp/perfci-$tag-")
   # the --workdir the workflows give perfci (datadirs on the disk under test), if any
   [ -n "${PERFCI_WORKDIR:-}" ] && job_paths+=("$PERFCI_WORKDIR/perfci-$tag-")

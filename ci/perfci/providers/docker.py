@@ -132,13 +132,16 @@ def private_run_dir(user: tuple[int, int]) -> Path:
     return run_dir
 
 
-def stale_containers(listing: str, alive) -> list[str]:
-    """Ids of perfci containers (`docker ps` lines "ID OWNER-PID") whose owner is gone:
-    left by a killed run. A container of a live perfci process is not ours to remove."""
+def stale_containers(listing: str, alive, runner: str | None = None) -> list[str]:
+    """Ids of perfci containers (`docker ps` lines "ID OWNER-PID RUNNER-TAG") of this
+    runner (`runner`: its tag, or None outside a runner: containers of no runner) whose
+    owner is gone: left by a killed run. A container of a live perfci process, or of
+    another runner on the host (whose owner this process may not see: another PID
+    namespace), is not ours to remove."""
     stale = []
     for line in listing.splitlines():
-        cid, _, owner = line.strip().partition(" ")
-        if cid and not (owner.isdigit() and alive(int(owner))):
+        cid, owner, tag = (line.strip().split(" ") + ["", "", ""])[:3]
+        if cid and (tag or None) == runner and not (owner.isdigit() and alive(int(owner))):
             stale.append(cid)
     return stale
 
@@ -151,10 +154,10 @@ def remove_orphan_containers() -> list[str]:
     if cli is None:
         return []
     try:
-        listing = subprocess.run([cli, "ps", "--all", "--filter", f"label={LABEL}",
-                                  "--format", f'{{{{.ID}}}} {{{{.Label "{OWNER_LABEL}"}}}}'],
+        listing = subprocess.run([cli, "ps", "--all", "--filter", f"label={LABEL}", "--format",
+                                  f'{{{{.ID}}}} {{{{.Label "{OWNER_LABEL}"}}}} {{{{.Label "{RUNNER_LABEL}"}}}}'],
                                  capture_output=True, text=True, timeout=30)
-        stale = stale_containers(listing.stdout, pid_alive) if listing.returncode == 0 else []
+        stale = stale_containers(listing.stdout, pid_alive, runner_tag()) if listing.returncode == 0 else []
         if stale:
             subprocess.run([cli, "rm", "--force", *stale], capture_output=True, timeout=120)
     except subprocess.TimeoutExpired:

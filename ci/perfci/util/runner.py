@@ -2,7 +2,9 @@
 on the host (temp dirs `perfci-TAG-*`, containers labelled perfci.runner=TAG), so that one
 runner's job-completed hook cleans its own leftovers and never another runner's on the
 same host. The hook (scripts/runner-hooks/job-completed.sh) derives TAG the same way:
-`printf %s "$RUNNER_NAME" | sha256sum | cut -c1-8`."""
+`printf '%s\n%s' "$RUNNER_NAME" "$RUNNER_TEMP" | sha256sum | cut -c1-8` (the runner's
+name defaults to the host name, so two runners on one host may share it; their
+RUNNER_TEMP, inside each runner's own directory, differs)."""
 
 from __future__ import annotations
 
@@ -13,9 +15,12 @@ RUNNER_LABEL = "perfci.runner"
 
 
 def runner_tag() -> str | None:
-    """sha256 of $RUNNER_NAME, 8 hex digits; None outside a GitHub Actions runner."""
+    """sha256 of $RUNNER_NAME and $RUNNER_TEMP, 8 hex digits; None outside a GitHub
+    Actions runner."""
     name = os.environ.get("RUNNER_NAME")
-    return hashlib.sha256(name.encode()).hexdigest()[:8] if name else None
+    if not name:
+        return None
+    return hashlib.sha256(f"{name}\n{os.environ.get('RUNNER_TEMP', '')}".encode()).hexdigest()[:8]
 
 
 def temp_prefix() -> str:
