@@ -25,8 +25,9 @@ HEAD = "1" * 40
 NEWER = "2" * 40
 
 
-def pr_event(head_repo: str | None, action: str, label: str | None = None, sha: str = HEAD) -> dict:
-    event: dict = {"action": action, "number": 7, "pull_request": {
+def pr_event(head_repo: str | None, action: str, label: str | None = None, sha: str = HEAD,
+             sender: str = "maintainer") -> dict:
+    event: dict = {"action": action, "number": 7, "sender": {"login": sender}, "pull_request": {
         "number": 7, "head": {"sha": sha, "repo": {"full_name": head_repo} if head_repo else None},
         "base": {"repo": {"full_name": "perf/ci"}}}}
     if label:
@@ -70,7 +71,11 @@ def started(installed: dict[str, Path], tmp_path: Path, event_name: str, event: 
 def github(tmp_path):
     with FakeGitHub(tmp_path) as fake:
         fake.pulls[7] = {"number": 7, "head": {"sha": HEAD}}
-        yield fake, {"GITHUB_API_URL": fake.api_url, "SSL_CERT_FILE": str(fake.cafile)}
+        fake.permissions.update({"maintainer": "write", "triager": "triage"})
+        token = tmp_path / "hook-token"
+        token.write_text(fake.token + "\n")
+        yield fake, {"GITHUB_API_URL": fake.api_url, "SSL_CERT_FILE": str(fake.cafile),
+                     "PERFCI_HOOK_TOKEN_FILE": str(token)}
 
 
 def test_scheduled_and_same_repository_runs_are_accepted(installed, tmp_path):
@@ -104,8 +109,24 @@ def test_a_fork_pr_labelled_for_its_current_head_is_accepted(installed, tmp_path
     fake, env = github
     proc = started(installed, tmp_path, "pull_request", pr_event("mallory/ci", "labeled", "run-perf"), env)
     assert proc.returncode == 0, proc.stderr
-    assert "accepted: PR #7 from a fork, head 111111111111 approved by the 'run-perf' label" in proc.stdout
+    assert "accepted: PR #7 from a fork, head 111111111111 approved by the 'run-perf' label of maintainer" \
+        in proc.stdout
     assert ("GET", "/api/v3/repos/perf/ci/pulls/7") in fake.requests
+    assert ("GET", "/api/v3/repos/perf/ci/collaborators/maintainer/permission") in fake.requests
+
+
+def test_an_approval_label_from_someone_without_write_access_is_refused(installed, tmp_path, github):
+    """Triage access can add labels; approving code to run on the runner takes write access."""
+    fake, env = github
+    event = pr_event("mallory/ci", "labeled", "run-perf", sender="triager")
+    proc = started(installed, tmp_path, "pull_request", event, env)
+    assert proc.returncode == 1 and "applied by triager, who has triage access" in proc.stderr, proc.stderr
+    proc = started(installed, tmp_path, "pull_request", pr_event("mallory/ci", "labeled", "run-perf", sender="mallory"),
+                   env)  # not a collaborator at all: the API answers 404
+    assert proc.returncode == 1 and "cannot confirm that mallory may approve it" in proc.stderr, proc.stderr
+    no_token = {k: v for k, v in env.items() if k != "PERFCI_HOOK_TOKEN_FILE"}
+    proc = started(installed, tmp_path, "pull_request", pr_event("mallory/ci", "labeled", "run-perf"), no_token)
+    assert proc.returncode == 1 and "PERFCI_HOOK_TOKEN_FILE" in proc.stderr
 
 
 def test_a_fork_pr_whose_head_moved_after_the_label_is_refused(installed, tmp_path, github):
@@ -120,7 +141,7 @@ def test_a_fork_pr_whose_head_moved_after_the_label_is_refused(installed, tmp_pa
 def test_doubt_refuses_a_fork(installed, tmp_path):
     """The API does not answer (port 9): no approval can be confirmed."""
     proc = started(installed, tmp_path, "pull_request", pr_event(None, "labeled", "run-perf"))
-    assert proc.returncode == 1 and "cannot confirm its head with the GitHub API" in proc.stderr
+    assert proc.returncode == 1 and "cannot confirm that maintainer may approve it" in proc.stderr
     proc = started(installed, tmp_path, "issue_comment", {"action": "created"})
     assert proc.returncode == 1 and "'issue_comment' events do not run on benchmark runners" in proc.stderr
     bad = tmp_path / "missing.json"

@@ -11,11 +11,12 @@ the event GitHub delivered:
   access can cause them);
 - pull_request / pull_request_target from a branch of this repository: accepted;
 - from a fork: accepted only for the `labeled` event of the approval label
-  ($PERFCI_APPROVAL_LABEL, default run-perf), and only if the PR's head is still
-  the commit the maintainer labelled (asked of the GitHub API at $GITHUB_API_URL;
-  a PR pushed to after the label is refused; so is any doubt, e.g. the API not
-  answering). The perf-approval workflow removes the label on every push, so an
-  approval covers one commit;
+  ($PERFCI_APPROVAL_LABEL, default run-perf) applied by someone with write access
+  (triage access can label too: not enough), and only if the PR's head is still the
+  commit the maintainer labelled (both asked of the GitHub API at $GITHUB_API_URL,
+  with the read-only token of $PERFCI_HOOK_TOKEN_FILE; a PR pushed to after the label
+  is refused; so is any doubt, e.g. the API not answering). The perf-approval workflow
+  removes the label on every push, so an approval covers one commit;
 - anything else: refused.
 
 Exit 0 accepts, 1 refuses (the runner then fails the job before any step runs).
@@ -37,18 +38,36 @@ UNREVIEWED_AUTHORS = {"dependabot[bot]", "renovate[bot]"}
 PR_EVENTS = {"pull_request", "pull_request_target"}
 
 
-def head_sha_now(repo: str, number: int) -> str:
-    """The PR's current head commit, from the GitHub API (token optional: a file
-    named by PERFCI_HOOK_TOKEN_FILE holding a read-only token, for private repos)."""
+WRITERS = {"admin", "maintain", "write"}
+
+
+def api_get(path: str) -> dict:
+    """One GET of the GitHub API (with the read-only token in the file named by
+    PERFCI_HOOK_TOKEN_FILE, if any)."""
     api = os.environ.get("GITHUB_API_URL", "https://api.github.com").rstrip("/")
-    request = urllib.request.Request(f"{api}/repos/{repo}/pulls/{number}",
+    request = urllib.request.Request(f"{api}/{path}",
                                      headers={"Accept": "application/vnd.github+json", "User-Agent": "perfci-hook"})
     token_file = os.environ.get("PERFCI_HOOK_TOKEN_FILE")
     if token_file:
         with open(token_file) as f:
             request.add_header("Authorization", f"token {f.read().strip()}")
     with urllib.request.urlopen(request, timeout=15) as response:
-        return str(json.load(response)["head"]["sha"])
+        answer = json.load(response)
+    if not isinstance(answer, dict):
+        raise ValueError(f"GET {path}: not an object")
+    return answer
+
+
+def head_sha_now(repo: str, number: int) -> str:
+    """The PR's current head commit."""
+    return str(api_get(f"repos/{repo}/pulls/{number}")["head"]["sha"])
+
+
+def permission_of(repo: str, login: str) -> str:
+    """`login`'s access to the repository: admin, maintain, write, triage, read or none."""
+    if not login or not all(c.isalnum() or c in "-_[]" for c in login):
+        raise ValueError(f"no usable login ({login!r})")
+    return str(api_get(f"repos/{repo}/collaborators/{login}/permission").get("permission") or "none")
 
 
 def decide(event_name: str, event: dict, repo: str) -> tuple[bool, str]:
@@ -68,6 +87,16 @@ def decide(event_name: str, event: dict, repo: str) -> tuple[bool, str]:
         return False, (f"PR #{number} {origin}: it runs here only on the "
                        f"'{label}' label event of a maintainer, for the commit they labelled "
                        f"(this is a '{event.get('action')}' event)")
+    labeller = str((event.get("sender") or {}).get("login") or "")
+    try:
+        level = permission_of(repo, labeller)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return False, (f"PR #{number} {origin}: cannot confirm that {labeller or 'the labeller'} may approve it "
+                       f"({exc}; the hook asks the GitHub API with the read-only token of PERFCI_HOOK_TOKEN_FILE); "
+                       "refusing")
+    if level not in WRITERS:
+        return False, (f"PR #{number} {origin}: the '{label}' label was applied by {labeller}, who has {level} "
+                       "access; only people with write access approve a run on the benchmark runners")
     approved = (pr.get("head") or {}).get("sha")
     try:
         current = head_sha_now(repo, int(number))
@@ -76,7 +105,7 @@ def decide(event_name: str, event: dict, repo: str) -> tuple[bool, str]:
     if not approved or current != approved:
         return False, (f"PR #{number} from a fork: the '{label}' label approved {str(approved)[:12]}, "
                        f"but the head is now {current[:12]}; a maintainer must label the new commit")
-    return True, f"PR #{number} from a fork, head {current[:12]} approved by the '{label}' label"
+    return True, f"PR #{number} from a fork, head {current[:12]} approved by the '{label}' label of {labeller}"
 
 
 def main() -> int:
