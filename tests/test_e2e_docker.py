@@ -138,3 +138,21 @@ def test_the_mariadb_images_initialise_with_install_db_and_run(local_image, tmp_
     assert (server["flavor"], server["server_id"], result["status"]) == ("mariadb", server_id, "ok")
     assert server["version"].startswith(version) and result["phases"]["only"]["metrics"]["tps"] > 0
     assert perfci_containers() == []
+
+
+def test_an_image_runs_by_the_id_its_digest_pins_and_a_wrong_digest_is_refused(local_image, tmp_path):
+    """A spec's @sha256 must match the local image (its id, for an image built here; a
+    registry digest otherwise); every container then runs that id, not the tag."""
+    image_id = subprocess.run(["docker", "image", "inspect", "--format", "{{.Id}}", IMAGE],
+                              capture_output=True, text=True, check=True).stdout.strip()
+    wrong = "sha256:" + "0" * 64
+    proc = run_perfci("run", "rebuild-after-delete", "--profile", "smoke", "--server", f"docker:{IMAGE}@{wrong}",
+                      "--out", str(tmp_path / "refused"), env=local_image, timeout=300)
+    assert proc.returncode == 2 and f"the local image is {image_id}" in proc.stderr and "refused" in proc.stderr
+    assert not (tmp_path / "refused").exists() or result_files(tmp_path / "refused") == []
+    scenario = write_tiny(tmp_path, time=2)
+    proc = run_perfci("run", str(scenario), "--server", f"docker:{IMAGE}@{image_id}", "--out", str(tmp_path / "out"),
+                      env=local_image, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(result_files(tmp_path / "out")[0].read_text())
+    assert result["server"]["image_id"] == image_id

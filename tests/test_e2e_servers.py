@@ -5,6 +5,8 @@ provides), and rebuild-after-delete on MySQL 8.0.15 (no innodb_redo_log_capacity
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from conftest import SMOKE_SERIES, run_perfci
@@ -78,3 +80,13 @@ def test_a_jar_whose_sha256_does_not_match_is_removed_and_nothing_unpacked(tmp_p
     assert not list(cache.rglob("hamcrest-core-1.3.jar"))
     assert not (cache / "tarballs").exists() or not any((cache / "tarballs").iterdir())
 
+
+
+def test_servers_fetch_runs_the_pinned_maven_plugin_with_strict_checksums(fetched_servers):
+    """`mvn dependency:get` unpinned runs whatever plugin version Maven Central names newest,
+    before the jar's own hash is checked: perfci names the version (and -C)."""
+    from perfci.providers.maven import DEPENDENCY_PLUGIN
+    env, _ = fetched_servers
+    group, artifact, version = DEPENDENCY_PLUGIN.split(":")
+    plugin_dir = Path(env["PERFCI_CACHE"]) / "maven" / Path(*group.split(".")) / artifact
+    assert sorted(p.name for p in plugin_dir.iterdir() if p.is_dir()) == [version]

@@ -144,11 +144,23 @@ def test_docker_spec_network_mode(spec, network):
 @pytest.mark.skipif(not shutil.which("docker"), reason="needs the docker CLI (this machine has only the client)")
 def test_docker_without_engine_is_one_line_and_no_result(tmp_path):
     out = tmp_path / "out"
-    proc = run_perfci("run", "rebuild-after-delete", "--server", "docker:mysql:8.0.42", "--out", str(out),
-                      env={"DOCKER_HOST": f"unix://{tmp_path}/no-engine.sock"})
+    proc = run_perfci("run", "rebuild-after-delete", "--server", "docker:mysql:8.0.42@sha256:" + "a" * 64,
+                      "--out", str(out), env={"DOCKER_HOST": f"unix://{tmp_path}/no-engine.sock"})
     assert proc.returncode == 3, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: docker: no Docker engine answers"), proc.stderr
+    assert result_files(out) == []
+
+
+def test_a_registry_image_without_a_digest_is_refused_before_docker_is_asked(tmp_path):
+    """A tag can move to other bytes between two nights: an image from a registry runs only
+    pinned by its digest (images perfci builds here are pinned to their id at start)."""
+    out = tmp_path / "out"
+    proc = run_perfci("run", "rebuild-after-delete", "--server", "docker:mysql:8.0.42", "--out", str(out),
+                      env={"DOCKER_HOST": f"unix://{tmp_path}/no-engine.sock"})
+    assert proc.returncode == 2, proc.stderr
+    [line] = proc.stderr.strip().splitlines()
+    assert line.startswith("error: --server 'docker:mysql:8.0.42': an image from a registry needs its digest")
     assert result_files(out) == []
 
 

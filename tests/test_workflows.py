@@ -181,3 +181,16 @@ def test_a_nightly_whose_github_calls_failed_still_pushes_its_history_and_fails(
     assert fail is report["steps"][-1] and "exit 3" in fail["run"]
     night = next(s for s in report["steps"] if s.get("id") == "night")
     assert 'echo "history=written" >> "$GITHUB_OUTPUT"' in night["run"]
+
+
+def test_the_compiler_cache_is_kept_apart_per_trust_level():
+    """A pull request's compiled objects never reach the nightly's builds: the ccache
+    directory on the runner and the actions/cache key both name the trust level."""
+    import yaml
+    flow = yaml.safe_load((REPO / ".github" / "workflows" / "build-server.yml").read_text())
+    job = flow["jobs"]["build"]
+    trust = "startsWith(github.event_name, 'pull_request') && 'pr' || 'trusted'"
+    assert trust in job["env"]["TRUST"] and trust in job["env"]["CCACHE_DIR"]
+    [cache] = [s for s in job["steps"] if "actions/cache" in s.get("uses", "")]
+    assert cache["with"]["key"].startswith("ccache-${{ env.TRUST }}-")
+    assert cache["with"]["restore-keys"].startswith("ccache-${{ env.TRUST }}-")

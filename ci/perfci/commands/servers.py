@@ -11,6 +11,7 @@ import click
 
 from perfci.providers import open_provider
 from perfci.providers.basedirs import find_server_binary, unpack_key, unpacked_dir
+from perfci.providers.docker import LOCAL_IMAGE_PREFIX
 from perfci.providers.local import find_binary
 from perfci.providers.localimages import build, select
 from perfci.providers.servers import ServerEntry, load_servers
@@ -67,7 +68,7 @@ def installed(entry: ServerEntry) -> str:
                               capture_output=True, text=True, timeout=30)
         if done.returncode == 0:
             return "image present"
-        if spec.image.startswith("perfci-local/"):
+        if spec.image.startswith(LOCAL_IMAGE_PREFIX):
             return "image not built (scripts/build-local-images)"
         return "image not on this host (pulled on first use)"
     return "built on first use" if spec.scheme == "build" else "a running server"

@@ -9,11 +9,12 @@ from pathlib import Path
 
 from perfci.providers.base import ServerProvider
 from perfci.providers.basedirs import build_basedir, build_commit, tarball_basedir
-from perfci.providers.docker import DockerServer
+from perfci.providers.docker import LOCAL_IMAGE_PREFIX, DockerServer
 from perfci.providers.dsn import DsnServer
 from perfci.providers.local import LocalServer
 from perfci.providers.maven import maven_basedir
 from perfci.providers.spec import GRAMMAR, ServerSpec, parse_spec
+from perfci.util.errors import BadInput
 
 __all__ = ["GRAMMAR", "ServerProvider", "ServerSpec", "fetched_basedir", "open_provider", "parse_spec"]
 
@@ -35,5 +36,10 @@ def open_provider(spec_text: str, workdir: Path) -> ServerProvider:
         server.commit = build_commit(basedir) if spec.scheme == "build" else None
         return server
     if spec.scheme == "docker":
+        if not spec.digest and not spec.image.startswith(LOCAL_IMAGE_PREFIX):
+            raise BadInput(f"--server {spec.text!r}: an image from a registry needs its digest "
+                           "(IMAGE:TAG@sha256:...): a tag can move to other bytes; pin it (docker buildx "
+                           "imagetools inspect IMAGE:TAG) — images built here (perfci-local/) are pinned to "
+                           "their id at start")
         return DockerServer(spec.image, workdir, network=spec.network)
     return DsnServer(spec, workdir)

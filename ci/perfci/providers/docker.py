@@ -47,6 +47,8 @@ CONTAINER_DATADIR = "/var/lib/mysql"
 # way in as root) and the one directory it may read or write files in (secure_file_priv).
 CONTAINER_RUN_DIR = "/run/perfci"
 CLI_TIMEOUT_S = 120
+# images built on this host from verified servers (providers/localimages.py): no registry digest
+LOCAL_IMAGE_PREFIX = "perfci-local/"
 LABEL = "perfci=1"
 OWNER_LABEL = "perfci.owner-pid"
 
@@ -194,6 +196,7 @@ class DockerServer:
         self._check_engine()
         remove_orphan_containers()
         self._ensure_image()
+        self.image_id = self._verified_image_id()  # every container runs this, not the tag (which can move)
         self.user = container_user((os.getuid(), os.getgid()), self._image_mysql_ids())
         self.identity = self._identify()
         self._known: set[str] | None = None
@@ -217,25 +220,38 @@ class DockerServer:
                                "running engine (scripts/install-deps starts one) - or use --server local")
 
     def _ensure_image(self) -> None:
-        if self._docker("image", "inspect", "--format", "{{.Id}}", self.image, check=False).returncode == 0:
+        if self._docker("image", "inspect", "--format", "{{.Id}}", self.image.split("@")[0],
+                        check=False).returncode == 0:
             return
-        if self.image.startswith("perfci-local/"):
+        if self.image.startswith(LOCAL_IMAGE_PREFIX):
             raise BadInput(f"docker:{self.image}: not on this host; scripts/build-local-images builds it")
         done = self._docker("pull", "--quiet", self.image, timeout=1800, check=False)
         if done.returncode != 0:
             why = cli_error(done.stderr)
             raise InfraFailure(f"docker:{self.image}: not on this host and cannot be pulled ({why})")
 
+    def _verified_image_id(self) -> str:
+        """The local image's id, checked against the spec's digest when it names one (a
+        registry digest in RepoDigests, or the image id itself for a local build)."""
+        done = self._docker("image", "inspect", "--format", "{{.Id}}{{range .RepoDigests}} {{.}}{{end}}",
+                            self.image.split("@")[0])
+        image_id, *repo_digests = done.stdout.split()
+        digest = self.image.partition("@")[2]
+        if digest and digest != image_id and not any(d.endswith(f"@{digest}") for d in repo_digests):
+            raise BadInput(f"docker:{self.image}: the local image is {image_id} "
+                           f"({', '.join(repo_digests) or 'no registry digest'}), not the pinned {digest}: refused")
+        return image_id
+
     def _in_image(self, *args: str, user: str | None = None) -> str:
         """Run the image's server binary with `args` (no datadir, removed after)."""
         as_user = ["--user", user] if user else []
-        done = self._docker("run", "--rm", "--network", "none", *as_user, "--entrypoint", "sh", self.image, "-c",
+        done = self._docker("run", "--rm", "--network", "none", *as_user, "--entrypoint", "sh", self.image_id, "-c",
                             '"$(command -v mariadbd || command -v mysqld)" "$@"', "perfci", *args,
                             timeout=600)
         return done.stdout or done.stderr
 
     def _image_mysql_ids(self) -> tuple[int, int] | None:
-        done = self._docker("run", "--rm", "--network", "none", "--entrypoint", "sh", self.image, "-c",
+        done = self._docker("run", "--rm", "--network", "none", "--entrypoint", "sh", self.image_id, "-c",
                             "id -u mysql && id -g mysql", check=False)
         ids = done.stdout.split()
         return (int(ids[0]), int(ids[1])) if done.returncode == 0 and len(ids) == 2 and all(
@@ -256,7 +272,7 @@ class DockerServer:
 
     def describe(self) -> dict:
         inspect = self._docker("image", "inspect", "--format", "{{.Id}}{{range .RepoDigests}} {{.}}{{end}}",
-                               self.image, check=False)
+                               self.image_id, check=False)
         image_id, _, repo_digest = inspect.stdout.strip().partition(" ")
         repo_digest = repo_digest.split(" ")[0]
         return {"provider": self.kind, "image": self.image, "image_id": image_id or None,
@@ -285,7 +301,7 @@ class DockerServer:
         self.cnf_path.write_text(mycnf.render(harness, options))
         self.cnf_path.chmod(0o644)  # read by the server's account
         self._docker("rm", "--force", self.container, check=False)
-        self._docker(*run_args(self.image, self.container, self.port, self.datadir, self.cnf_path,
+        self._docker(*run_args(self.image_id, self.container, self.port, self.datadir, self.cnf_path,
                                self.user, self.network, os.getpid(), self.run_dir))
         self._started = True
         self._wait_ready(timeout_s)

@@ -25,6 +25,10 @@ from perfci.util.errors import BadInput, InfraFailure
 
 MAVEN_HINT = "install the Maven client (Debian/Ubuntu: apt-get install maven)"
 FETCH_TIMEOUT_S = 1800
+# The plugin that fetches, by exact version (a bare `dependency:get` runs whatever version
+# Maven Central's metadata names newest, before the jar's own hash is checked), and
+# strict checksums (-C): a download whose repository checksum differs fails.
+DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
 TARBALL_SUFFIXES = (".tar.gz", ".tgz", ".tar.xz", ".tar")
 
 
@@ -54,7 +58,7 @@ def fetch_jar(spec: ServerSpec) -> Path:
         raise InfraFailure(f"--server {spec.text!r}: fetching {spec.coords} needs Maven: {MAVEN_HINT}")
     jar.unlink(missing_ok=True)
     try:
-        done = subprocess.run([mvn, "-q", "-B", f"-Dmaven.repo.local={maven_repo()}", "dependency:get",
+        done = subprocess.run([mvn, "-q", "-B", "-C", f"-Dmaven.repo.local={maven_repo()}", f"{DEPENDENCY_PLUGIN}:get",
                                f"-Dartifact={spec.coords}", "-Dtransitive=false"],
                               capture_output=True, text=True, timeout=FETCH_TIMEOUT_S,
                               env={**os.environ, "MAVEN_OPTS": os.environ.get("MAVEN_OPTS", "-Xmx512m")})
