@@ -151,6 +151,31 @@ def test_a_tarball_inside_the_jar_is_unpacked_once_without_its_stray_links(cache
     assert maven_basedir(spec) == basedir
 
 
+def test_a_changed_unpacked_tree_is_unpacked_again_from_the_verified_jar(cache, capsys):
+    """The tree is reused run after run: each process checks it against the manifest made
+    when it was unpacked (stat first, sha256 where a file was written since) and unpacks
+    it again from the pinned jar when something changed."""
+    from perfci.providers import treecheck
+    jar = _jar(jar_path_in(cache), {"mysql-Linux-amd64.tar.gz": (_tar_gz(
+        {"mysql/bin/mysqld": b"#!/bin/sh\necho real\n", "mysql/share/errmsg.sys": b"x"}, {}), 0o100644)})
+    spec = parse_spec(_spec(jar, "mysql-Linux-amd64.tar.gz"))
+    basedir = maven_basedir(spec)
+    tree = cache / "tarballs" / basedir.relative_to(cache / "tarballs").parts[0]  # basedir: the tarball's mysql/
+    assert treecheck.difference(tree) is None
+    mysqld = basedir / "bin" / "mysqld"
+    for change in (lambda: mysqld.write_bytes(b"#!/bin/sh\necho planted\n"), lambda: mysqld.chmod(0o777),
+                   lambda: (basedir / "bin" / "extra").write_text("x"),
+                   lambda: treecheck.manifest_path(tree).unlink()):
+        change()
+        treecheck._verified.clear()  # a new process
+        assert maven_basedir(spec) == basedir
+        assert "is not what was unpacked" in capsys.readouterr().err
+        assert mysqld.read_bytes() == b"#!/bin/sh\necho real\n" and not (basedir / "bin" / "extra").exists()
+        assert treecheck.difference(tree) is None
+    maven_basedir(spec)  # unchanged: reused, said nothing
+    assert capsys.readouterr().err == ""
+
+
 def test_a_directory_inside_the_jar_keeps_file_modes_and_safe_links(cache):
     root = "ch/x/mariadb-11.4.5/linux/"
     jar = _jar(jar_path_in(cache), {

@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tarfile
 import tempfile
 import urllib.error
@@ -24,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from perfci.providers import treecheck
 from perfci.providers.spec import ServerSpec
 from perfci.util.errors import BadInput, InfraFailure
 from perfci.util.paths import project_file
@@ -182,11 +184,23 @@ def unpacked_once(spec: ServerSpec, key: str, fill: Callable[[Path], None], what
     verified): `fill` writes the tree into a private directory that is renamed into
     place when complete, so a killed or concurrent unpack never leaves half a tree."""
     unpacked = unpacked_dir(key)
+    if unpacked.is_dir():
+        changed = treecheck.verified_once(unpacked)
+        if changed:  # unpacked again from the verified archive; the changed tree is set aside
+            print(f"perfci: the unpacked {what} of {spec.text} in {unpacked} is not what was unpacked ({changed}): "
+                  "unpacking it again", file=sys.stderr)
+            aside = Path(tempfile.mkdtemp(dir=unpacked.parent, prefix=f".{key}.changed-"))
+            try:
+                unpacked.rename(aside / "tree")
+            except OSError:
+                pass  # another process set it aside first
+            shutil.rmtree(aside, ignore_errors=True)
     if not unpacked.is_dir():
         unpacked.parent.mkdir(parents=True, exist_ok=True)
         partial = Path(tempfile.mkdtemp(dir=unpacked.parent, prefix=f".{key}.partial-"))
         try:
             fill(partial)
+            treecheck.record(partial, manifest_for=unpacked)  # (a rename keeps its files' inodes and ctimes)
             partial.rename(unpacked)
         except (tarfile.TarError, zipfile.BadZipFile, OSError) as exc:
             shutil.rmtree(partial, ignore_errors=True)
