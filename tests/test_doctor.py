@@ -129,3 +129,20 @@ def test_the_command_prints_each_finding_with_its_fix_and_fails_on_a_failing_che
     assert findings["runner hooks"]["status"] == "fail" and {"sysbench", "freezer", "memory", "disk"} <= set(findings)
     bad = run_perfci("doctor", "--scenario", "no-such-scenario")
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_a_runner_user_in_the_docker_group_is_said_to_be_root_in_practice(tmp_path):
+    import grp
+    runner = tmp_path / "runner"
+    runner.mkdir()
+    os.chown(runner, 65534, 65534)  # nobody
+    member = grp.struct_group(("docker", "x", 998, ["nobody"]))
+    found = doctor.docker_access(runner, group_of=lambda name: member)
+    assert found.status == "warn" and "nobody (the runner's user) is in the docker group" in found.found
+    assert "gpasswd -d nobody docker" in found.fix
+    outsider = grp.struct_group(("docker", "x", 998, ["alice"]))
+    assert doctor.docker_access(runner, group_of=lambda name: outsider).status == "ok"
+
+    def no_group(name):
+        raise KeyError(name)
+    assert doctor.docker_access(runner, group_of=no_group).found == "no docker group on this host"

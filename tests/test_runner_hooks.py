@@ -295,3 +295,34 @@ def test_the_started_hook_runs_the_interpreter_bootstrap_checked_not_one_from_pa
     proc = as_the_runner_runs(installed["started"], env)
     assert proc.returncode == 1 and "refused: PR #7 comes from a fork" in proc.stderr, proc.stdout + proc.stderr
     assert "planted" not in proc.stdout
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="bootstrap runs as root against a runner user's directory")
+def test_a_locked_runner_directory_is_roots_but_for_what_the_runner_writes(shared_dir, tmp_path):
+    """--lock-runner-dir: the runner user can no longer rename .env or edit the runner's
+    own files (which decide the hooks at its next start); _work and _diag stay its own. A
+    link it planted is not followed (its target keeps its owner and mode)."""
+    runner = shared_dir / "actions-runner"
+    for d in ("", "bin", "_work", "_diag"):
+        (runner / d).mkdir(exist_ok=True)
+    (runner / "run.sh").write_text("#!/bin/sh\n")
+    (runner / "bin" / "Runner.Listener").write_text("x")
+    outside = shared_dir / "outside"
+    outside.write_text("keep")
+    outside.chmod(0o666)
+    os.chown(outside, 1234, 1234)  # another user's file
+    for path in [runner, *runner.rglob("*")]:
+        os.chown(path, RUNNER_UID, RUNNER_UID)
+    as_runner_user("ln", "-s", str(outside), str(runner / "bin" / "link"))
+    proc = bootstrap(runner, tmp_path / "hooks", "--lock-runner-dir")
+    assert proc.returncode == 0, proc.stderr
+    assert (runner / ".env").stat().st_uid == 0 and (runner / "bin" / "Runner.Listener").stat().st_uid == 0
+    assert oct(outside.stat().st_mode & 0o777) == "0o666" and outside.stat().st_uid == 1234  # not followed
+    for attempt in (["mv", str(runner / ".env"), str(runner / "env.old")],
+                    ["sh", "-c", f"echo evil > {runner / 'run.sh'}"],
+                    ["touch", str(runner / "bin" / "new")]):
+        denied = subprocess.run(["setpriv", f"--reuid={RUNNER_UID}", f"--regid={RUNNER_UID}", "--clear-groups",
+                                 *attempt], capture_output=True, text=True)
+        assert denied.returncode != 0, attempt
+    as_runner_user("touch", str(runner / "_work" / "job-file"), str(runner / "_diag" / "Runner.log"))
+    assert (runner / "_work").stat().st_uid == RUNNER_UID

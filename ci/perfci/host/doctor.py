@@ -10,7 +10,9 @@ records come from hostinfo.host_check(): one place decides what "quiet" means.
 
 from __future__ import annotations
 
+import grp
 import os
+import pwd
 import re
 import shutil
 import stat
@@ -190,6 +192,29 @@ def hooks(runner_dir: Path | None, runner_uid: int | None = None) -> Finding:
                    "directory, interpreter and .env root's and not writable by others)")
 
 
+def docker_access(runner_dir: Path | None, group_of: Callable[[str], grp.struct_group] = grp.getgrnam) -> Finding:
+    """Whether the runner's user (its directory's owner) may use the Docker engine: the
+    docker group's members are root on the host in practice (a container mounting / as
+    root), so every job would be."""
+    if runner_dir is None:
+        return Finding("runner docker access", "info", "not checked (pass --runner-dir)")
+    uid = runner_dir.stat().st_uid
+    try:
+        user = pwd.getpwuid(uid)
+    except KeyError:
+        return Finding("runner docker access", "info", f"uid {uid} has no account entry")
+    try:
+        docker = group_of("docker")
+    except KeyError:
+        return Finding("runner docker access", "ok", "no docker group on this host")
+    if user.pw_name in docker.gr_mem or user.pw_gid == docker.gr_gid:
+        return Finding("runner docker access", "warn",
+                       f"{user.pw_name} (the runner's user) is in the docker group: every job it runs is root on "
+                       "this host in practice", "only where every job is trusted (no fork PRs) or the VM is "
+                       "rebuilt after each job; else gpasswd -d " + user.pw_name + " docker and no image specs")
+    return Finding("runner docker access", "ok", f"{user.pw_name} is not in the docker group")
+
+
 def not_root_only(path: Path, runner_uid: int) -> str | None:
     """Why `path` is not a file only root may change (None: it is): a symlink, owned by
     the runner's user (or anyone but root), or writable by group or others."""
@@ -238,6 +263,7 @@ def diagnose(runner_dir: Path | None = None, buffer_pools: list[int] | None = No
         disk(workdir or Path(tempfile.gettempdir())),
         memory(hostinfo.meminfo_bytes("MemAvailable"), buffer_pools or [], what),
         hooks(runner_dir),
+        docker_access(runner_dir),
         lock(),
     ]
 
