@@ -83,8 +83,21 @@ def test_host_settings_that_skew_numbers_warn_with_the_fix():
              "swap_used_bytes": 512 * 2**20, "swappiness": "60"}
     findings = [doctor.governor(noisy), doctor.huge_pages(noisy), doctor.swap(noisy)]
     assert [f.status for f in findings] == ["warn"] * 3 and all(f.fix for f in findings)
-    assert "powersave, schedutil" in findings[0].found and "512 MiB in use" in findings[2].found
+    assert "powersave, schedutil" in findings[0].found and "512 MiB of swap in use" in findings[2].found
     assert doctor.governor({"cpu_governors": None}).status == "info"
+
+
+def test_doctor_and_the_recorded_host_check_read_one_policy():
+    """doctor's warnings are the sentences every result records before it runs
+    (hostinfo.host_check's warnings): host/policy.py decides both."""
+    from perfci.host import policy
+    noisy = {"cpu_governors": ["powersave"], "transparent_hugepages": "always", "swap_used_bytes": 512 * 2**20,
+             "load_1m": 64.0}
+    said = [f.found for f in (doctor.governor(noisy), doctor.huge_pages(noisy), doctor.swap(noisy), doctor.load(noisy))]
+    assert said == [policy.governor_problem(["powersave"]), policy.huge_pages_problem("always"),
+                    policy.swap_problem(512 * 2**20), policy.load_problem(64.0, os.cpu_count() or 1)]
+    assert policy.busy(policy.BUSY_OTHER_CORES + 0.01) and not policy.busy(policy.BUSY_OTHER_CORES)
+    assert not policy.busy(None)
 
 
 def test_other_servers_fail_and_name_each():

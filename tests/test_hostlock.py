@@ -6,13 +6,14 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
 from perfci.host.hostlock import bench_processes, exclusive_host
 from perfci.util.errors import InfraFailure
 
-from conftest import REPO, SOURCE_ENV, run_perfci
+from conftest import PERFCI, REPO, SOURCE_ENV, run_perfci
 
 HOLD = """
 import sys, time
@@ -102,3 +103,58 @@ def test_host_wait_queues_behind_the_holder_instead_of_refusing(lock_file):
     finally:
         proc.kill()
         proc.wait()
+
+
+BUILD = """
+import os, sys, time
+path = sys.argv[1]
+n = 0
+while True:
+    n += 1
+    with open(path + ".tmp", "w") as f:
+        f.write(f"{os.getpid()} {n}")
+    os.replace(path + ".tmp", path)
+    time.sleep(0.05)
+"""
+
+
+def progress_of(path) -> tuple[int, int]:
+    pid, n = path.read_text().split()
+    return int(pid), int(n)
+
+
+def test_a_yielding_build_stops_while_a_measurement_has_the_host_and_resumes_after(lock_file, tmp_path):
+    """`perfci lock --yield` (what scripts/build-server runs under): a measurement that
+    finds the host taken by it gets the host within seconds; the build's process group is
+    stopped meanwhile (no progress, state T), resumed when the measurement is done, and
+    stopped for good when the lock's holder is cancelled."""
+    import os
+    import signal
+    counter = tmp_path / "progress"
+    wrapper = subprocess.Popen([*PERFCI, "lock", "--yield", "--what", "build-server mariadb test", "--",
+                                sys.executable, "-c", BUILD, str(counter)],
+                               cwd=REPO, env={**os.environ, **SOURCE_ENV}, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not (counter.exists() and "yields" in lock_file.read_text() if lock_file.exists() else False):
+            assert time.monotonic() < deadline and wrapper.poll() is None
+            time.sleep(0.1)
+        build_pid, _ = progress_of(counter)
+        started = time.monotonic()
+        with exclusive_host("perfci run measuring", allow_busy=False, ignore_servers=True, wait_s=0) as claim:
+            assert claim.exclusive and time.monotonic() - started < 10
+            state = Path(f"/proc/{build_pid}/stat").read_text().split(")")[1].split()[0]
+            before = progress_of(counter)[1]
+            time.sleep(1.0)
+            assert state == "T" and progress_of(counter)[1] == before  # stopped: no progress while we measure
+        time.sleep(3)
+        assert progress_of(counter)[1] > before  # resumed
+        assert wrapper.poll() is None
+    finally:
+        wrapper.send_signal(signal.SIGTERM)
+        wrapper.wait(timeout=30)
+    stderr = wrapper.stderr.read() if wrapper.stderr else ""
+    assert "stopped while a measurement has the host" in stderr and "resumed" in stderr
+    time.sleep(0.5)
+    assert not Path(f"/proc/{build_pid}").exists() or \
+        Path(f"/proc/{build_pid}/stat").read_text().split(")")[1].split()[0] == "Z"

@@ -62,6 +62,10 @@ def test_pairs_skip_warmup_and_bursts_measured_on_a_busy_host():
                   burst(3, "a", 30), burst(3, "b", 31)])
     assert pair_table(run)["before.tps"] == ([10, 30], [11, 31])
     assert busy_pairs(run) == {"before": 1}
+    # a burst is busy by the same limit as a run's phase (host/policy.py): 0.3 cores of others
+    run = run_of([burst(1, "a", 10), burst(1, "b", 11), burst(2, "a", 20, others=0.3), burst(2, "b", 21),
+                  burst(3, "a", 30), burst(3, "b", 31, others=0.25)])
+    assert pair_table(run)["before.tps"] == ([10, 30], [11, 31]) and busy_pairs(run) == {"before": 1}
 
 
 @pytest.fixture

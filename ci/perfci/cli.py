@@ -36,6 +36,7 @@ COMMANDS = {
     "init": ("init", "init"),
     "issues": ("issues", "issues"),
     "list": ("scenarios", "list_scenarios"),
+    "lock": ("lock", "lock"),
     "nightly": ("nightly", "nightly"),
     "run": ("run", "run"),
     "schema": ("schema", "schema"),

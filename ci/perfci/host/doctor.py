@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from perfci.host import hostinfo, hostlock
+from perfci.host import hostinfo, hostlock, policy
 from perfci.host.freezer import V1_ROOT, V2_ROOT, cgroup_freezer
 from perfci.providers.local import find_binary
 from perfci.util.errors import BadInput
@@ -44,26 +44,35 @@ def governor(check: dict) -> Finding:
     governors = check.get("cpu_governors")
     if not governors:
         return Finding("cpu governor", "info", "no cpufreq governor exposed (a VM, or a fixed clock)")
-    if governors == ["performance"]:
+    problem = policy.governor_problem(governors)
+    if problem is None:
         return Finding("cpu governor", "ok", "performance")
-    return Finding("cpu governor", "warn", f"{', '.join(governors)}: clock changes move the numbers",
+    return Finding("cpu governor", "warn", problem,
                    "echo performance | tee /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor")
 
 
 def huge_pages(check: dict) -> Finding:
     mode = check.get("transparent_hugepages")
-    if mode == "always":
-        return Finding("transparent huge pages", "warn", "always: compaction stalls show up as latency spikes",
+    problem = policy.huge_pages_problem(mode)
+    if problem:
+        return Finding("transparent huge pages", "warn", problem,
                        "echo madvise > /sys/kernel/mm/transparent_hugepage/enabled")
     return Finding("transparent huge pages", "ok", str(mode))
 
 
 def swap(check: dict) -> Finding:
     used = int(check.get("swap_used_bytes") or 0)
-    if used > 64 * 2**20:
-        return Finding("swap", "warn", f"{used >> 20} MiB in use: a swapped-out buffer pool measures the disk",
-                       "swapoff -a && swapon -a; sysctl vm.swappiness=1")
+    problem = policy.swap_problem(used)
+    if problem:
+        return Finding("swap", "warn", problem, "swapoff -a && swapon -a; sysctl vm.swappiness=1")
     return Finding("swap", "ok", f"{used >> 20} MiB in use, swappiness {check.get('swappiness')}")
+
+
+def load(check: dict) -> Finding:
+    problem = policy.load_problem(float(check.get("load_1m") or 0.0), os.cpu_count() or 1)
+    if problem:
+        return Finding("load", "warn", problem, "wait for what runs to end (ps -eo pcpu,comm --sort=-pcpu)")
+    return Finding("load", "ok", f"load average {check.get('load_1m')}")
 
 
 def other_servers(processes: list[str]) -> Finding:
@@ -258,7 +267,7 @@ def diagnose(runner_dir: Path | None = None, buffer_pools: list[int] | None = No
     return [
         other_servers(hostlock.bench_processes()),
         *tools(),
-        governor(check), huge_pages(check), swap(check),
+        governor(check), huge_pages(check), swap(check), load(check),
         freezer(), cpu_time(), pmu(),
         disk(workdir or Path(tempfile.gettempdir())),
         memory(hostinfo.meminfo_bytes("MemAvailable"), buffer_pools or [], what),

@@ -11,6 +11,8 @@ from importlib import metadata
 from pathlib import Path
 
 from perfci import __version__
+from perfci.host import hostlock, policy
+from perfci.model.result import Host
 from perfci.util.paths import project_root
 
 
@@ -139,20 +141,23 @@ def host_check() -> dict:
         out = subprocess.run(["ps", "-eo", "pcpu,comm", "--sort=-pcpu", "--no-headers"], capture_output=True,
                              text=True, timeout=10).stdout
         busy = [{"cpu_pct": float(line.split(None, 1)[0]), "command": line.split(None, 1)[1].strip()}
-                for line in out.splitlines()[:5] if line.strip() and float(line.split(None, 1)[0]) >= 10.0]
+                for line in out.splitlines()[:5]
+                if line.strip() and float(line.split(None, 1)[0]) >= policy.NAMED_PROCESS_CPU_PCT]
     except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
         pass
     check = {"cpu_governors": governors or None, "transparent_hugepages": thp_mode,
              "swap_total_bytes": swap_total, "swap_used_bytes": swap_total - swap_free,
              "swappiness": _read("/proc/sys/vm/swappiness"), "load_1m": load1, "busy_processes": busy}
-    warnings = []
-    if governors and governors != ["performance"]:
-        warnings.append(f"CPU frequency governor is {', '.join(governors)}, not performance")
-    if thp_mode == "always":
-        warnings.append("transparent huge pages are 'always' (latency spikes from compaction)")
-    if swap_total - swap_free > 64 << 20:
-        warnings.append(f"{(swap_total - swap_free) >> 20} MiB of swap in use")
-    if load1 > 0.5 * cpus:
-        warnings.append(f"load average {load1:.1f} on {cpus} CPUs before the run: the host is not quiet")
-    check["warnings"] = warnings
+    found = [policy.governor_problem(governors), policy.huge_pages_problem(thp_mode),
+             policy.swap_problem(swap_total - swap_free), policy.load_problem(load1, cpus)]
+    check["warnings"] = [w for w in found if w]
     return check
+
+
+def host_record(workdir: Path | None, runner_class: str) -> Host:
+    """The host a measurement ran on, as every result records it (a run's and an A/B's
+    alike): what it is, its check before the run, and this process's claim on it (the
+    host lock, --allow-busy and what ran beside)."""
+    claim = hostlock.current_claim()
+    check = {**host_check(), **(claim.record() if claim else {})}
+    return Host.model_validate({**fingerprint(workdir), "check": check, "runner_class": runner_class})

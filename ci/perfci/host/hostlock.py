@@ -7,14 +7,24 @@ is an flock on one file (`$PERFCI_LOCK_FILE`, else /var/lock/perfci.lock, else
 /tmp/perfci-host.lock) holding who took it; the kernel drops it when the holder
 dies, so a killed job never leaves a stale lock. `--allow-busy` runs anyway and the
 result records what else was running.
+
+A build (scripts/build-server under `perfci lock --yield`) holds the lock for hours but
+need not run while something measures: a measurement that finds the host taken says so
+by holding the "want" lock beside it (`LOCK.want`), and a yielding holder, which looks
+for that every second, stops its command's process group (SIGSTOP), lets the lock go,
+takes it back once nobody wants it, and resumes (SIGCONT). So nightly cases queued
+behind a build wait seconds, not the build's hours; the stopped build keeps its memory.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import fcntl
 import json
 import os
+import signal
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -93,8 +103,17 @@ def _holder(fd: int) -> str:
         return "another process (no holder recorded)"
 
 
-def _write_holder(fd: int, command: str) -> None:
-    info = {"pid": os.getpid(), "command": command, "since": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}
+def _holder_yields(fd: int) -> bool:
+    try:
+        os.lseek(fd, 0, os.SEEK_SET)
+        return bool(json.loads(os.read(fd, 4096) or b"{}").get("yields"))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _write_holder(fd: int, command: str, yields: bool = False) -> None:
+    info = {"pid": os.getpid(), "command": command, "since": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            "yields": yields}
     try:
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps(info).encode(), 0)
@@ -111,19 +130,111 @@ def exclusive_host(command: str, allow_busy: bool = False, ignore_servers: bool 
     `wait_s`: wait that long for the host to become free before refusing (a CI job
     queued behind another benchmark on the same host)."""
     deadline = time.monotonic() + wait_s
-    while True:
-        try:
-            with _exclusive_host(command, allow_busy, ignore_servers) as claim:
-                yield claim
-                return
-        except HostBusy:
+    want: int | None = None  # held while queued: a yielding holder (a build) makes way
+    try:
+        while True:
+            try:
+                with _exclusive_host(command, allow_busy, ignore_servers) as claim:
+                    if want is not None:
+                        os.close(want)
+                        want = None
+                    yield claim
+                    return
+            except HostBusy as busy:
+                if want is None and (wait_s > 0 or busy.holder_yields):
+                    want = _take_want()
+                if busy.holder_yields:  # it stops within a second or two
+                    deadline = max(deadline, time.monotonic() + YIELD_WAIT_S)
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(min(0.25, max(0.0, deadline - time.monotonic())))
+    finally:
+        if want is not None:
+            os.close(want)
+
+
+YIELD_WAIT_S = 60.0  # how long anyone waits for a yielding holder to stop and let go
+YIELD_POLL_S = 0.5
+
+
+def want_path() -> Path:
+    path = lock_path()
+    return path.with_name(path.name + ".want")
+
+
+def _take_want() -> int | None:
+    """Hold the want lock (shared among waiters: each holds it until it has the host)."""
+    try:
+        fd = os.open(want_path(), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o666)
+    except OSError:
+        return None  # cannot say we wait: we wait all the same
+    fcntl.flock(fd, fcntl.LOCK_SH)
+    return fd
+
+
+def _someone_wants(fd: int) -> bool:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    return False
+
+
+def run_yielding(argv: list[str], command: str, wait_s: float) -> int:
+    """Run `argv` holding the host lock, stopped (its whole process group) whenever a
+    measurement waits for the host, resumed when none does. Its exit code."""
+    path = lock_path()
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    want = os.open(want_path(), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o666)
+
+    def take(deadline: float) -> None:
+        while True:
+            if not _someone_wants(want):
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    _write_holder(fd, command, yields=True)
+                    return
+                except BlockingIOError:
+                    pass
             if time.monotonic() >= deadline:
-                raise
-            time.sleep(min(0.25, max(0.0, deadline - time.monotonic())))
+                raise HostBusy(f"this host is busy: the perfci host lock {path} is held by {_holder(fd)}")
+            time.sleep(YIELD_POLL_S)
+
+    try:
+        take(time.monotonic() + wait_s)
+        os.environ[HELD_ENV] = str(os.getpid())
+        child = subprocess.Popen(argv, start_new_session=True)
+        try:
+            while child.poll() is None:
+                time.sleep(YIELD_POLL_S)
+                if child.poll() is None and _someone_wants(want):
+                    os.killpg(child.pid, signal.SIGSTOP)
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+                    print(f"perfci lock: {command}: stopped while a measurement has the host", file=sys.stderr)
+                    time.sleep(YIELD_POLL_S * 2)  # the waiter takes the lock first
+                    take(float("inf"))
+                    os.killpg(child.pid, signal.SIGCONT)
+                    print(f"perfci lock: {command}: resumed", file=sys.stderr)
+        except BaseException:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(child.pid, signal.SIGCONT)
+                os.killpg(child.pid, signal.SIGTERM)
+            child.wait()
+            raise
+        return child.returncode if child.returncode >= 0 else 128 - child.returncode
+    finally:
+        os.environ.pop(HELD_ENV, None)
+        os.close(want)
+        os.close(fd)
 
 
 class HostBusy(InfraFailure):
     """Another benchmark holds or uses the host."""
+
+    def __init__(self, message: str, holder_yields: bool = False):
+        super().__init__(message)
+        self.holder_yields = holder_yields  # a build that stops when asked (run_yielding)
 
 
 @contextmanager
@@ -144,7 +255,8 @@ def _exclusive_host(command: str, allow_busy: bool, ignore_servers: bool) -> Ite
             locked = False
             if not allow_busy:
                 raise HostBusy(f"this host is busy: the perfci host lock {path} is held by {_holder(fd)}; "
-                                   "one benchmark per host (wait for it, or --allow-busy to measure anyway)") from None
+                               "one benchmark per host (wait for it, or --allow-busy to measure anyway)",
+                               holder_yields=_holder_yields(fd)) from None
         if locked:
             _write_holder(fd, command)
             os.environ[HELD_ENV] = str(os.getpid())  # a child (scripts/build-server) works under this lock

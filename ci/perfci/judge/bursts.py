@@ -5,17 +5,18 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
+from perfci.host import policy
 from perfci.judge.paired import ALPHA, InstancePrior, PairedVerdict, PairTable, judge_instances
 from perfci.model.bursts import Burst, InterleavedRun
 from perfci.model.metrics import DEFAULT_COMPARED, MetricSpec, default_spec
 from perfci.model.scenario import CompareSpec
 from perfci.model.verdicts import Outcome
 
-BUSY_BURST_CORES = 0.5  # other processes' CPU during a burst beyond which its pair is dropped
-
 
 def busy(burst: Burst) -> bool:
-    return (burst.host_cpu or {}).get("others", 0.0) > BUSY_BURST_CORES
+    """Other processes used the CPU during the burst beyond the host policy's limit (the
+    same as a run's: host/policy.py): its pair is dropped."""
+    return policy.busy((burst.host_cpu or {}).get("others"))
 
 
 def busy_pairs(run: InterleavedRun) -> dict[str, int]:
@@ -28,7 +29,7 @@ def instance_tables(run: InterleavedRun) -> list[dict[str, tuple[list[float], li
     """Per instance pair: key '<phase>.<metric>' -> (A values, B values) over its
     measured pairs, in order. A metric absent from a burst (a counter that did not
     move) counts as 0 there. A pair with a burst during which other processes used
-    the CPU (beyond BUSY_BURST_CORES) is dropped: the validity gate at burst scale,
+    the CPU (beyond host/policy.py's BUSY_OTHER_CORES) is dropped: the validity gate at burst scale,
     by the host's load, never by the burst's own numbers."""
     return [_table([b for b in run.bursts if b.instance == pair.index], run.bursts_per_phase)
             for pair in run.instances]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from perfci.host import policy
 from perfci.judge.bursts import (
-    BUSY_BURST_CORES,
     INTERIM_SHARE,
     WORK_TOLERANCE,
     WorkDifference,
@@ -68,7 +68,7 @@ def interleaved_markdown(run: InterleavedRun, rows: list[PairedVerdict], min_eff
     dropped = {p: n for p, n in busy_pairs(run).items() if n}
     if dropped:
         lines.append("- pairs dropped, host busy during a burst (others > "
-                     f"{BUSY_BURST_CORES} cores): " + ", ".join(f"{markdown(p)}: {n}" for p, n in dropped.items()))
+                     f"{policy.BUSY_OTHER_CORES} cores): " + ", ".join(f"{markdown(p)}: {n}" for p, n in dropped.items()))
     for side in run.sides:
         if side.setup_sql:
             lines.append(f"- setup SQL on {side.name.upper()}: " + "; ".join(code_span(s) for s in side.setup_sql))

@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from perfci.host import hostinfo, hostlock
+from perfci.host import hostinfo
 from perfci.model.identity import server_line, slug
 from perfci.model.result import DatasetState, Harness, HeadlineValue, Host, Result, ScenarioRef, Server, Status
 from perfci.providers.base import ServerProvider
@@ -86,11 +86,8 @@ def execute(plan: RunPlan, progress: Progress, keep_workdir: bool = False, runne
     r = plan.resolved
     started = utc_now()
     t0 = time.monotonic()
-    if host is None:
-        claim = hostlock.current_claim()
-        check = {**hostinfo.host_check(), **(claim.record() if claim else {})}
-        host = Host.model_validate({**hostinfo.fingerprint(server.workdir), "check": check})
-    host = host.model_copy(update={"runner_class": runner_class})
+    host = (host or hostinfo.host_record(server.workdir, runner_class)).model_copy(
+        update={"runner_class": runner_class})
     if host.check and host.check.allow_busy and host.check.others_running:
         progress.info(f"  warning: measuring beside {', '.join(host.check.others_running)} (--allow-busy)")
     for warning in host.check.warnings if host.check else []:

@@ -4,7 +4,8 @@ with its reasons, and never enters a baseline or a verdict.
 A phase is invalid when
 - its fixed work was not done (the time cap ended it first: the run did other work
   than its baseline),
-- other processes used the CPU while it ran (beyond `BUSY_OTHER_CORES` on average),
+- other processes used the CPU while it ran (beyond host/policy.py's `BUSY_OTHER_CORES`
+  on average),
 - the server failed statements (reconnects, or errors beyond `ERROR_RATE_LIMIT` of
   transactions),
 - its throughput was not steady at the end: a robust (Theil-Sen) trend across the
@@ -22,9 +23,9 @@ A phase is invalid when
 
 from __future__ import annotations
 
+from perfci.host import policy
 from perfci.model.result import Phase, Result, Validity
 
-BUSY_OTHER_CORES = 0.25
 ERROR_RATE_LIMIT = 0.01
 TREND_LIMIT = 0.5
 MIN_TREND_POINTS = 15
@@ -53,10 +54,9 @@ def phase_problems(name: str, phase: Phase) -> list[str]:
     if phase.bound == "transactions" and phase.transactions_target and (m.events or 0) < phase.transactions_target:
         problems.append(f"phase {name}: the {phase.time_s} s cap ended it after {m.events} of "
                         f"{phase.transactions_target} transactions (not the fixed work)")
-    others = (phase.host_cpu or {}).get("others")
-    if others is not None and others > BUSY_OTHER_CORES:
-        problems.append(f"phase {name}: host busy: other processes used {others:.2f} cores on average "
-                        f"(limit {BUSY_OTHER_CORES})")
+    busy = policy.busy_problem((phase.host_cpu or {}).get("others"), f"phase {name}")
+    if busy:
+        problems.append(busy)
     if (m.reconnects or 0) > 0:
         problems.append(f"phase {name}: {m.reconnects} reconnects (the server dropped connections)")
     if m.transactions and (m.errors or 0) > ERROR_RATE_LIMIT * m.transactions:

@@ -36,7 +36,6 @@ from perfci.host.freezer import Freezer, freezer_for
 from perfci.model.bursts import Burst, InstancePair, InterleavedRun, SideInfo
 from perfci.model.flavor import ServerInfo
 from perfci.model.identity import server_line
-from perfci.model.result import Host
 from perfci.model.scenario import MeasureStep, cases, load_scenario
 from perfci.providers.capabilities import parse_size
 from perfci.run import collectors, sysbench
@@ -286,8 +285,7 @@ def run_interleaved(plans: list[RunPlan], sides: tuple[Side, Side], progress: Pr
         raise ValueError("several instance pairs need replan (each starts fresh servers)")
     resolved = plans[0].resolved
     started = utc_now()
-    host = Host.model_validate({**hostinfo.fingerprint(plans[0].provider.workdir), "check": hostinfo.host_check(),
-                                "runner_class": runner_class})
+    host = hostinfo.host_record(plans[0].provider.workdir, runner_class)  # the lock claim included
     rng = random.Random(order_seed)
     run_id = f"{resolved.name}-{resolved.profile}-ab-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{uuid.uuid4().hex[:6]}"
     records: list[Burst] = []
