@@ -262,6 +262,7 @@ def test_bootstrap_follows_no_link_the_runner_user_planted(shared_dir, tmp_path)
     info = env.lstat()
     assert not env.is_symlink() and info.st_uid == 0 and oct(info.st_mode & 0o777) == "0o644"
     assert "ACTIONS_RUNNER_HOOK_JOB_STARTED=" in env.read_text() and victim.read_text() == "keep\n"
+    assert "PERFCI_DOCKER=0" in env.read_text().splitlines()  # no --docker: the jobs' install-deps leave it out
     assert (runner / ".env.new").is_symlink()  # left as planted, never written through
     from perfci.host import doctor
     checked = doctor.hooks(runner, runner_uid=RUNNER_UID)  # what bootstrap installed passes doctor's checks

@@ -1,7 +1,10 @@
-"""`perfci servers list|fetch`: the named servers of servers.yaml and what is installed."""
+"""`perfci servers list|fetch|matrix|changes|build-images`: the named servers of
+servers.yaml, what is installed, and what the workflows run (the nightly's matrix, a
+PR's changed servers): the one reader of servers.yaml."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import tempfile
@@ -16,6 +19,7 @@ from perfci.providers.local import find_binary
 from perfci.providers.localimages import build, select
 from perfci.providers.servers import ServerEntry, load_servers
 from perfci.util.errors import BadInput, PerfciError
+from perfci.util.paths import project_root
 
 FETCHABLE = ("maven", "tarball")
 
@@ -104,4 +108,51 @@ def build_images(images: tuple[str, ...], force: bool) -> int:
     this host runs natively (fetched first if needed); no registry is used."""
     for local in select(images):
         click.echo(build(local, force=force))
+    return 0
+
+
+@servers.command()
+@click.option("--servers", "server_ids", default="", help="Server ids, comma-separated (empty: every enabled one).")
+@click.option("--scenarios", default="", help="Scenario names, comma-separated (empty: every scenario of the project).")
+def matrix(server_ids: str, scenarios: str) -> int:
+    """The nightly's job matrix (servers x scenarios) as a GitHub output line:
+    matrix={"include": [{"server": ID, "spec": SPEC, "scenario": NAME}, ...]}"""
+    known = load_servers()
+    wanted = [s for s in server_ids.split(",") if s]
+    unknown = sorted(set(wanted) - {e.id for e in known.servers})
+    if unknown:
+        raise BadInput(f"servers.yaml: unknown server id(s): {', '.join(unknown)}; "
+                       f"known: {', '.join(sorted(e.id for e in known.servers))}")
+    chosen = [e for e in known.servers if e.id in wanted] if wanted else [e for e in known.servers if e.enabled]
+    root = project_root() or Path.cwd()
+    names = [s for s in scenarios.split(",") if s] or sorted(p.stem for p in (root / "scenarios").glob("*.yaml"))
+    for name in names:
+        if not (root / "scenarios" / f"{name}.yaml").is_file():
+            raise BadInput(f"scenarios/{name}.yaml: no such scenario")
+    include = [{"server": e.id, "spec": e.spec, "scenario": name} for e in chosen for name in names]
+    click.echo("matrix=" + json.dumps({"include": include}, separators=(",", ":")))
+    return 0
+
+
+PR_SCENARIOS = 2  # a PR check must end in minutes
+
+
+@servers.command()
+@click.argument("base", type=click.Path(path_type=Path))
+@click.argument("head", type=click.Path(path_type=Path))
+@click.option("--scenarios", envvar="PERFCI_PR_SERVER_SCENARIOS", default="",
+              help="Scenario names, comma-separated (default: the project's first two by name).")
+def changes(base: Path, head: Path, scenarios: str) -> int:
+    """What a PR changed in servers.yaml, as the PR check A/Bs it: one tab-separated line
+    per changed or added id and scenario, `ID BASE_SPEC HEAD_SPEC SCENARIO` (BASE_SPEC `-`
+    for an id the PR adds: nothing to A/B it against). A missing BASE (the PR adds
+    servers.yaml) counts as an empty one."""
+    before = {e.id: e.spec for e in load_servers(base).servers} if base.is_file() else {}
+    after = load_servers(head)
+    names = [s for s in scenarios.split(",") if s] or sorted(
+        p.stem for p in ((project_root() or Path.cwd()) / "scenarios").glob("*.yaml"))[:PR_SCENARIOS]
+    for entry in after.servers:
+        if before.get(entry.id) != entry.spec:
+            for name in names:
+                click.echo(f"{entry.id}\t{before.get(entry.id, '-')}\t{entry.spec}\t{name}")
     return 0
