@@ -210,7 +210,7 @@ def test_bootstrap_installs_the_hooks_outside_the_checkout_and_names_them_in_the
     assert proc.returncode == 0, proc.stderr
     assert (runner / ".env").read_text().splitlines() == [
         "LANG=C.UTF-8", f"ACTIONS_RUNNER_HOOK_JOB_STARTED={hooks}/job-started.sh",
-        f"ACTIONS_RUNNER_HOOK_JOB_COMPLETED={hooks}/job-completed.sh"]
+        f"ACTIONS_RUNNER_HOOK_JOB_COMPLETED={hooks}/job-completed.sh", "PERFCI_DOCKER=0"]
     source = REPO / "scripts" / "runner-hooks"
     for name in ("job-started.sh", "job-started.py", "job-completed.sh"):
         assert (hooks / name).read_bytes() == (source / name).read_bytes() and os.access(hooks / name, os.X_OK)
