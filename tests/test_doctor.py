@@ -159,3 +159,18 @@ def test_a_runner_user_in_the_docker_group_is_said_to_be_root_in_practice(tmp_pa
     def no_group(name):
         raise KeyError(name)
     assert doctor.docker_access(runner, group_of=no_group).found == "no docker group on this host"
+
+
+def test_the_hook_token_is_roots_and_said_to_be_readable_by_every_job(tmp_path):
+    runner, _ = runner_with_hooks(tmp_path / "a")
+    assert "no PERFCI_HOOK_TOKEN_FILE" in doctor.hook_token(runner).found
+    token = tmp_path / "token"
+    token.write_text("t\n")
+    with (runner / ".env").open("a") as f:
+        f.write(f"PERFCI_HOOK_TOKEN_FILE={token}\n")
+    found = doctor.hook_token(runner)
+    assert found.status == "info" and "every job on this runner can read it" in found.found
+    os.chown(token, 1000, 1000)
+    os.chown(runner, 1000, 1000)
+    found = doctor.hook_token(runner)
+    assert found.status == "fail" and "owned by uid 1000" in found.found

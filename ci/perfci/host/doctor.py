@@ -201,6 +201,27 @@ def hooks(runner_dir: Path | None, runner_uid: int | None = None) -> Finding:
                    "directory, interpreter and .env root's and not writable by others)")
 
 
+def hook_token(runner_dir: Path | None) -> Finding:
+    """The hook's token (PERFCI_HOOK_TOKEN_FILE in the runner's .env): the hook runs as the
+    runner's user, so every job can read it too; worth nothing beyond read access."""
+    if runner_dir is None:
+        return Finding("hook token", "info", "not checked (pass --runner-dir)")
+    named = dict(line.split("=", 1) for line in (_read(runner_dir / ".env") or "").splitlines() if "=" in line)
+    path = named.get("PERFCI_HOOK_TOKEN_FILE", "").strip()
+    if not path:
+        return Finding("hook token", "warn", "no PERFCI_HOOK_TOKEN_FILE in the runner's .env: a fork's approval "
+                       "cannot be checked (who applied the label), so fork PRs never run here",
+                       "a fine-grained token with Metadata: read and Pull requests: read on this repository only, "
+                       "in a root-owned file named by PERFCI_HOOK_TOKEN_FILE in the runner's .env")
+    problem = not_root_only(Path(path), runner_dir.stat().st_uid)
+    if problem:
+        return Finding("hook token", "fail", f"{problem}: a job could swap the token the hook uses",
+                       f"chown root:root {path}; chmod 0644 {path}")
+    return Finding("hook token", "info", f"{path}: every job on this runner can read it (the hook runs as the "
+                   "runner's user): it must grant nothing beyond reading pull requests and metadata of this "
+                   "repository")
+
+
 def docker_access(runner_dir: Path | None, group_of: Callable[[str], grp.struct_group] = grp.getgrnam) -> Finding:
     """Whether the runner's user (its directory's owner) may use the Docker engine: the
     docker group's members are root on the host in practice (a container mounting / as
@@ -272,6 +293,7 @@ def diagnose(runner_dir: Path | None = None, buffer_pools: list[int] | None = No
         disk(workdir or Path(tempfile.gettempdir())),
         memory(hostinfo.meminfo_bytes("MemAvailable"), buffer_pools or [], what),
         hooks(runner_dir),
+        hook_token(runner_dir),
         docker_access(runner_dir),
         lock(),
     ]
