@@ -74,3 +74,12 @@ def test_every_readme_command_names_real_commands_and_options(argv: list[str]):
     known = {name for p in command.params for name in getattr(p, "opts", [])}
     unknown = [a for a in rest if a.startswith("--") and a.split("=", 1)[0] not in known]
     assert unknown == [], f"{' '.join(argv)}: no such option {unknown}"
+
+
+def test_every_test_security_md_names_exists():
+    """SECURITY.md's threat table names the test behind each row: each must be a real test."""
+    named = re.findall(r"`(tests/[\w/]+\.py)::(\w+)`", (REPO / "SECURITY.md").read_text())
+    assert len(named) >= 20
+    missing = [f"{path}::{name}" for path, name in named
+               if not re.search(rf"^def {name}\(", (REPO / path).read_text(), re.MULTILINE)]
+    assert missing == []
