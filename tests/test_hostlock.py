@@ -158,3 +158,13 @@ def test_a_yielding_build_stops_while_a_measurement_has_the_host_and_resumes_aft
     time.sleep(0.5)
     assert not Path(f"/proc/{build_pid}").exists() or \
         Path(f"/proc/{build_pid}/stat").read_text().split(")")[1].split()[0] == "Z"
+
+
+def test_the_host_record_of_every_measurement_carries_its_lock_claim(lock_file):
+    """One builder of the host record (a run's and an A/B's alike): inside the lock it
+    says the measurement had the host to itself."""
+    from perfci.host.hostinfo import host_record
+    with exclusive_host("perfci ab held", allow_busy=False, ignore_servers=True):
+        held = host_record(None, "local")
+    assert held.check is not None and held.check.exclusive and held.runner_class == "local"
+    assert not host_record(None, "local").check.exclusive  # outside any lock: no claim
