@@ -14,7 +14,9 @@ import contextlib
 import json
 import os
 import re
+import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -147,12 +149,18 @@ def write_tiny(directory: Path, name: str = "tiny", steps: str = TINY_STEPS, tim
 
 
 @contextlib.contextmanager
-def measuring(scenario, out, work, *extra: str, env: dict | None = None):
+def measuring(scenario, out, work, *extra: str, env: dict | None = None, step_shell: bool = False):
     """A `perfci run` in the background, yielded once its measured phase has begun
-    (with the list its stderr lines land in); killed on the way out if still alive."""
-    proc = subprocess.Popen([*PERFCI, "run", str(scenario), "--out", str(out), "--workdir", str(work), *extra],
-                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, **SOURCE_ENV, **(env or {})})
+    (with the list its stderr lines land in); killed on the way out if still alive.
+    `step_shell`: started as a workflow step starts it (bash -e, perfci_run of
+    scripts/step-signals.sh), in a process group of its own; the process yielded is the
+    step's shell, and the way out kills the whole group."""
+    argv = [*PERFCI, "run", str(scenario), "--out", str(out), "--workdir", str(work), *extra]
+    if step_shell:
+        step = f"source scripts/step-signals.sh\nperfci_run {shlex.join(argv)}\n"
+        argv = ["bash", "--noprofile", "--norc", "-e", "-o", "pipefail", "-c", step]
+    proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, **SOURCE_ENV, **(env or {})}, start_new_session=step_shell)
     err_lines: list[str] = []
     reader = threading.Thread(target=lambda: err_lines.extend(proc.stderr), daemon=True)
     reader.start()
@@ -165,6 +173,8 @@ def measuring(scenario, out, work, *extra: str, env: dict | None = None):
         reader.join(timeout=10)
     finally:
         if proc.poll() is None:
+            if step_shell:
+                os.killpg(proc.pid, signal.SIGKILL)  # what the runner does: the whole tree
             proc.kill()
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import signal
 import subprocess
 import time
@@ -55,39 +56,19 @@ def test_runner_cancel_sequence_cleans_up_before_the_kill(real_server_tools, tmp
     7.5 s later, SIGKILL of the whole tree 2.5 s after that. The step runs perfci through
     perfci_run (scripts/step-signals.sh), as the workflows do, so the signals reach it:
     the clean-up must finish inside those 10 s."""
-    import os
-    import threading
-
-    from conftest import REPO, SOURCE_ENV
     scenario = write_tiny(tmp_path, time=60)
     work, out = tmp_path / "work", tmp_path / "out"
-    step = (f"source scripts/step-signals.sh\nperfci_run scripts/perfci run {scenario} --out {out} "
-            f"--workdir {work}\n")
-    shell = subprocess.Popen(["bash", "--noprofile", "--norc", "-e", "-o", "pipefail", "-c", step], cwd=REPO,
-                             stderr=subprocess.PIPE, text=True, start_new_session=True,
-                             env={**os.environ, **SOURCE_ENV})
-    err_lines: list[str] = []
-    reader = threading.Thread(target=lambda: err_lines.extend(shell.stderr), daemon=True)
-    reader.start()
-    try:
-        deadline = time.monotonic() + 120
-        while not any("... measure only" in line for line in err_lines) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert shell.poll() is None, "".join(err_lines)
+    with measuring(scenario, out, work, step_shell=True) as (shell, err_lines):
         time.sleep(2)
         cancelled = time.monotonic()
         shell.send_signal(signal.SIGINT)  # to the shell's pid only, as the runner does
-        shell.send_signal(signal.SIGTERM)  # lands while the clean-up runs (the runner's comes later: harder to hit)
+        shell.send_signal(signal.SIGTERM)
         try:
             shell.wait(timeout=10 - (time.monotonic() - cancelled))
         except subprocess.TimeoutExpired:
             os.killpg(shell.pid, signal.SIGKILL)  # what the runner does at 10 s: the whole tree
             shell.wait()
         took = time.monotonic() - cancelled
-        reader.join(timeout=10)
-    finally:
-        if shell.poll() is None:
-            os.killpg(shell.pid, signal.SIGKILL)
     err = "".join(err_lines)
     assert shell.returncode == 130, err  # perfci's own status, through the step's shell
     # (a SIGTERM that lands inside the clean-up is ignored: tests/test_cancellation.py)
