@@ -86,7 +86,7 @@ def body(reports: list[ABReport], head_sha: str, accepted: bool, run_url: str = 
     # the reports, their names and verdicts come from an artifact the PR's own run wrote:
     # rendered inert (no HTML, mention or image), as the issues render stored text
     lines += [f"- {code_span(plain_name(r.name))}: {inert_markdown(r.verdict)}" for r in reports]
-    folded = [["", f"<details><summary>{markdown(plain_name(r.name))}: full report</summary>", "",
+    folded = [["", f"<details><summary>{plain_name(r.name)}: full report</summary>", "",
                inert_markdown(r.text.strip()), "", "</details>"] for r in reports]
     size = len("\n".join(lines))
     kept: list[list[str]] = []
@@ -100,7 +100,8 @@ def body(reports: list[ABReport], head_sha: str, accepted: bool, run_url: str = 
 
 
 def plain_name(name: str) -> str:
-    """A report's name (its artifact file's) as letters, digits and . _ + - only."""
+    """A report's name (its artifact file's) as letters, digits and . _ + - only: inert
+    as it is inside HTML (<summary>), where a Markdown escape would show."""
     return re.sub(r"[^\w.+-]", "_", name)
 
 
