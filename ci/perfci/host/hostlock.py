@@ -162,10 +162,19 @@ def want_path() -> Path:
     return path.with_name(path.name + ".want")
 
 
+def _open_want() -> int:
+    """The want file, created if missing; read-only where another user created it (an
+    flock needs no write access, so runners of several users on one host still see it)."""
+    try:
+        return os.open(want_path(), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o666)
+    except PermissionError:
+        return os.open(want_path(), os.O_RDONLY | os.O_NOFOLLOW)
+
+
 def _take_want() -> int | None:
     """Hold the want lock (shared among waiters: each holds it until it has the host)."""
     try:
-        fd = os.open(want_path(), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o666)
+        fd = _open_want()
     except OSError:
         return None  # cannot say we wait: we wait all the same
     fcntl.flock(fd, fcntl.LOCK_SH)
@@ -185,8 +194,11 @@ def run_yielding(argv: list[str], command: str, wait_s: float) -> int:
     """Run `argv` holding the host lock, stopped (its whole process group) whenever a
     measurement waits for the host, resumed when none does. Its exit code."""
     path = lock_path()
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
-    want = os.open(want_path(), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o666)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except PermissionError:  # another user's lock file: the flock still holds (as in _exclusive_host)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    want = _open_want()
 
     def take(deadline: float) -> None:
         while True:
