@@ -34,7 +34,7 @@ from scipy import stats
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "ci"))
 
-from perfci.judge import noise  # noqa: E402
+from perfci.judge import calibration  # noqa: E402
 from perfci.judge.bursts import instance_tables, judge_run  # noqa: E402
 from perfci.judge.paired import PairedVerdict  # noqa: E402
 from perfci.model.bursts import BURSTS_FILE, InterleavedRun  # noqa: E402
@@ -65,7 +65,7 @@ def trials(log: str = "false-alarms.jsonl") -> list[tuple[dict, InterleavedRun]]
 
 
 def rejudge(run: InterleavedRun) -> list[PairedVerdict]:
-    priors, _ = noise.priors_for(run, None)
+    priors, _ = calibration.priors_for(run, None)
     return [r for r in judge_run(run, [], 0.01, priors=priors) if r.spec is not None]
 
 
@@ -113,7 +113,7 @@ def main() -> None:
     judged = [(t, rejudge(r)) for t, r in aas]
     now = sum(bool(flagged(rows)) for _, rows in judged)
     print(f"- as the CLI decided at the time: {interval(cli, len(aas))}")
-    _, source = noise.priors_for(aas[0][1], None)
+    _, source = calibration.priors_for(aas[0][1], None)
     print(f"- re-judged by the current code ({source}; statement-path CPU judged too): {interval(now, len(aas))}")
     for level in (0.95, None):
         covered: dict[str, int] = defaultdict(int)

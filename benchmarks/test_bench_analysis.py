@@ -11,10 +11,12 @@ from pathlib import Path
 import pytest
 
 from perfci.judge.changes import detect
-from perfci.judge.compare import compare
+from perfci.judge.compare import compare_cases
+from perfci.model.history import HistoryRecord
 from perfci.run.sysbench import parse_report
-from perfci.store.baseline import update
-from perfci.store.history import HistoryRecord, read_history
+from perfci.store.baseline_files import update_baselines
+from perfci.store.case_inputs import load_cases
+from perfci.store.history_files import read_history
 
 from factories import make_result, write_results
 
@@ -36,14 +38,14 @@ def hundred_cases(tmp_path_factory):
     current = []
     for case in range(100):
         samples = [make_result(tps=1000 + (i % 7) * 5, case=f"c{case}", intervals=60) for i in range(50)]
-        update(write_results(work / f"c{case}", samples), root=root, window=50)
+        update_baselines(write_results(work / f"c{case}", samples), root=root, window=50)
         current.append(make_result(tps=960, case=f"c{case}", intervals=60))
     return current, root
 
 
 def test_compare_100_cases_against_50_sample_baselines(benchmark, hundred_cases):
     current, root = hundred_cases
-    comparisons = benchmark.pedantic(compare, args=(current,), kwargs={"baseline_root": root}, rounds=5, iterations=1)
+    comparisons = benchmark.pedantic(lambda: compare_cases(load_cases(current, baseline_root=root)), rounds=5, iterations=1)
     assert len(comparisons) == 100 and all(len(c.baseline.samples) == 50 for c in comparisons if c.baseline)
     assert benchmark.stats.stats.median < 5.0
 

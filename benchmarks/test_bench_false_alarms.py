@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pytest
 
-from perfci.judge import noise
+from perfci.judge import calibration
 from perfci.judge.bursts import judge_run
 from perfci.model.bursts import BURSTS_FILE
 from perfci.model.verdicts import Outcome
@@ -69,7 +69,7 @@ def test_false_alarms_and_known_effects(benchmark, per_iteration_s, trial, tmp_p
     with bursts_file.open("rb") as src, gzip.open(kept, "wb") as dst:
         shutil.copyfileobj(src, dst)
     run_ = BURSTS_FILE.load(bursts_file)
-    priors, source = noise.priors_for(run_, None)
+    priors, source = calibration.priors_for(run_, None)
     rows = {r.key: r for r in judge_run(run_, [], 0.01, priors=priors)}
     flagged = sorted(k for k, r in rows.items() if r.spec is not None and r.verdict == Outcome.REGRESSION)
     trial_line = {

@@ -10,8 +10,9 @@ import time
 
 import pytest
 
-from perfci.judge.compare import compare
-from perfci.store.baseline import load_baseline, update
+from perfci.judge.compare import compare_cases
+from perfci.store.baseline_files import load_baseline, update_baselines
+from perfci.store.case_inputs import load_cases
 from perfci.util.errors import BadInput
 
 from conftest import PERFCI, REPO, SOURCE_ENV, run_perfci
@@ -20,7 +21,7 @@ from factories import make_result, write_results
 
 def test_update_creates_layout_and_keeps_provenance(tmp_path):
     results = [make_result(tps=1000 + i) for i in range(3)]
-    [(path, added, kept)] = update(write_results(tmp_path / "r", results), root=tmp_path / "baselines")
+    [(path, added, kept)] = update_baselines(write_results(tmp_path / "r", results), root=tmp_path / "baselines")
     assert path == tmp_path / "baselines/local/mariadb-10.11/tiny/smoke/default.json"  # the server line
     assert (added, kept) == (3, 3)
     b = load_baseline(path)
@@ -30,12 +31,12 @@ def test_update_creates_layout_and_keeps_provenance(tmp_path):
     assert b.samples[0].harness_sha == "abc" and b.samples[0].forced == []
     assert b.values("after.tps") == [1000, 1001, 1002]
     # the same results again: nothing added
-    assert update(write_results(tmp_path / "r", results), root=tmp_path / "baselines")[0][1] == 0
+    assert update_baselines(write_results(tmp_path / "r", results), root=tmp_path / "baselines")[0][1] == 0
 
 
 def test_rolling_window_keeps_the_newest(tmp_path):
     results = [make_result(tps=1000 + i) for i in range(5)]
-    [(path, _, kept)] = update(write_results(tmp_path / "r", results), root=tmp_path / "b", window=3)
+    [(path, _, kept)] = update_baselines(write_results(tmp_path / "r", results), root=tmp_path / "b", window=3)
     assert kept == 3 and load_baseline(path).values("before.tps") == [1002, 1003, 1004]
 
 
@@ -46,17 +47,17 @@ def test_rolling_window_keeps_the_newest(tmp_path):
 ])
 def test_refusals_name_the_reason_and_write_nothing(tmp_path, bad, why):
     root = tmp_path / "b"
-    [(path, _, _)] = update(write_results(tmp_path / "r", [make_result()]), root=root)
+    [(path, _, _)] = update_baselines(write_results(tmp_path / "r", [make_result()]), root=root)
     before = path.read_text()
     with pytest.raises(BadInput, match=why):
-        update(write_results(tmp_path / "r2", [make_result(**bad)]), root=root)
+        update_baselines(write_results(tmp_path / "r2", [make_result(**bad)]), root=root)
     assert path.read_text() == before
 
 
 def test_force_accepts_and_records_why(tmp_path):
     root = tmp_path / "b"
-    update(write_results(tmp_path / "r", [make_result()]), root=root)
-    [(path, added, _)] = update(write_results(tmp_path / "r2", [make_result(scenario_hash="sha256:cccc")]),
+    update_baselines(write_results(tmp_path / "r", [make_result()]), root=root)
+    [(path, added, _)] = update_baselines(write_results(tmp_path / "r2", [make_result(scenario_hash="sha256:cccc")]),
                                 root=root, force=True)
     sample = load_baseline(path).samples[-1]
     assert added == 1 and "scenario hash" in sample.forced[0]
@@ -64,9 +65,9 @@ def test_force_accepts_and_records_why(tmp_path):
 
 def test_runner_class_mismatch_is_refused_for_an_explicit_baseline(tmp_path):
     target = tmp_path / "b.json"
-    update(write_results(tmp_path / "r", [make_result()]), path=target)
+    update_baselines(write_results(tmp_path / "r", [make_result()]), path=target)
     with pytest.raises(BadInput, match="runner class 'epyc' is not the baseline's 'local'"):
-        update(write_results(tmp_path / "r2", [make_result(runner_class="epyc")]), path=target)
+        update_baselines(write_results(tmp_path / "r2", [make_result(runner_class="epyc")]), path=target)
 
 
 def test_corrupt_baseline_is_a_clear_error_naming_the_file(tmp_path):
@@ -83,15 +84,15 @@ def test_corrupt_baseline_is_a_clear_error_naming_the_file(tmp_path):
 
 def test_compare_flags_a_regression_with_movers(tmp_path):
     root = tmp_path / "b"
-    update(write_results(tmp_path / "r", [make_result(tps=1000 + 7 * i) for i in range(5)]), root=root)
+    update_baselines(write_results(tmp_path / "r", [make_result(tps=1000 + 7 * i) for i in range(5)]), root=root)
     slow = make_result(tps=700, splits=1.5)
-    [comp] = compare([slow], baseline_root=root)
+    [comp] = compare_cases(load_cases([slow], baseline_root=root))
     verdicts = {row.key: row.verdict.verdict for row in comp.rows}
     assert verdicts["before.tps"] == "regression" and verdicts["before.index_page_splits_per_txn"] == "regression"
     assert verdicts["before.compress_failures_per_txn"] == "unchanged"
     movers = dict((name, (b, c)) for name, b, c in next(r for r in comp.rows if r.key == "before.tps").movers)
     assert "innodb_metrics.index_page_splits" in movers
-    [fresh] = compare([make_result()], baseline_root=tmp_path / "none")
+    [fresh] = compare_cases(load_cases([make_result()], baseline_root=tmp_path / "none"))
     assert {row.verdict.verdict for row in fresh.rows} == {"no-baseline"}
 
 
@@ -124,7 +125,7 @@ def test_kill_during_update_never_leaves_a_broken_baseline(tmp_path):
             assert len(load_baseline(target).samples) == previous + 3
     assert mid_write_kills >= 2, "kills should land while the file is being written"
     # a later update succeeds and sweeps the temp files the killed ones left behind
-    update(results[-3:], path=target, force=True)
+    update_baselines(results[-3:], path=target, force=True)
     assert len(load_baseline(target).samples) >= 3 and not list(tmp_path.glob(".b.json.*.tmp"))
 
 
@@ -132,9 +133,9 @@ def test_skipped_cases_are_reported_not_judged_and_never_enter_a_baseline(tmp_pa
     ran = make_result(case="cx_full/change_buffering=none")
     skipped = make_result(status="skipped", case="cx_full/change_buffering=all").model_copy(
         update={"skip_reason": "innodb_change_buffering=all is not supported: gone"})
-    written = update([(tmp_path / "a.json", ran), (tmp_path / "b.json", skipped)], root=tmp_path / "b")
+    written = update_baselines([(tmp_path / "a.json", ran), (tmp_path / "b.json", skipped)], root=tmp_path / "b")
     assert [p.name for p, _, _ in written] == ["cx_full__change_buffering=none.json"]
-    comps = {c.results[0].case: c for c in compare([ran, skipped], baseline_root=tmp_path / "b")}
+    comps = {c.results[0].case: c for c in compare_cases(load_cases([ran, skipped], baseline_root=tmp_path / "b"))}
     assert comps["cx_full/change_buffering=all"].skipped == "innodb_change_buffering=all is not supported: gone"
     assert comps["cx_full/change_buffering=all"].rows == [] and not comps["cx_full/change_buffering=all"].regressions
     assert comps["cx_full/change_buffering=none"].skipped is None and comps["cx_full/change_buffering=none"].rows
@@ -153,7 +154,7 @@ def test_a_version_1_baseline_is_upgraded_on_load(tmp_path):
                      "host": {"cpu_model": "Test CPU", "cpus": 2, "memory_gib": 24}, "metrics": {"before.tps": 1000.0}}]}))
     b = load_baseline(old)
     assert b.case.server == "mariadb-10.11.19" and b.scenario_hash == "sha256:aaaa" and b.values("before.tps") == [1000.0]
-    [(path, added, kept)] = update(write_results(tmp_path / "r", [make_result()]), path=old)
+    [(path, added, kept)] = update_baselines(write_results(tmp_path / "r", [make_result()]), path=old)
     assert (added, kept) == (1, 2) and json.loads(old.read_text())["schema"] == "perfci.baseline/2"
 
 

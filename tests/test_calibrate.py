@@ -9,7 +9,8 @@ import json
 import re
 import shutil
 
-from perfci.judge import design, noise
+from perfci.judge import design
+from perfci.store import noise_files
 
 from conftest import REPO, run_perfci
 
@@ -26,7 +27,7 @@ def test_calibrate_from_real_aas_prints_the_sized_ab_and_its_mde_per_metric(tmp_
                       str(tmp_path / "noise"), "--out", str(tmp_path / "out"))
     assert done.returncode == 0, done.stderr
     [path] = (tmp_path / "noise").rglob("*.json")
-    model = noise.load(path)
+    model = noise_files.load(path)
     assert len(model.runs) == 4 and model.scenario == "rebuild-after-delete"
     line = next(x for x in done.stdout.splitlines() if x.startswith("- sized A/B"))
     k, n = map(int, re.search(r"(\d+) instance pairs? x (\d+) burst pairs", line).groups())

@@ -39,7 +39,7 @@ def test_an_unexpected_exception_is_an_internal_error_with_exit_3(tmp_path, monk
     def boom(*args, **kwargs):
         raise KeyError("flavor")
 
-    monkeypatch.setattr(command, "compare_results", boom)
+    monkeypatch.setattr(command, "compare_cases", boom)
     with pytest.raises(SystemExit) as exit_:
         cli.main(["compare", str(path), "--baseline-dir", str(tmp_path)])
     err = capsys.readouterr().err

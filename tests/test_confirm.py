@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 
 from perfci.alert.issues import bisect_command, which_release
-from perfci.judge.compare import compare
+from perfci.judge.compare import compare_cases
 from perfci.model.abratio import AbRatio
 from perfci.providers.servers import load_servers
 from perfci.sessions.confirm import Confirmation, confirm_case, last_good, run_args, save
-from perfci.sessions.sized_ab import Aim
-from perfci.store.baseline import load_baseline, update
+from perfci.sessions.sized_ab import AbPlan
+from perfci.store.baseline_files import load_baseline, update_baselines
+from perfci.store.case_inputs import load_cases
 from perfci.util.progress import Progress
 
 from conftest import REPO, run_perfci
@@ -28,7 +29,7 @@ def test_the_server_and_config_of_a_run_come_from_its_reproduce_command():
 
 def regressed(tmp_path, candidate_reproduce: str, tps: float = 600, version: str | None = None):
     root = tmp_path / "baselines"
-    update(write_results(tmp_path / "base", [make_result(tps=1000 + 5 * i) for i in range(5)]), root=root)
+    update_baselines(write_results(tmp_path / "base", [make_result(tps=1000 + 5 * i) for i in range(5)]), root=root)
     data = make_result(tps=tps).dump()
     data["reproduce"] = candidate_reproduce
     if version:
@@ -36,7 +37,7 @@ def regressed(tmp_path, candidate_reproduce: str, tps: float = 600, version: str
     path = tmp_path / "candidate.json"
     path.write_text(json.dumps(data))
     from perfci.store.results import load_result
-    [comp] = compare([load_result(path)], baseline_root=root)
+    [comp] = compare_cases(load_cases([load_result(path)], baseline_root=root))
     assert bool(comp.regressions) == (tps < 900)
     return comp, root
 
@@ -51,7 +52,7 @@ def test_the_last_good_server_is_the_baselines_newest_sample(tmp_path):
 
 def test_a_run_on_the_baselines_own_server_and_config_is_not_ab_tested(tmp_path):
     comp, _ = regressed(tmp_path, "perfci run tiny --profile smoke --server local")
-    c = confirm_case(comp, "smoke", Aim(), tmp_path, tmp_path / "out", Progress(quiet=True), "local", 0.01)
+    c = confirm_case(comp, "smoke", AbPlan(), tmp_path, tmp_path / "out", Progress(quiet=True), "local")
     assert c.status == "not-run" and "compare the server with itself" in c.reason and not c.failed
     assert c.nightly_regressions and c.a == c.b == "local"
     assert not (tmp_path / "out").exists()  # nothing ran
@@ -70,7 +71,7 @@ def test_a_run_on_the_baselines_own_server_and_config_is_not_ab_tested(tmp_path)
 def test_a_scenario_that_cannot_be_split_is_recorded_not_judged(tmp_path):
     # `tiny` is no scenario of scenarios/: the A/B's planning refuses it with one line, recorded
     comp, _ = regressed(tmp_path, "perfci run tiny --profile smoke --server local --config innodb_flush_log_at_trx_commit=1")
-    c = confirm_case(comp, "smoke", Aim(), tmp_path, tmp_path / "out", Progress(quiet=True), "local", 0.01)
+    c = confirm_case(comp, "smoke", AbPlan(), tmp_path, tmp_path / "out", Progress(quiet=True), "local")
     assert c.status == "not-run" and c.reason.startswith("the reference A/B could not run:") and not c.failed
     assert c.b == "local --config innodb_flush_log_at_trx_commit=1"
 
@@ -85,7 +86,7 @@ def test_an_ab_that_fails_on_the_runner_is_recorded_as_failed(tmp_path, monkeypa
         raise InfraFailure("side A: the server did not start within 60 s")
     monkeypatch.setattr(confirm_mod, "run_sized", no_server)
     comp, _ = regressed(tmp_path, "perfci run tiny --profile smoke --server local --config innodb_flush_log_at_trx_commit=1")
-    c = confirm_case(comp, "smoke", Aim(), tmp_path, tmp_path / "out", Progress(quiet=True), "local", 0.01)
+    c = confirm_case(comp, "smoke", AbPlan(), tmp_path, tmp_path / "out", Progress(quiet=True), "local")
     assert c.status == "not-run" and c.failed
     assert c.reason == "the reference A/B failed: side A: the server did not start within 60 s"
 
@@ -95,7 +96,7 @@ def test_a_server_spec_written_into_a_result_or_the_history_never_runs_unless_pi
     the confirmation refuses to run it (before any download or start)."""
     comp, _ = regressed(tmp_path, "perfci run tiny --profile smoke --server "
                                   "'tarball:https://127.0.0.1:9/evil.tar.gz#sha256=" + "0" * 64 + "'")
-    c = confirm_case(comp, "smoke", Aim(), tmp_path, tmp_path / "out", Progress(quiet=True), "local", 0.01)
+    c = confirm_case(comp, "smoke", AbPlan(), tmp_path, tmp_path / "out", Progress(quiet=True), "local")
     assert c.status == "not-run" and "is not pinned in servers.yaml" in c.reason
     assert not (tmp_path / "out").exists()
 
@@ -136,16 +137,16 @@ def test_a_corrupt_confirmation_is_a_one_line_error(tmp_path):
 
 def test_a_night_on_the_references_server_and_config_runs_no_ab_and_a_changed_one_does(tmp_path):
     comp, _ = regressed(tmp_path, "perfci run tiny --profile smoke --server local", tps=1010)
-    assert confirm_case(comp, "smoke", Aim(), tmp_path, tmp_path / "out", Progress(quiet=True), "local", 0.01) is None
+    assert confirm_case(comp, "smoke", AbPlan(), tmp_path, tmp_path / "out", Progress(quiet=True), "local") is None
     comp, _ = regressed(tmp_path, "perfci run tiny --profile smoke --server local --config x=1", tps=1010)
-    c = confirm_case(comp, "smoke", Aim(), tmp_path, tmp_path / "out", Progress(quiet=True), "local", 0.01)
+    c = confirm_case(comp, "smoke", AbPlan(), tmp_path, tmp_path / "out", Progress(quiet=True), "local")
     assert c.trigger == "server-changed" and not c.nightly_regressions
     assert c.status == "not-run" and c.reason.startswith("the reference A/B could not run:")  # tiny: no scenario
 
 
 def test_a_new_build_behind_the_references_spec_is_said_not_ab_tested(tmp_path):
     comp, _ = regressed(tmp_path, "perfci run tiny --profile smoke --server local", tps=1010, version="10.11.99-MariaDB")
-    c = confirm_case(comp, "smoke", Aim(), tmp_path, tmp_path / "out", Progress(quiet=True), "local", 0.01)
+    c = confirm_case(comp, "smoke", AbPlan(), tmp_path, tmp_path / "out", Progress(quiet=True), "local")
     assert c.trigger == "server-changed" and c.status == "not-run" and not c.failed
     assert "10.11.99-MariaDB" in c.reason and "no longer what the spec gives" in c.reason
     assert not c.unchanged_server  # another build: it may well be the server
@@ -303,13 +304,13 @@ def test_the_issue_of_a_build_names_the_commit_it_was_built_from(tmp_path):
     from perfci.alert.issues import body_for
     sha = "0123456789abcdef0123456789abcdef01234567"
     root = tmp_path / "baselines"
-    update(write_results(tmp_path / "base", [make_result(tps=1000 + 5 * i) for i in range(5)]), root=root)
+    update_baselines(write_results(tmp_path / "base", [make_result(tps=1000 + 5 * i) for i in range(5)]), root=root)
     data = make_result(tps=600).dump()
     data["server"]["commit"] = sha
     path = tmp_path / "candidate.json"
     path.write_text(json.dumps(data))
     from perfci.store.results import load_result
-    [comp] = compare([load_result(path)], baseline_root=root)
+    [comp] = compare_cases(load_cases([load_result(path)], baseline_root=root))
     body = body_for(comp, comp.regressions, "fp", "")
     assert f"built from commit `{sha}`" in body
 
@@ -325,7 +326,7 @@ def test_a_reproduce_string_that_loads_a_plugin_or_an_init_file_is_refused(tmp_p
                             ("innodb_buffer_pool_filename=/etc/shadow", "innodb_buffer_pool_filename"),
                             ("innodb_ft_user_stopword_table=db/t", "innodb_ft_user_stopword_table")]:
         comp, _ = regressed(tmp_path / refused, f"perfci run tiny --profile smoke --server local --config {config}")
-        c = confirm_case(comp, "smoke", Aim(), tmp_path, tmp_path / "out", Progress(quiet=True), "local", 0.01)
+        c = confirm_case(comp, "smoke", AbPlan(), tmp_path, tmp_path / "out", Progress(quiet=True), "local")
         assert c.status == "not-run" and refused in c.reason and ("refused" in c.reason or "it sets" in c.reason), c.reason
         assert not (tmp_path / "out").exists()
 

@@ -10,8 +10,9 @@ import pytest
 
 from perfci.judge import design
 from perfci.judge.bursts import look_alpha
-from perfci.judge.paired import InstancePrior, judge_instances
+from perfci.judge.paired import judge_instances
 from perfci.model.metrics import default_spec
+from perfci.model.noise import InstancePrior
 from perfci.model.verdicts import Outcome
 
 
@@ -102,7 +103,7 @@ def test_an_a_b_of_one_phase_is_sized_on_that_phases_noise_not_the_noisiest_one(
     random ranges alone, measured alone (`--phase`), can, and in less time."""
     from pathlib import Path
 
-    from perfci.judge.noise import NOISE_FILE
+    from perfci.model.noise import NOISE_FILE
     kept = Path(__file__).parent.parent / "docs/findings/data/2026-11-26-calibrate-microbench/noise-model.json"
     model = NOISE_FILE.load(kept)
     every = design.for_case(model, 19, design.DEFAULT_JUDGED_PER_PHASE, 2)

@@ -25,7 +25,7 @@ from perfci.alert.pr_comment import MARK, ABReport
 from perfci.judge.compare import compare_specs
 from perfci.model.identity import CaseIdentity
 from perfci.model.metrics import judged_keys
-from perfci.store.baseline import baseline_path, update
+from perfci.store.baseline_files import baseline_path, update_baselines
 from perfci.store.results import load_result, parse_result
 
 from conftest import REPO, run_perfci, write_tiny
@@ -53,7 +53,7 @@ def arranged_baseline(result: dict, root, factors, throughput_only: bool):
         path = root.parent / f"{r['id']}.json"
         path.write_text(json.dumps(r))
         samples.append((path, load_result(path)))
-    update(samples, root=root)
+    update_baselines(samples, root=root)
     return baseline_path(root, samples[0][1])
 
 
@@ -85,7 +85,7 @@ def baseline_worse_everywhere(result: dict, root):
         path = root.parent / f"{r['id']}.json"
         path.write_text(json.dumps(r))
         samples.append((path, load_result(path)))
-    update(samples, root=root)
+    update_baselines(samples, root=root)
 
 
 def run_act(tmp_path, baselines, issues, project=REPO, extra=(), scenario="rebuild-after-delete",

@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 
 from perfci.alert.nightly import NightOptions, run_night
-from perfci.store.history import exclude
+from perfci.store.history_files import exclude
 
 from conftest import REPO, run_perfci
 from simulated_month import SPIKE_NIGHT, month

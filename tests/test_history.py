@@ -7,7 +7,8 @@ import json
 import numpy as np
 
 from perfci.judge.changes import detect
-from perfci.store.history import HistoryRecord, append, history_path, read_history
+from perfci.model.history import HistoryRecord
+from perfci.store.history_files import append, history_path, read_history
 
 from conftest import run_perfci
 from factories import make_result, write_results

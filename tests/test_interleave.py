@@ -12,8 +12,9 @@ import pytest
 
 from perfci.host.freezer import CgroupV1Freezer, SignalFreezer, freezer_for
 from perfci.judge.bursts import busy_pairs, judge_run, pair_table, work_differences
-from perfci.judge.noise import MetricNoise, ab_mde, nightly_mde, tolerance
+from perfci.judge.calibration import ab_mde, nightly_mde, tolerance
 from perfci.model.bursts import Burst, InstancePair, InterleavedRun, SideInfo
+from perfci.model.noise import MetricNoise
 from perfci.model.result import Host
 from perfci.model.scenario import cases, load_scenario
 from perfci.report.interleaved import interleaved_markdown
@@ -193,15 +194,15 @@ def test_a_sequential_ab_looks_once_at_half_its_instance_pairs_and_the_levels_ad
     assert look_alpha(final) == ALPHA * (1 - INTERIM_SHARE)
     assert look_alpha(interim) + look_alpha(final) == pytest.approx(ALPHA)
     # B 30 % slower: clear at the interim look; not looked at before it
-    why = clear_at_interim(interim, [], 0.01)
+    why = clear_at_interim(interim, [], 0.01, None)
     assert why is not None and why.startswith("regression already clear at the interim look (before.tps")
     one = interim.model_copy(update={"instances": interim.instances[:1]})
-    assert clear_at_interim(one, [], 0.01) is None
+    assert clear_at_interim(one, [], 0.01, None) is None
     same = work_run(rng, 1.0, 2.0)
     aa = same.model_copy(update={"instances": [InstancePair(index=i, first="a") for i in range(2)],
                                  "bursts": [*same.bursts, *(b.model_copy(update={"instance": 1}) for b in same.bursts)],
                                  "planned_instances": 4})
-    assert clear_at_interim(aa, [], 0.01) is None
+    assert clear_at_interim(aa, [], 0.01, None) is None
 
 
 def test_server_cpu_per_transaction_from_the_threads_schedstat():

@@ -8,7 +8,7 @@ import pytest
 
 from perfci.alert.issues import fingerprint
 from perfci.model.identity import CaseIdentity
-from perfci.store.baseline import update
+from perfci.store.baseline_files import update_baselines
 from perfci.util.errors import BadInput
 
 from conftest import run_perfci
@@ -20,7 +20,7 @@ from fake_github import FakeGitHub
 def setup(tmp_path):
     """A baseline of 5 runs, and helpers to write a candidate result and sync issues."""
     root = tmp_path / "baselines"
-    update(write_results(tmp_path, [make_result(tps=1000 + 5 * i) for i in range(5)]), root=root)
+    update_baselines(write_results(tmp_path, [make_result(tps=1000 + 5 * i) for i in range(5)]), root=root)
 
     def candidate(tps: float, version: str = "10.11.19") -> str:
         """A result whose `before.tps` alone moves (one issue: few API calls)."""
@@ -143,7 +143,7 @@ def test_axis_values_are_escaped_in_issue_titles_and_bodies(tmp_path):
     mention anyone, HTML must not render, backticks must not end the reproduce block."""
     case = "opt=@someone <img src=x> `x`"
     root = tmp_path / "baselines"
-    update(write_results(tmp_path, [make_result(tps=1000 + 5 * i, case=case) for i in range(5)]), root=root)
+    update_baselines(write_results(tmp_path, [make_result(tps=1000 + 5 * i, case=case) for i in range(5)]), root=root)
     [(path, result)] = write_results(tmp_path / "c", [make_result(tps=700, case=case)])
     data = result.dump()
     data["reproduce"] = "perfci run tiny --case '```\n@someone'"
@@ -187,7 +187,7 @@ def test_text_from_result_and_confirmation_files_cannot_break_markers_or_mention
 
 def test_a_history_run_url_becomes_a_dashboard_link_only_when_it_is_http(tmp_path):
     from perfci.report.dashboard import build
-    from perfci.store.history import append
+    from perfci.store.history_files import append
     from perfci.util.text import web_link
 
     assert web_link("https://ci.example/run/1") and web_link("http://x/y")

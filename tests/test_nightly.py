@@ -8,10 +8,13 @@ import numpy as np
 
 from perfci.alert.nightly import acceptance
 from perfci.judge.changes import persisting_changes
-from perfci.judge.compare import compare
+from perfci.judge.compare import compare_cases
+from perfci.model.baseline import baseline_from_history
+from perfci.model.history import HistoryRecord, NightVerdict
+from perfci.model.identity import CaseIdentity
 from perfci.model.metrics import MetricSpec
-from perfci.store.baseline import baseline_from_history
-from perfci.store.history import HistoryRecord, NightVerdict, append, case_history, exclude, reset
+from perfci.store.case_inputs import load_cases
+from perfci.store.history_files import append, case_history, exclude, reset
 
 from conftest import run_perfci
 from factories import make_result
@@ -67,12 +70,14 @@ def test_a_history_baseline_leaves_out_exclusions_regressed_nights_and_what_came
     append(runs[3:5], tmp_path, verdicts={runs[3].id: NightVerdict(worse=("before.tps",), regressions=("before.tps",)),
                                           runs[4].id: NightVerdict(worse=("before.tps",))})
     exclude(tmp_path, runs[1].id, "noisy neighbour")
-    baseline, hist = baseline_from_history(tmp_path, runs[5])
+    hist = case_history(tmp_path, CaseIdentity.of(runs[5]))
+    baseline = baseline_from_history(hist, runs[5])
     assert baseline is not None and [s.result_id for s in baseline.samples] == [runs[0].id, runs[2].id]
     assert [r.standing for r in hist.records[3:5]] == [["before.tps"], ["before.tps"]]
     assert hist.regressed_streak("before.tps", runs[5].scenario.hash) == [runs[3].id, runs[4].id]
     reset(tmp_path, hist.path, runs[3].id, "accepted")
-    baseline, hist = baseline_from_history(tmp_path, runs[5])
+    hist = case_history(tmp_path, CaseIdentity.of(runs[5]))
+    baseline = baseline_from_history(hist, runs[5])
     assert [s.result_id for s in baseline.samples] == [runs[3].id, runs[4].id]  # accepted by the reset
     assert hist.regressed_streak("before.tps", runs[5].scenario.hash) == []
 
@@ -83,24 +88,25 @@ def test_a_night_only_worse_without_a_standing_regression_before_it_joins_the_ba
     runs = [make_result(tps=1000 + i) for i in range(5)]
     append(runs[:2], tmp_path)
     append(runs[2:4], tmp_path, verdicts={r.id: NightVerdict(worse=("before.tps",)) for r in runs[2:4]})
-    baseline, hist = baseline_from_history(tmp_path, runs[4])
+    hist = case_history(tmp_path, CaseIdentity.of(runs[4]))
+    baseline = baseline_from_history(hist, runs[4])
     assert baseline is not None and [s.result_id for s in baseline.samples] == [r.id for r in runs[:4]]
     assert [r.standing for r in hist.records] == [[]] * 4
     assert hist.regressed_streak("before.tps", runs[4].scenario.hash) == [runs[2].id, runs[3].id]  # still a streak
 
 
 def test_a_pinned_baseline_file_wins_over_the_history(tmp_path):
-    from perfci.store.baseline import update
+    from perfci.store.baseline_files import update_baselines
 
     from factories import write_results
     history, pinned = tmp_path / "history", tmp_path / "baselines"
     append([make_result(tps=500) for _ in range(3)], history)
     current = make_result(tps=1000)
-    [comp] = compare([current], history_root=history)
+    [comp] = compare_cases(load_cases([current], history_root=history))
     assert comp.baseline_file == case_history(history, comp.identity).path and len(comp.baseline.samples) == 3
     assert any(r.key == "before.tps" and r.verdict.verdict == "improvement" for r in comp.rows)
-    update(write_results(tmp_path / "r", [make_result(tps=1000) for _ in range(3)]), root=pinned)
-    [comp] = compare([current], baseline_root=pinned, history_root=history)
+    update_baselines(write_results(tmp_path / "r", [make_result(tps=1000) for _ in range(3)]), root=pinned)
+    [comp] = compare_cases(load_cases([current], baseline_root=pinned, history_root=history))
     assert comp.baseline_file.suffix == ".json" and not comp.provenance
 
 
@@ -115,10 +121,10 @@ def test_a_history_baseline_pools_only_the_judged_runs_host_and_says_what_it_lef
     """HostSignature's policy: samples of another host signature never pool into a baseline."""
     two_cores, eight_cores = [make_result(tps=1000, cpus=2) for _ in range(3)], [make_result(tps=4000, cpus=8)]
     append(two_cores + eight_cores, tmp_path)
-    [comp] = compare([make_result(tps=1000, cpus=2)], history_root=tmp_path)
+    [comp] = compare_cases(load_cases([make_result(tps=1000, cpus=2)], history_root=tmp_path))
     assert [s.result_id for s in comp.baseline.samples] == [r.id for r in two_cores]
     assert any("left out 1 sample(s) from another host" in line for line in comp.provenance)
-    [comp] = compare([make_result(tps=4000, cpus=8)], history_root=tmp_path)
+    [comp] = compare_cases(load_cases([make_result(tps=4000, cpus=8)], history_root=tmp_path))
     assert [s.result_id for s in comp.baseline.samples] == [eight_cores[0].id]
 
 
@@ -126,19 +132,19 @@ def test_a_night_reads_each_case_history_once(tmp_path, monkeypatch):
     """compare, issues, append and change points share one Histories: each case file and
     the annotations are read once a night, and change points see tonight's record."""
     from perfci.alert.nightly import NightOptions, run_night
-    from perfci.store import history as history_mod
+    from perfci.store import history_files
 
     history = tmp_path / "history"
     append([make_result(tps=1000) for _ in range(4)], history)
     reads: list[str] = []
-    real_read = history_mod.read_history
-    monkeypatch.setattr(history_mod, "read_history", lambda path: reads.append(path.name) or real_read(path))
+    real_read = history_files.read_history
+    monkeypatch.setattr(history_files, "read_history", lambda path: reads.append(path.name) or real_read(path))
     tonight = make_result(tps=500)
     night = run_night([tonight], NightOptions(history_root=history, min_nights=1), dry_run_dir=tmp_path / "issues")
     actions = night.actions
     assert any(a.startswith("wrote ") for a in actions) and any(a.endswith(": +1") for a in actions)
     assert len(reads) == 1, reads
-    [path] = history_mod.case_files(history)
+    [path] = history_files.case_files(history)
     assert [r.result_id for r in real_read(path)][-1] == tonight.id
     # tps halved against four nights: a judged regression, and it stands
     assert night.regression_stands and "before.tps" in night.standing[tonight.id]

@@ -6,7 +6,7 @@ answers 502/429 as told and refuses what GitHub refuses (422)."""
 from __future__ import annotations
 
 from perfci.alert.github import GITHUB_BODY_LIMIT, GitHub, capped_body, capped_label
-from perfci.store.history import append, case_files, read_history
+from perfci.store.history_files import append, case_files, read_history
 
 from conftest import run_perfci
 from factories import make_result, write_results

@@ -12,7 +12,7 @@ from perfci.alert.github import GitHub
 from perfci.alert.issues import ACCEPT_LABEL, fingerprint
 from perfci.alert.nightly import NightOptions, run_night
 from perfci.model.identity import CaseIdentity
-from perfci.store.history import case_history, read_annotations
+from perfci.store.history_files import case_history, read_annotations
 
 from fake_github import FakeGitHub
 from simulated_month import RECOVERY, SPIKE_NIGHT, STEP_NIGHT, UPGRADE_NIGHT, checkout, month, push, results_branch

@@ -26,11 +26,11 @@ from perfci.alert.issues import DEFAULT_CLOSE_AFTER
 from perfci.alert.nightly import NightOptions, run_night
 from perfci.judge import design
 from perfci.model.abratio import AbRatio
+from perfci.model.history import DEFAULT_HISTORY_WINDOW, CaseHistory
 from perfci.model.identity import CaseIdentity
 from perfci.model.result import Result
 from perfci.sessions.confirm import Confirmation
-from perfci.store import history
-from perfci.store.history import case_history
+from perfci.store.history_files import case_history
 
 from factories import make_result
 
@@ -73,7 +73,7 @@ def run_nights(tmp_path: Path, seed: int, reference_ab: ReferenceAB | None = Non
     for n in range(1, nights + 1):
         result = night(n, rng, **series)
         hist = case_history(root, CaseIdentity.of(result))
-        used = hist.baseline_records(result.scenario.hash, history.DEFAULT_HISTORY_WINDOW)
+        used = hist.baseline_records(result.scenario.hash, DEFAULT_HISTORY_WINDOW)
         baselines.append(statistics.mean(r.metrics["before.tps"] for r in used) if len(used) >= 2 else math.nan)
         ab = reference_ab(n, result, rng) if reference_ab else None
         actions.append(run_night([result], NightOptions(history_root=root, min_nights=2), None,
@@ -134,7 +134,7 @@ def test_the_old_rule_ratchets_on_the_same_nights(noise_nights, tmp_path, monkey
     60 nights (seed 100) drive the baseline high and open issues on noise
     (benchmarks/results/nightly-ratchet-*.md: +4 to +28 % over 12 series)."""
     _, fixed = noise_nights(100)
-    monkeypatch.setattr(history.CaseHistory, "standing", old_rule)
+    monkeypatch.setattr(CaseHistory, "standing", old_rule)
     (tmp_path / "old").mkdir()
     actions, old = run_nights(tmp_path / "old", 100)
     assert drift(old) > drift(fixed) + 0.015, (drift(old), drift(fixed))

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from perfci.judge.bursts import judge_run
-from perfci.judge.paired import InstancePrior
 from perfci.judge.resample import MOVING_BLOCK, instance_pool, simulate, stretch
 from perfci.model.bursts import Burst, InstancePair, InterleavedRun
+from perfci.model.noise import InstancePrior
 from perfci.model.result import Host
 from perfci.model.verdicts import Outcome
 

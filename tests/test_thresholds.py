@@ -11,10 +11,12 @@ import subprocess
 import pytest
 
 from perfci.judge import thresholds
-from perfci.judge.compare import compare
-from perfci.judge.noise import MetricNoise, NoiseModel, save
+from perfci.judge.compare import compare_cases
+from perfci.model.noise import MetricNoise, NoiseModel
 from perfci.report.thresholds import diff_markdown
-from perfci.store.baseline import load_baseline, update
+from perfci.store.baseline_files import load_baseline, read_tree, update_baselines
+from perfci.store.case_inputs import load_cases
+from perfci.store.noise_files import save
 from perfci.util.errors import BadInput
 
 from conftest import REPO, SOURCE_ENV, run_perfci
@@ -24,7 +26,7 @@ CASE = "local/mariadb-10.11/tiny/smoke/default.json"
 
 
 def baselines(root, tmp_path, tps: list[float]):
-    update(write_results(tmp_path / f"r-{root.name}", [make_result(tps=t) for t in tps]), root=root)
+    update_baselines(write_results(tmp_path / f"r-{root.name}", [make_result(tps=t) for t in tps]), root=root)
     return root
 
 
@@ -43,7 +45,7 @@ def test_the_threshold_is_where_compare_starts_flagging(tmp_path):
     assert t.flagged_at is not None and 0.5 * t.mean < t.flagged_at < 0.95 * t.mean
 
     def verdict(tps: float) -> str:
-        [comp] = compare([make_result(tps=tps)], baseline_root=root)
+        [comp] = compare_cases(load_cases([make_result(tps=tps)], baseline_root=root))
         return next(r.verdict.verdict for r in comp.rows if r.key == "before.tps")
 
     assert verdict(t.flagged_at * 0.999) == "regression"
@@ -62,7 +64,7 @@ def test_more_samples_and_a_noise_model_move_the_thresholds_and_the_diff_shows_b
     shutil.copytree(base, head)
     baselines(head, tmp_path, [1010, 990, 1005])  # three more accepted nights
     noise_model(head, run_cv=0.02)
-    d = thresholds.diff(base, head)
+    d = thresholds.diff(read_tree(base), read_tree(head))
     [case] = d.cases
     assert case.path == CASE and case.before and case.after
     before = {t.key: t for t in case.before}["before.tps"]
@@ -82,7 +84,7 @@ def test_an_unchanged_tree_says_so_and_lists_nothing(tmp_path):
     base = baselines(tmp_path / "base", tmp_path, [1000, 1010, 990])
     head = tmp_path / "head"
     shutil.copytree(base, head)
-    d = thresholds.diff(base, head)
+    d = thresholds.diff(read_tree(base), read_tree(head))
     assert d.empty and diff_markdown(d).startswith("**Baselines unchanged**")
 
 
@@ -93,7 +95,8 @@ def test_a_noise_model_of_another_scenario_version_is_not_used(tmp_path):
     data["scenario_hash"] = "sha256:bbbb"
     (root / "noise/local/mariadb-10.11/tiny/smoke/default.json").write_text(json.dumps(data))
     baseline = load_baseline(root / CASE)
-    with_other = thresholds.case_thresholds(baseline, thresholds.model_for(root, baseline))
+    tree = read_tree(root)
+    with_other = thresholds.case_thresholds(baseline, tree.models[tree.model_of(baseline)])
     assert with_other == thresholds.case_thresholds(baseline, None)
 
 
@@ -103,7 +106,7 @@ def test_a_broken_head_file_is_one_line_naming_it(tmp_path):
     shutil.copytree(base, head)
     (head / CASE).write_text('{"schema": "perfci.baseline/2", "samples": "many"}')
     with pytest.raises(BadInput, match="default.json"):
-        thresholds.diff(base, head)
+        thresholds.diff(read_tree(base), read_tree(head))
     done = run_perfci("baseline", "diff", str(base), str(head))
     assert done.returncode == 2, done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and CASE in done.stderr and "Traceback" not in done.stderr

@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 
 from perfci.alert.issues import lead_first, title_for
-from perfci.judge.compare import Rules, compare, family_confidence
-from perfci.judge.noise import MetricNoise, NoiseModel, save
+from perfci.judge.compare import Rules, compare_cases, family_confidence
+from perfci.model.noise import MetricNoise, NoiseModel
 from perfci.model.result import Result
 from perfci.report.markdown import comparison_markdown
-from perfci.store.baseline import update
+from perfci.store.baseline_files import update_baselines
+from perfci.store.case_inputs import load_cases
+from perfci.store.noise_files import save
 
 from factories import make_result, write_results
 
@@ -41,8 +43,9 @@ def rules_with_model(tmp_path) -> Rules:
 
 def compared(tmp_path, tonight: Result):
     root = tmp_path / "baselines"
-    update(write_results(tmp_path / "r", [with_work(1.0, tps=1000 + 5 * i) for i in range(6)]), root=root)
-    [comp] = compare([tonight], baseline_root=root, rules=rules_with_model(tmp_path))
+    update_baselines(write_results(tmp_path / "r", [with_work(1.0, tps=1000 + 5 * i) for i in range(6)]), root=root)
+    rules = rules_with_model(tmp_path)
+    [comp] = compare_cases(load_cases([tonight], baseline_root=root, noise_dir=rules.noise_dir), rules)
     return comp
 
 

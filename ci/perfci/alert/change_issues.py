@@ -9,9 +9,10 @@ from perfci.alert.github import GitHub, Issue, body_of, login
 from perfci.alert.issues import FINGERPRINT_RE, REGRESSION_MARK, TRIAGE_HELP, fingerprint, labels_for, markers, metric_fingerprint
 from perfci.judge.changes import Change, persisting_changes
 from perfci.judge.compare import CaseComparison, MetricRow, moved_counters
+from perfci.model.history import HistoryRecord
 from perfci.model.identity import CaseIdentity, slug
 from perfci.report.table import table
-from perfci.store.history import Histories, HistoryRecord, case_history
+from perfci.store.history_files import Histories, case_history
 from perfci.util.files import write_atomic
 from perfci.util.text import code_fence, code_span, issue_title, markdown
 

@@ -28,11 +28,13 @@ from perfci.alert.change_issues import sync_changes
 from perfci.alert.github import Comment, GitHub, GitHubFailure, Issue, body_of, login
 from perfci.alert.issues import ACCEPT_LABEL, CASE_RE, SINCE_RE, sync
 from perfci.judge.changes import persisting_changes
-from perfci.judge.compare import CaseComparison, Rules, compare
+from perfci.judge.compare import CaseComparison, Rules, compare_cases
+from perfci.model.history import DEFAULT_HISTORY_WINDOW, NightVerdict, summary_line
 from perfci.model.identity import CaseIdentity
 from perfci.model.result import Result
 from perfci.sessions.confirm import Confirmation
-from perfci.store import history
+from perfci.store.case_inputs import load_cases
+from perfci.store.history_files import Histories, reset
 from perfci.util.errors import BadInput
 
 TRUSTED = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})  # author_association that may accept a regression
@@ -68,7 +70,7 @@ def triage(gh: GitHub, history_root: Path, run_url: str = "", reset_cases: set[s
             continue
         number = issue["number"]
         try:
-            history.reset(history_root, history_root / f"{case.group(1)}.jsonl", since.group(1),
+            reset(history_root, history_root / f"{case.group(1)}.jsonl", since.group(1),
                           f"accepted on #{number} ({how})", by=how)
         except BadInput as exc:
             actions.append(f"#{number}: accepted ({how}) but not reset: {exc}")
@@ -88,7 +90,7 @@ class NightOptions:
     history_root: Path
     baseline_root: Path | None = None
     rules: Rules = Rules()
-    window: int = history.DEFAULT_HISTORY_WINDOW
+    window: int = DEFAULT_HISTORY_WINDOW
     min_nights: int = 2
     close_after: int = 3
     run_url: str = ""
@@ -96,16 +98,16 @@ class NightOptions:
 
 
 def night_verdicts(comparisons: list[CaseComparison],
-                   confirmations: dict[str, Confirmation]) -> dict[str, history.NightVerdict]:
+                   confirmations: dict[str, Confirmation]) -> dict[str, NightVerdict]:
     """What each result was worse on (MetricRow.worse) and judged a regression on; a
     regression its A/B did not confirm is neither; one its reference A/B found (where
     the threshold saw none) is both."""
-    out: dict[str, history.NightVerdict] = {}
+    out: dict[str, NightVerdict] = {}
     for comp in comparisons:
         for r in comp.results:
             c = confirmations.get(r.id)
             if c is not None and c.status == "not-confirmed":
-                out[r.id] = history.NightVerdict()
+                out[r.id] = NightVerdict()
                 continue
             worse = tuple(row.key for row in comp.rows if row.worse)
             regressions = tuple(row.key for row in comp.regressions)
@@ -113,12 +115,12 @@ def night_verdicts(comparisons: list[CaseComparison],
                 found = tuple(k for k in c.ab_regressions if k not in regressions)
                 worse += tuple(k for k in found if k not in worse)
                 regressions += found
-            out[r.id] = history.NightVerdict(worse=worse, regressions=regressions)
+            out[r.id] = NightVerdict(worse=worse, regressions=regressions)
     return out
 
 
-def with_change_points(verdicts: dict[str, history.NightVerdict], comparisons: list[CaseComparison],
-                       histories: history.Histories) -> dict[str, history.NightVerdict]:
+def with_change_points(verdicts: dict[str, NightVerdict], comparisons: list[CaseComparison],
+                       histories: Histories) -> dict[str, NightVerdict]:
     """A night worse on a key where the history, tonight included, shows a persisting
     change point (a worse level, beyond tolerance and the nights' noise) stands on it:
     a step that no single night could call stays out of the baseline once the series
@@ -134,10 +136,10 @@ def with_change_points(verdicts: dict[str, history.NightVerdict], comparisons: l
                 continue
             earlier = [r for r in histories.case(comp.identity).usable(tonight.scenario.hash)
                        if r.result_id != tonight.id]  # a replayed night holds tonight already
-            records = [*earlier, history.summary_line(tonight)]
+            records = [*earlier, summary_line(tonight)]
             called = [row.key for row in uncalled if persisting_changes(records, row.key, row.spec)]
             if called:
-                out[tonight.id] = history.NightVerdict(verdict.worse, (*verdict.regressions, *called))
+                out[tonight.id] = NightVerdict(verdict.worse, (*verdict.regressions, *called))
     return out
 
 
@@ -155,9 +157,10 @@ def run_night(results: list[Result], opts: NightOptions, gh: GitHub | None = Non
               confirmations: dict[str, Confirmation] | None = None) -> Night:
     """Steps 1-4 above."""
     confirmations = confirmations or {}
-    histories = history.Histories(opts.history_root)
-    comparisons = compare(results, baseline_root=opts.baseline_root, rules=opts.rules,
-                          history_root=histories, window=opts.window)
+    histories = Histories(opts.history_root)
+    comparisons = compare_cases(load_cases(results, baseline_root=opts.baseline_root, follow=opts.rules.follow,
+                                     noise_dir=opts.rules.noise_dir, history_root=histories, window=opts.window),
+                          opts.rules)
     verdicts = with_change_points(night_verdicts(comparisons, confirmations), comparisons, histories)
     actions = [f"history {path}: +{added}"
                for path, added in histories.append(results, opts.rules.follow, verdicts, opts.run_url)]
@@ -167,9 +170,10 @@ def run_night(results: list[Result], opts: NightOptions, gh: GitHub | None = Non
         reset_cases: set[str] = set()
         actions += triage(gh, opts.history_root, opts.run_url, reset_cases) if gh else []
         if reset_cases:  # compared again under their new baselines: an accepted regression opens nothing
-            histories = history.Histories(opts.history_root)
-            comparisons = compare(results, baseline_root=opts.baseline_root, rules=opts.rules,
-                                  history_root=histories, window=opts.window)
+            histories = Histories(opts.history_root)
+            comparisons = compare_cases(load_cases(results, baseline_root=opts.baseline_root, follow=opts.rules.follow,
+                                             noise_dir=opts.rules.noise_dir, history_root=histories,
+                                             window=opts.window), opts.rules)
             again = night_verdicts(comparisons, confirmations)
             standing.update({r.id: histories.case(comp.identity).standing(again[r.id])
                              for comp in comparisons for r in comp.results if r.id in again

@@ -17,7 +17,7 @@ from perfci.run.plan import plan_run
 from perfci.sessions.interleave import why_not_interleaved
 from perfci.sessions.rounds import Side, ab_markdown, judge_pairs, run_ab
 from perfci.sessions.session import handle_cancellation
-from perfci.sessions.sized_ab import Aim, plan_and_size, run_sized
+from perfci.sessions.sized_ab import AbPlan, plan_and_size, run_sized
 from perfci.util.errors import EXIT_INTERRUPTED, EXIT_REGRESSION
 from perfci.util.files import write_atomic
 from perfci.util.progress import Progress
@@ -41,16 +41,10 @@ from perfci.util.runner import temp_prefix
                    "auto: interleaved where both sides run the same fixed work, else rounds (says which).")
 @click.option("--rounds", type=click.IntRange(2, 100), default=3, show_default=True,
               help="--mode rounds: paired rounds; each runs A and B once, order alternating.")
-@options.ab_target
-@options.ab_budget
-@options.ab_size
-@options.ab_bursts
-@options.ab_instances
+@options.ab_plan_options
 @click.option("--plan-only", is_flag=True, help="--mode interleaved: print the size and its minutes, run nothing.")
 @click.option("--warmup", type=click.IntRange(0, 1000), default=2, show_default=True,
               help="--mode interleaved: burst pairs dropped at the start of each phase.")
-@click.option("--min-effect", type=click.FloatRange(0, 1), default=0.01, show_default=True,
-              help="--mode interleaved: smallest relative change flagged.")
 @click.option("--a-sql", multiple=True, metavar="STATEMENT",
               help="SQL run on side A after its dataset is ready (repeatable; e.g. a trigger, an index).")
 @click.option("--b-sql", multiple=True, metavar="STATEMENT", help="SQL run on side B after its dataset is ready.")
@@ -66,9 +60,8 @@ from perfci.util.runner import temp_prefix
 @options.host_wait
 @options.quiet
 def ab(scenario: str, a_spec: str, b_spec: str, a_config: tuple[str, ...], b_config: tuple[str, ...],
-       a_scenario: Path | None, profile: str, mode: str, rounds: int, target_mde: float, budget_minutes: float,
-       size_by: str, bursts: int | None, instances: int | None, plan_only: bool, warmup: int,
-       min_effect: float, a_sql: tuple[str, ...], b_sql: tuple[str, ...], case_pattern: str | None,
+       a_scenario: Path | None, profile: str, mode: str, rounds: int, ab: AbPlan, plan_only: bool,
+       a_sql: tuple[str, ...], b_sql: tuple[str, ...], case_pattern: str | None,
        phases: tuple[str, ...], out_dir: Path,
        workdir: Path | None, confidence: float, report_file: Path | None, runner_class: str, allow_busy: bool, host_wait: float,
        quiet: bool) -> int:
@@ -97,12 +90,12 @@ def ab(scenario: str, a_spec: str, b_spec: str, a_config: tuple[str, ...], b_con
     parent = Path(workdir or tempfile.gettempdir())
     dsn_only = all(side.server_spec.startswith("dsn:") for side in sides)
     if mode == "interleaved":
-        aim = Aim(target_mde, budget_minutes, size_by == "profile", bursts, instances, warmup, phases)
         if plan_only:
-            plans, size = plan_and_size(scenario, profile, sides, parent, case_pattern, aim, runner_class)
-            click.echo(f"{plans[0].resolved.name} case {plans[0].resolved.case}: {size.describe()}")
+            sized = plan_and_size(scenario, profile, sides, parent, case_pattern, ab, runner_class)
+            resolved = sized.plans[0].resolved
+            click.echo(f"{resolved.name} case {resolved.case}: {sized.design.describe()}")
             return 0
-        return _interleaved(scenario, profile, sides, parent, case_pattern, aim, min_effect,
+        return _interleaved(scenario, profile, sides, parent, case_pattern, ab,
                             (list(a_sql), list(b_sql)), out_dir, report_file, runner_class, allow_busy, host_wait,
                             dsn_only, progress)
     try:
@@ -123,7 +116,7 @@ def ab(scenario: str, a_spec: str, b_spec: str, a_config: tuple[str, ...], b_con
 # options that only one mode reads: given in the other mode they would be silently ignored
 MODE_OPTIONS = {"rounds": ("rounds", "confidence"),
                 "interleaved": ("target_mde", "budget_minutes", "size_by", "bursts", "instances", "plan_only", "warmup",
-                                "min_effect", "a_sql", "b_sql", "phases")}
+                                "min_effect", "noise_dir", "a_sql", "b_sql", "phases")}
 
 
 def refuse_other_modes_options(mode: str) -> None:
@@ -149,15 +142,15 @@ def _checked_rounds(scenario: str, profile: str, sides: tuple[Side, Side], round
 
 
 def _interleaved(scenario: str, profile: str, sides: tuple[Side, Side], parent: Path, case_pattern: str | None,
-                 aim: Aim, min_effect: float, setup_sql: tuple[list[str], list[str]],
+                 ab: AbPlan, setup_sql: tuple[list[str], list[str]],
                  out_dir: Path, report_file: Path | None, runner_class: str, allow_busy: bool, host_wait: float,
                  dsn_only: bool, progress: Progress) -> int:
     try:
         with exclusive_host(command_line(), allow_busy, ignore_servers=dsn_only, wait_s=host_wait):
-            sized = plan_and_size(scenario, profile, sides, parent, case_pattern, aim, runner_class)  # checks first
-            if sized[0][0].resolved.case != "default":
-                progress.info(f"A/B on case {sized[0][0].resolved.case} (choose another with --case)")
-            done = run_sized(scenario, profile, sides, parent, case_pattern, aim, min_effect, out_dir, progress,
+            sized = plan_and_size(scenario, profile, sides, parent, case_pattern, ab, runner_class)  # checks first
+            if (case := sized.plans[0].resolved.case) != "default":
+                progress.info(f"A/B on case {case} (choose another with --case)")
+            done = run_sized(scenario, profile, sides, parent, case_pattern, ab, out_dir, progress,
                              runner_class, setup_sql, sized=sized)
     except KeyboardInterrupt:
         click.echo("interrupted: both servers were shut down; nothing was judged", err=True)

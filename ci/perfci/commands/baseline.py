@@ -8,10 +8,10 @@ import click
 
 from perfci.commands import options
 from perfci.judge import thresholds
+from perfci.model.baseline import DEFAULT_WINDOW
 from perfci.model.identity import Follow
 from perfci.report.thresholds import diff_markdown
-from perfci.store.baseline import DEFAULT_WINDOW
-from perfci.store.baseline import update as update_baselines
+from perfci.store.baseline_files import read_tree, update_baselines
 from perfci.store.results import expand, load_result
 from perfci.util.files import write_atomic
 
@@ -57,7 +57,7 @@ def baseline_diff(base: Path, head: Path, report_file: Path | None) -> None:
       git archive "$BASE_SHA" baselines | tar -x -C base
       perfci baseline diff base/baselines baselines --report ab-baselines.md
     Exit codes: 0 shown, 2 a file that does not load (named), 3 internal error."""
-    text = diff_markdown(thresholds.diff(base, head))
+    text = diff_markdown(thresholds.diff(read_tree(base), read_tree(head)))
     if report_file is not None:
         write_atomic(report_file, text)
     click.echo(text, nl=False)

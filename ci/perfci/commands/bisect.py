@@ -12,14 +12,14 @@ import click
 from perfci.commands import options
 from perfci.host.hostlock import command_line, exclusive_host
 from perfci.judge.bisect import Step, Verdict, bisect
-from perfci.judge.paired import DEFAULT_MIN_EFFECT, PairedVerdict
+from perfci.judge.paired import PairedVerdict
 from perfci.model.scenario import cases, load_scenario, only_phases
 from perfci.model.verdicts import Outcome
 from perfci.providers.basedirs import build_line
 from perfci.providers.servers import load_servers, resolve_server
 from perfci.providers.spec import parse_spec
 from perfci.sessions.session import handle_cancellation
-from perfci.sessions.sized_ab import Aim, run_sized, sides_of
+from perfci.sessions.sized_ab import AbPlan, run_sized, sides_of
 from perfci.util.errors import EXIT_INTERRUPTED, EXIT_REGRESSION, BadInput
 from perfci.util.files import write_atomic
 from perfci.util.progress import Progress
@@ -86,12 +86,7 @@ def line_between(good: str, bad: str) -> tuple[list[str], list[str]]:
 @click.option("--profile", "-p", default="smoke", show_default=True)
 @click.option("--retries", type=click.IntRange(0, 5), default=1, show_default=True,
               help="An inconclusive step is measured again this many times before the search stops there.")
-@options.ab_target
-@options.ab_budget
-@options.ab_size
-@options.ab_bursts
-@options.ab_instances
-@click.option("--min-effect", type=click.FloatRange(0, 1), default=DEFAULT_MIN_EFFECT, show_default=True)
+@options.ab_plan_options
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("bisect"), show_default=True,
               help="bisect-<scenario>-<stamp>.jsonl (one line per step) and .md, and every A/B's bursts and report.")
 @options.workdir
@@ -99,8 +94,7 @@ def line_between(good: str, bad: str) -> tuple[list[str], list[str]]:
 @options.host_wait
 @options.quiet
 def bisect_command(scenario: str, good: str, bad: str, metric: str, case_pattern: str | None,
-                   phases: tuple[str, ...], profile: str, retries: int, target_mde: float, budget_minutes: float,
-                   size_by: str, bursts: int | None, instances: int | None, min_effect: float, out_dir: Path,
+                   phases: tuple[str, ...], profile: str, retries: int, ab: AbPlan, out_dir: Path,
                    workdir: Path | None, runner_class: str, host_wait: float, quiet: bool) -> int:
     """Which release from --good to --bad (servers.yaml's releases of one flavor, in
     version order) first made SCENARIO slower: the ends A/B'd first, then each
@@ -123,7 +117,6 @@ def bisect_command(scenario: str, good: str, bad: str, metric: str, case_pattern
     handle_cancellation()
     check_phases(scenario, profile, case_pattern, phases)
     progress = Progress(quiet=quiet)
-    aim = Aim(target_mde, budget_minutes, size_by == "profile", bursts, instances, phases=phases)
     parent = Path(workdir or tempfile.gettempdir())
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     log = out_dir / f"bisect-{Path(scenario).stem}-{stamp}.jsonl"
@@ -131,7 +124,7 @@ def bisect_command(scenario: str, good: str, bad: str, metric: str, case_pattern
 
     def measure(reference: str, candidate: str) -> Step:
         progress.info(f"== bisect step: {candidate} against {reference}")
-        done = run_sized(scenario, profile, sides_of(reference, candidate), parent, case_pattern, aim, min_effect,
+        done = run_sized(scenario, profile, sides_of(reference, candidate), parent, case_pattern, ab,
                          out_dir / "ab", progress, runner_class)
         step = step_of(reference, candidate, done.rows, metric)
         with log.open("a") as f:

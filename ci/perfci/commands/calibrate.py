@@ -11,15 +11,17 @@ import click
 
 from perfci.commands import options
 from perfci.host.hostlock import command_line, exclusive_host
-from perfci.judge import design, noise, resample
+from perfci.judge import calibration, design, resample
 from perfci.judge.bursts import judged_specs, pair_table
-from perfci.judge.paired import InstancePrior, default_priors
+from perfci.judge.paired import default_priors
 from perfci.model.bursts import BURSTS_FILE, InterleavedRun
+from perfci.model.noise import InstancePrior, NoiseModel
 from perfci.report.table import table
 from perfci.run.steps import utc_now
 from perfci.sessions.interleave import DEFAULT_WARMUP_PAIRS, plan_sides, run_interleaved
 from perfci.sessions.rounds import Side
 from perfci.sessions.session import handle_cancellation
+from perfci.store import noise_files
 from perfci.util.errors import EXIT_INTERRUPTED
 from perfci.util.files import write_atomic
 from perfci.util.paths import baselines_dir
@@ -84,9 +86,9 @@ def calibrate(scenario: str, server_spec: str, profile: str, rounds: int, bursts
         except KeyboardInterrupt:
             click.echo("interrupted: both servers were shut down; no noise model written", err=True)
             return EXIT_INTERRUPTED
-    model = noise.learn(runs, utc_now())
-    path = noise.save(model, noise_dir or baselines_dir() / "noise")
-    pairs = pairs or noise.pairs_in(model, minutes)
+    model = calibration.learn(runs, utc_now())
+    path = noise_files.save(model, noise_dir or baselines_dir() / "noise")
+    pairs = pairs or calibration.pairs_in(model, minutes)
     click.echo(report(model, runs[0], pairs, path))
     if trials:  # as `perfci ab` judges: its default instance pairs, the learned spread between them
         click.echo(simulated(runs, pairs, trials, AB_INSTANCES, {**default_priors(model.metrics), **model.priors()}))
@@ -97,13 +99,13 @@ SIMULATED_EFFECTS = (0.0, 0.02, 0.05, 0.10)
 AB_INSTANCES = 2  # `perfci ab --instances` default
 
 
-def report(model: noise.NoiseModel, run: InterleavedRun, pairs: int, path: Path) -> str:
+def report(model: NoiseModel, run: InterleavedRun, pairs: int, path: Path) -> str:
     specs = judged_specs(pair_table(run), [])
     lines = [f"## perfci calibrate: {model.scenario} · {model.profile} · {model.server_line} · runner {model.runner_class}",
              "", f"- {len(model.runs)} interleaved A/A runs on `{model.host}` · model written to `{path}`",
-             f"- minimum detectable effect at 90 % power: nightly = one run against a {noise.NIGHTLY_BASELINE_RUNS}-run "
+             f"- minimum detectable effect at 90 % power: nightly = one run against a {calibration.NIGHTLY_BASELINE_RUNS}-run "
              f"baseline; A/B = {pairs} burst pairs per phase, "
-             f"about {pairs * noise.cycle_seconds(model) / 60:.0f} minutes of bursts "
+             f"about {pairs * calibration.cycle_seconds(model) / 60:.0f} minutes of bursts "
              f"(Holm over {len(specs)} judged metrics)",
              ""]
 
@@ -120,9 +122,9 @@ def report(model: noise.NoiseModel, run: InterleavedRun, pairs: int, path: Path)
     lines += table(["metric", "pair sd", "lag-1", "run CV", "nightly MDE (one run)", "A/B MDE", "sized A/B MDE",
                     "compare tolerance"], (
         [f"`{key}`{' (judged)' if key in specs else ''}", pct(m.pair_sd), f"{m.lag1:+.2f}", pct(m.run_cv),
-         pct(noise.nightly_mde(m)), pct(noise.ab_mde(m, pairs, len(specs))),
+         pct(calibration.nightly_mde(m)), pct(calibration.ab_mde(m, pairs, len(specs))),
          pct(design.mde(design.key_noise(m), sized.instances, sized.bursts, phases * per_phase)),
-         pct(noise.tolerance(m))]
+         pct(calibration.tolerance(m))]
         for key, m in ((k, model.metrics[k]) for k in keys)))
     lines += ["", f"Counters with a run CV <= 0.5 % are listed after the judged metrics (deterministic under fixed work); "
                   f"{len(model.metrics)} metrics in the model.", ""]

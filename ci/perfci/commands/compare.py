@@ -7,12 +7,12 @@ from pathlib import Path
 import click
 
 from perfci.commands import options
-from perfci.judge.compare import Rules
-from perfci.judge.compare import compare as compare_results
+from perfci.judge.compare import Rules, compare_cases
 from perfci.model.identity import Follow
 from perfci.report.comparison import record
 from perfci.report.markdown import comparison_markdown
 from perfci.report.plots import interval_plot
+from perfci.store.case_inputs import load_cases
 from perfci.store.results import expand, load_result
 from perfci.util.errors import EXIT_INFRA, EXIT_REGRESSION
 from perfci.util.files import write_atomic, write_json_atomic
@@ -44,7 +44,7 @@ def compare(results: tuple[Path, ...], baseline_file: Path | None, baseline_dir:
     (also: the only results of a case were invalid runs, see the validity gate)."""
     rules = Rules(confidence=confidence, cv_floor=cv_floor, prior_cv=prior_cv, follow=follow, noise_dir=noise_dir)
     loaded = [load_result(p) for p in expand(list(results))]
-    comparisons = compare_results(loaded, baseline_file, baseline_dir, rules, history_dir, window)
+    comparisons = compare_cases(load_cases(loaded, baseline_file, baseline_dir, follow, noise_dir, history_dir, window), rules)
     plots = None
     if plots_dir:
         plots = [[str(interval_plot(c, plots_dir))] if c.baseline and not c.skipped else [] for c in comparisons]

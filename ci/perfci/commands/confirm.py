@@ -9,12 +9,11 @@ import click
 
 from perfci.commands import options
 from perfci.host.hostlock import command_line, exclusive_host
-from perfci.judge.compare import Rules
-from perfci.judge.compare import compare as compare_results
-from perfci.judge.paired import DEFAULT_MIN_EFFECT
+from perfci.judge.compare import Rules, compare_cases
 from perfci.sessions import confirm as confirm_mod
 from perfci.sessions.session import handle_cancellation
-from perfci.sessions.sized_ab import Aim
+from perfci.sessions.sized_ab import AbPlan
+from perfci.store.case_inputs import load_cases
 from perfci.store.results import expand, load_result
 from perfci.util.errors import EXIT_INFRA, EXIT_INTERRUPTED, EXIT_REGRESSION
 from perfci.util.progress import Progress
@@ -23,15 +22,9 @@ from perfci.util.progress import Progress
 @click.command()
 @click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
 @options.baseline_dir
-@options.noise_dir
 @click.option("--profile", "-p", default=confirm_mod.DEFAULT_PROFILE, show_default=True,
               help="The fixed-work profile the A/B runs (its phases are split into bursts).")
-@options.ab_target
-@options.ab_budget
-@options.ab_size
-@options.ab_bursts
-@options.ab_instances
-@click.option("--min-effect", type=click.FloatRange(0, 1), default=DEFAULT_MIN_EFFECT, show_default=True)
+@options.ab_plan_options
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("confirm"), show_default=True,
               help="Where <result id>.confirmation.json and the A/B's bursts are written.")
 @options.workdir
@@ -41,9 +34,7 @@ from perfci.util.progress import Progress
 @options.history
 @options.window
 @options.quiet
-def confirm(results: tuple[Path, ...], baseline_dir: Path | None, noise_dir: Path | None, profile: str,
-            target_mde: float, budget_minutes: float, size_by: str, bursts: int | None, instances: int | None,
-            min_effect: float, out_dir: Path,
+def confirm(results: tuple[Path, ...], baseline_dir: Path | None, profile: str, ab: AbPlan, out_dir: Path,
             workdir: Path | None, runner_class: str, host_wait: float,
             follow, history_dir: Path | None, window: int, quiet: bool) -> int:
     """A/B each case of RESULTS against its reference, on this runner, before issues
@@ -63,15 +54,15 @@ def confirm(results: tuple[Path, ...], baseline_dir: Path | None, noise_dir: Pat
     handle_cancellation()
     progress = Progress(quiet=quiet)
     loaded = [load_result(p) for p in expand(list(results))]
-    comparisons = compare_results(loaded, baseline_root=baseline_dir, rules=Rules(follow=follow, noise_dir=noise_dir),
-                                  history_root=history_dir, window=window)
-    aim = Aim(target_mde, budget_minutes, size_by == "profile", bursts, instances)
+    comparisons = compare_cases(load_cases(loaded, baseline_root=baseline_dir, follow=follow, noise_dir=ab.noise_dir,
+                                         history_root=history_dir, window=window),
+                                Rules(follow=follow, noise_dir=ab.noise_dir))
     parent = Path(workdir or tempfile.gettempdir())
     found = []
     try:
         with exclusive_host(command_line(), allow_busy=False, wait_s=host_wait):
             for comp in comparisons:
-                c = confirm_mod.confirm_case(comp, profile, aim, parent, out_dir, progress, runner_class, min_effect)
+                c = confirm_mod.confirm_case(comp, profile, ab, parent, out_dir, progress, runner_class)
                 if c is not None:
                     confirm_mod.save(c, out_dir)
                     found.append(c)

@@ -10,7 +10,7 @@ from perfci.commands import options
 from perfci.judge import changes as change_points
 from perfci.model.identity import Follow, slug
 from perfci.report.plots import history_plot
-from perfci.store import history as history_mod
+from perfci.store.history_files import append, case_files, exclude, read_history
 from perfci.store.results import expand, load_result
 
 
@@ -26,7 +26,7 @@ def history() -> None:
 def history_append(results: tuple[Path, ...], history_dir: Path, follow: Follow) -> None:
     """Append RESULT files' summaries (a result already there is skipped)."""
     loaded = [load_result(p) for p in expand(list(results))]
-    for path, added in history_mod.append(loaded, history_dir, follow):
+    for path, added in append(loaded, history_dir, follow):
         click.echo(f"{path}: +{added}")
 
 
@@ -38,7 +38,7 @@ def history_exclude(result_id: str, reason: str, history_dir: Path) -> None:
     """Exclude RESULT_ID's sample from baselines and change points (kept, marked, listed in reports)."""
     if not reason.strip():
         raise click.BadParameter("give a reason", param_hint="--reason")
-    for path in history_mod.exclude(history_dir, result_id, reason.strip()):
+    for path in exclude(history_dir, result_id, reason.strip()):
         click.echo(f"{path}: excluded {result_id}")
 
 
@@ -49,9 +49,9 @@ def history_exclude(result_id: str, reason: str, history_dir: Path) -> None:
 @click.option("--plots", "plots_dir", type=click.Path(path_type=Path), help="Write a PNG per metric with a change.")
 def history_changes(files: tuple[Path, ...], metrics: tuple[str, ...], pvalue: float, plots_dir: Path | None) -> None:
     """Change points (E-Divisive means) in history FILES (.jsonl) or directories of them."""
-    paths = [q for p in files for q in (history_mod.case_files(Path(p)) if Path(p).is_dir() else [Path(p)])]
+    paths = [q for p in files for q in (case_files(Path(p)) if Path(p).is_dir() else [Path(p)])]
     for path in paths:
-        entries = history_mod.read_history(path)
+        entries = read_history(path)
         found = change_points.detect(entries, list(metrics) or None, pvalue)
         click.echo(f"## {path} ({len(entries)} runs)")
         if not found:

@@ -11,10 +11,10 @@ from perfci.alert import issues as issues_mod
 from perfci.alert import pr_comment
 from perfci.alert.github import GitHub
 from perfci.commands import options
-from perfci.judge.compare import Rules
-from perfci.judge.compare import compare as compare_results
+from perfci.judge.compare import Rules, compare_cases
 from perfci.model.identity import Follow
 from perfci.sessions.confirm import load_all
+from perfci.store.case_inputs import load_cases
 from perfci.store.results import expand, load_result
 
 
@@ -46,8 +46,8 @@ def issues_sync(results: tuple[Path, ...], baseline_dir: Path | None, repo: str 
     """Open, update or close one issue per regressed metric of RESULTS."""
     dry_run_dir = options.dry_run_dir(dry_run, issues_out)
     loaded = [load_result(p) for p in expand(list(results))]
-    comparisons = compare_results(loaded, baseline_root=baseline_dir, rules=Rules(follow=follow, noise_dir=noise_dir),
-                                  history_root=history_dir, window=window)
+    comparisons = compare_cases(load_cases(loaded, baseline_root=baseline_dir, follow=follow, noise_dir=noise_dir,
+                                     history_root=history_dir, window=window), Rules(follow=follow, noise_dir=noise_dir))
     confirmations = load_all(confirm_dir) if confirm_dir else None
     for line in issues_mod.sync(comparisons, run_url, repo, dry_run_dir, close_after, confirmations,
                                 history_dir, min_nights if history_dir else 1):

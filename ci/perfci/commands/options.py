@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -9,10 +10,13 @@ from typing import TypeVar
 import click
 
 from perfci.judge import design
+from perfci.judge.paired import DEFAULT_MIN_EFFECT
 from perfci.judge.stats import DEFAULT_CONFIDENCE, DEFAULT_CV_FLOOR, DEFAULT_PRIOR_CV
 from perfci.model.identity import DEFAULT_FOLLOW, FOLLOW_CHOICES
 from perfci.model.scenario import cases, load_scenario
 from perfci.providers.servers import resolve_server
+from perfci.sessions.interleave import DEFAULT_WARMUP_PAIRS
+from perfci.sessions.sized_ab import AbPlan
 
 F = TypeVar("F", bound=Callable[..., object])
 
@@ -132,3 +136,34 @@ ab_instances = click.option(
     "--instances", type=click.IntRange(1, 100), default=None,
     help="Interleaved: instance pairs, each fresh servers from the dataset, its side order drawn at random; what "
          "differs between two instances of a server averages out only over these (default: sized).")
+min_effect = click.option(
+    "--min-effect", type=click.FloatRange(0, 1), default=DEFAULT_MIN_EFFECT, show_default=True,
+    help="Interleaved A/B: the smallest relative change flagged (a smaller significant one is `unchanged`).")
+AB_PLAN_OPTIONS = (ab_target, ab_budget, ab_size, ab_bursts, ab_instances, min_effect, noise_dir)
+
+
+def ab_plan(target_mde: float, budget_minutes: float, size_by: str, bursts: int | None, instances: int | None,
+            min_effect: float, noise_dir: Path | None, phases: tuple[str, ...] = (),
+            warmup: int = DEFAULT_WARMUP_PAIRS) -> AbPlan:
+    """THE mapping of a command's A/B options to the plan every A/B it runs is sized
+    and judged by (sessions/sized_ab.AbPlan)."""
+    return AbPlan(target_mde, budget_minutes, size_by == "profile", bursts, instances, warmup, tuple(phases),
+                  min_effect, noise_dir)
+
+
+def ab_plan_options(fn: F) -> F:
+    """The options that size and judge an interleaved A/B, declared once, handed to the
+    command as one `ab: AbPlan` (with its --phase and --warmup where it has them)."""
+    names = ("target_mde", "budget_minutes", "size_by", "bursts", "instances", "min_effect", "noise_dir")
+
+    @functools.wraps(fn)
+    def with_plan(*args, **kwargs):
+        given = {name: kwargs.pop(name) for name in names}
+        extra = {name: kwargs.pop(name) if name == "warmup" else kwargs[name]  # --phase is the command's too
+                 for name in ("phases", "warmup") if name in kwargs}
+        kwargs["ab"] = ab_plan(**given, **extra)
+        return fn(*args, **kwargs)
+
+    for option in reversed(AB_PLAN_OPTIONS):
+        with_plan = option(with_plan)
+    return with_plan  # type: ignore[return-value]

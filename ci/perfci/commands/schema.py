@@ -8,16 +8,16 @@ import click
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
-from perfci.judge.noise import NOISE_FILE
+from perfci.model.baseline import BASELINE_FILE
 from perfci.model.bursts import BURSTS_FILE
+from perfci.model.history import HISTORY_LINE, Annotation
+from perfci.model.noise import NOISE_FILE
 from perfci.model.result import Result, ResultV1
 from perfci.model.scenario import Scenario
 from perfci.model.sweep import SWEEP_FILE
 from perfci.providers.servers import ServersFile
 from perfci.report.comparison import COMPARISON_FILE
 from perfci.sessions.confirm import CONFIRMATION_FILE
-from perfci.store.baseline import BASELINE_FILE
-from perfci.store.history import HISTORY_LINE, Annotation
 from perfci.store.results import RESULT_FILE
 
 # kind -> (model, what the file is): the JSON files (read by model/formats.py) and the YAML inputs

@@ -9,12 +9,11 @@ import click
 
 from perfci.commands import options
 from perfci.host.hostlock import command_line, exclusive_host
-from perfci.judge.paired import DEFAULT_MIN_EFFECT
 from perfci.providers.servers import load_servers
 from perfci.report.sweep import heatmap, sweep_markdown
 from perfci.sessions import sweep as sweep_mod
 from perfci.sessions.session import handle_cancellation
-from perfci.sessions.sized_ab import Aim
+from perfci.sessions.sized_ab import AbPlan
 from perfci.util.errors import EXIT_INFRA, EXIT_INTERRUPTED, EXIT_REGRESSION
 from perfci.util.files import write_atomic
 from perfci.util.progress import Progress
@@ -30,12 +29,7 @@ from perfci.util.progress import Progress
 @click.option("--profile", "-p", default="smoke", show_default=True)
 @click.option("--case", "case_patterns", multiple=True, metavar="PATTERN", help="Only these cases (glob; repeatable).")
 @options.ab_phases
-@options.ab_target
-@options.ab_budget
-@options.ab_size
-@options.ab_bursts
-@options.ab_instances
-@click.option("--min-effect", type=click.FloatRange(0, 1), default=DEFAULT_MIN_EFFECT, show_default=True)
+@options.ab_plan_options
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("sweep"), show_default=True,
               help="sweep-<scenario>-<profile>.json (resumable), .md, .png, and every A/B's bursts and report.")
 @options.workdir
@@ -43,10 +37,8 @@ from perfci.util.progress import Progress
 @options.host_wait
 @options.quiet
 def sweep(scenario: str, server_list: str | None, between: tuple[str, str] | None, profile: str,
-          case_patterns: tuple[str, ...], phases: tuple[str, ...], target_mde: float, budget_minutes: float,
-          size_by: str, bursts: int | None,
-          instances: int | None, min_effect: float, out_dir: Path, workdir: Path | None, runner_class: str,
-          host_wait: float, quiet: bool) -> int:
+          case_patterns: tuple[str, ...], phases: tuple[str, ...], ab: AbPlan, out_dir: Path, workdir: Path | None,
+          runner_class: str, host_wait: float, quiet: bool) -> int:
     """SCENARIO on several servers, each A/B'd against the first (interleaved, sized
     like `perfci ab`): per case and phase, B/base with its interval, as a Markdown
     table and a heatmap; the JSON file keeps every finished A/B, and a rerun skips them.
@@ -70,11 +62,10 @@ def sweep(scenario: str, server_list: str | None, between: tuple[str, str] | Non
     out_dir.mkdir(parents=True, exist_ok=True)
     found = sweep_mod.start(scenario, profile, servers, runner_class, out_dir, phases)
     progress.info(f"sweep of {found.scenario} ({profile}): base {servers[0]}; {', '.join(servers[1:])}")
-    aim = Aim(target_mde, budget_minutes, size_by == "profile", bursts, instances, phases=phases)
     parent = Path(workdir or tempfile.gettempdir())
     try:
         with exclusive_host(command_line(), allow_busy=False, wait_s=host_wait):
-            found = sweep_mod.run(found, scenario, aim, min_effect, parent, out_dir, progress, list(case_patterns) or None)
+            found = sweep_mod.run(found, scenario, ab, parent, out_dir, progress, list(case_patterns) or None)
     except KeyboardInterrupt:
         click.echo("interrupted: both servers were shut down; the finished A/Bs are kept (a rerun skips them)", err=True)
         return EXIT_INTERRUPTED

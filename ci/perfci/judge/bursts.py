@@ -6,9 +6,10 @@ import statistics
 from dataclasses import dataclass
 
 from perfci.host import policy
-from perfci.judge.paired import ALPHA, InstancePrior, PairedVerdict, PairTable, judge_instances
+from perfci.judge.paired import ALPHA, PairedVerdict, PairTable, judge_instances
 from perfci.model.bursts import Burst, InterleavedRun
 from perfci.model.metrics import DEFAULT_COMPARED, MetricSpec, default_spec
+from perfci.model.noise import InstancePrior
 from perfci.model.scenario import CompareSpec
 from perfci.model.verdicts import Outcome
 

@@ -27,9 +27,9 @@ from signal_processing_algorithms.energy_statistics.energy_statistics import e_d
 
 from perfci.judge.stats import below_floor, worse_beyond
 from perfci.model.base import StrictModel
+from perfci.model.history import HistoryRecord
 from perfci.model.metrics import MetricSpec
 from perfci.model.verdicts import Direction
-from perfci.store.history import HistoryRecord
 
 DEFAULT_PVALUE = 0.01
 DEFAULT_PERMUTATIONS = 200

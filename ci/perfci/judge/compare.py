@@ -11,8 +11,7 @@ from typing import Literal
 
 from pydantic import ValidationError
 
-from perfci.judge import noise
-from perfci.judge.noise import MetricNoise, NoiseModel
+from perfci.judge import calibration
 from perfci.judge.stats import (
     DEFAULT_CONFIDENCE,
     DEFAULT_CV_FLOOR,
@@ -22,15 +21,14 @@ from perfci.judge.stats import (
     judge,
     worse_beyond,
 )
+from perfci.model.baseline import Baseline, CaseInputs
 from perfci.model.identity import DEFAULT_FOLLOW, CaseIdentity, Follow
 from perfci.model.metrics import MetricSpec, counters_per_txn, default_spec, flatten, judged_keys
+from perfci.model.noise import MetricNoise, NoiseModel
 from perfci.model.result import Result
 from perfci.model.scenario import CompareSpec, load_scenario
 from perfci.model.verdicts import Direction, Outcome
-from perfci.store.baseline import Baseline, baseline_from_history, baseline_path, load_baseline, provenance
-from perfci.store.history import DEFAULT_HISTORY_WINDOW, Histories
 from perfci.util.errors import BadInput
-from perfci.util.paths import baselines_dir
 
 
 @dataclass(frozen=True)
@@ -42,7 +40,7 @@ class Rules:
     prior_cv: float = DEFAULT_PRIOR_CV
     prior_df: int = DEFAULT_PRIOR_DF
     follow: Follow = DEFAULT_FOLLOW
-    noise_dir: Path | None = None   # noise models (perfci calibrate); None: the project's baselines/noise
+    noise_dir: Path | None = None   # where the noise models were read (perfci calibrate); None: baselines/noise
 
 
 Gate = Literal["metric", "work"]
@@ -191,13 +189,16 @@ def moved_counters(phase: str, current: list[dict[str, float]], base: list[dict[
     return [(name, b, c) for _, name, b, c in moved[:limit]]
 
 
-def compare_case(results: list[Result], baseline: Baseline | None, baseline_file: Path | None,
-                 rules: Rules = Rules()) -> CaseComparison:
+def compare_case(case: CaseInputs, rules: Rules = Rules()) -> CaseComparison:
+    """One case's verdicts: every judged metric against its baseline samples, and with
+    a noise model, the work-changed gate over the counters it found deterministic."""
+    results, baseline, baseline_file = case.results, case.baseline, case.baseline_file
     warnings: list[str] = [f"invalid run {r.id} is not judged: {'; '.join(r.validity.reasons)}"
                            for r in results if r.ran and not r.validity.valid]
     ran = [r for r in results if r.ran and r.validity.valid]
     if not ran:  # a case this server cannot run, or only invalid runs: nothing to judge, the reason is reported
-        return CaseComparison(results, baseline, baseline_file, [], warnings, rules=rules)
+        return CaseComparison(results, baseline, baseline_file, [], warnings, rules=rules,
+                              provenance=case.provenance)
     first = ran[0]
     specs, specs_from = compare_specs(first)
     flats = [flatten(r) for r in ran]
@@ -209,7 +210,7 @@ def compare_case(results: list[Result], baseline: Baseline | None, baseline_file
         warnings[:0] = sorted(mismatches)  # first: every number below compares two hosts
         if len(baseline.samples) < 3:
             warnings.append(f"the baseline has only {len(baseline.samples)} sample(s): only large changes can be judged")
-    model = noise_model_for(first, rules)
+    model = case.noise_model
     keys: list[tuple[str, MetricSpec, Gate]] = [(k, spec, "metric") for k, spec in judged_keys(first, specs)]
     work_confidence = rules.confidence
     if model is not None:
@@ -228,7 +229,7 @@ def compare_case(results: list[Result], baseline: Baseline | None, baseline_file
         if verdict.verdict == Outcome.REGRESSION and baseline and not key.startswith("headline."):
             row.movers = top_movers(key.split(".", 1)[0], ran, baseline)
         rows.append(row)
-    return CaseComparison(ran, baseline, baseline_file, rows, warnings, specs_from, rules)
+    return CaseComparison(ran, baseline, baseline_file, rows, warnings, specs_from, rules, case.provenance)
 
 
 def judge_metric(key: str, spec: MetricSpec, current: list[float], base_values: list[float],
@@ -240,7 +241,7 @@ def judge_metric(key: str, spec: MetricSpec, current: list[float], base_values: 
     floor = spec.floor if not key.startswith("headline.") else 0.0
     level = rules.confidence if confidence is None else confidence
     if learned is not None and learned.run_cv is not None:
-        spec = MetricSpec(spec.metric, spec.direction, noise.tolerance(learned) or spec.tolerance, spec.floor)
+        spec = MetricSpec(spec.metric, spec.direction, calibration.tolerance(learned) or spec.tolerance, spec.floor)
         return spec, judge(current, base_values, spec.direction, spec.tolerance, level, 0.0005,
                            learned.run_cv, floor, prior_df=max(learned.runs - 1, 1))
     return spec, judge(current, base_values, spec.direction, spec.tolerance, level, rules.cv_floor,
@@ -258,45 +259,17 @@ def family_confidence(confidence: float, members: int) -> float:
 DETERMINISTIC_CV = 0.005
 
 
-def noise_model_for(result: Result, rules: Rules) -> NoiseModel | None:
-    root = rules.noise_dir or baselines_dir() / "noise"
-    model = noise.find(root, result.runner_class, result.server.line or "", result.scenario.name,
-                       result.scenario.profile, result.case)
-    return model if model is not None and model.scenario_hash == result.scenario.hash else None
-
-
 def deterministic_counters(model: NoiseModel, ran: list[Result], taken: set[str]) -> list[tuple[str, MetricSpec]]:
     """Every counter per transaction that the noise model found deterministic under
     fixed work (run CV <= 0.5 %): the work-changed gate, a family of its own (its level
     shared by its members, family_confidence); more work per transaction is a
     regression, less is reported as work changed."""
     present = set().union(*(counters_per_txn(r) for r in ran))
-    return [(key, MetricSpec(key.rsplit(".", 1)[-1], Direction.LOWER, noise.tolerance(m) or noise.MIN_TOLERANCE))
+    return [(key, MetricSpec(key.rsplit(".", 1)[-1], Direction.LOWER, calibration.tolerance(m) or calibration.MIN_TOLERANCE))
             for key, m in sorted(model.metrics.items())
             if key not in taken and key in present and m.run_cv is not None and m.run_cv <= DETERMINISTIC_CV]
 
 
-def compare(results: list[Result], baseline_file: Path | None = None, baseline_root: Path | None = None,
-            rules: Rules = Rules(), history_root: Path | Histories | None = None,
-            window: int = DEFAULT_HISTORY_WINDOW) -> list[CaseComparison]:
-    """Group results by case and compare each group with its baseline: a pinned file
-    (--baseline, or one under the baselines root) wins; else, with `history_root`, the
-    last `window` usable samples of the case's history (history.baseline_from_history)."""
-    groups: dict[CaseIdentity, list[Result]] = {}
-    for r in results:
-        groups.setdefault(CaseIdentity.of(r, rules.follow), []).append(r)
-    if baseline_file and len(groups) > 1:
-        raise BadInput("--baseline names one baseline file, but the results belong to "
-                       f"{len(groups)} different cases; give the results of one case, or use --baseline-dir")
-    out = []
-    for members in groups.values():
-        path = Path(baseline_file) if baseline_file else baseline_path(baseline_root, members[0], rules.follow)
-        if baseline_file or path.exists() or history_root is None:
-            baseline = load_baseline(path) if (baseline_file or path.exists()) else None
-            out.append(compare_case(members, baseline, path, rules))
-            continue
-        baseline, hist = baseline_from_history(history_root, members[0], window, rules.follow)
-        comp = compare_case(members, baseline, hist.path, rules)
-        comp.provenance = provenance(hist, baseline)
-        out.append(comp)
-    return out
+def compare_cases(cases: list[CaseInputs], rules: Rules = Rules()) -> list[CaseComparison]:
+    """Every case judged (store/case_inputs.py load_cases reads what they need)."""
+    return [compare_case(case, rules) for case in cases]

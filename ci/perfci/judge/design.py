@@ -20,10 +20,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from perfci.judge import noise as noise_models
 from perfci.judge.bursts import INTERIM_SHARE, SEQUENTIAL_MIN_INSTANCES
+from perfci.judge.calibration import cycle_seconds
 from perfci.judge.paired import ABBA_BLOCK, ALPHA, POWER, RUNNER_DEFAULT_INSTANCE_DF, RUNNER_DEFAULT_INSTANCE_SD
 from perfci.judge.stats import t_quantile
+from perfci.model.noise import MetricNoise, NoiseModel
 
 DEFAULT_TARGET_MDE = 0.05
 DEFAULT_BUDGET_MINUTES = 25.0
@@ -124,7 +125,7 @@ def size(noises: list[KeyNoise], cycle_s: float, judged: int, warmup: int, targe
     return min(within_budget, key=lambda d: (d.mde, d.minutes))
 
 
-def key_noise(m: noise_models.MetricNoise) -> KeyNoise:
+def key_noise(m: MetricNoise) -> KeyNoise:
     """A learned metric's noise for sizing: the runner default's between-instance spread
     where the model learned none."""
     if m.instance_sd is None:
@@ -132,7 +133,7 @@ def key_noise(m: noise_models.MetricNoise) -> KeyNoise:
     return KeyNoise(m.block_sd, m.instance_sd, m.instance_df)
 
 
-def for_case(model: noise_models.NoiseModel | None, phases: int, judged_per_phase: int, warmup: int,
+def for_case(model: NoiseModel | None, phases: int, judged_per_phase: int, warmup: int,
              target: float = DEFAULT_TARGET_MDE, budget_minutes: float = DEFAULT_BUDGET_MINUTES,
              instances: int | None = None, bursts: int | None = None, fixed: str | None = None,
              measured: set[str] | None = None) -> Design:
@@ -149,7 +150,7 @@ def for_case(model: noise_models.NoiseModel | None, phases: int, judged_per_phas
                     instances, bursts, fixed)
     assert model is not None
     noises = [key_noise(m) for m in sized.values()]
-    cycle = noise_models.cycle_seconds(model, measured) or RUNNER_DEFAULT_CYCLE_S
+    cycle = cycle_seconds(model, measured) or RUNNER_DEFAULT_CYCLE_S
     return size(noises, cycle, judged, warmup, target, budget_minutes,
                 f"the noise model of {len(model.runs)} A/As learned {model.created_at[:10]}", instances, bursts,
                 fixed)

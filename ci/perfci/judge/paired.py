@@ -52,6 +52,7 @@ import numpy as np
 
 from perfci.judge.stats import below_floor, t_quantile, t_two_sided_p, worse_beyond
 from perfci.model.metrics import MetricSpec
+from perfci.model.noise import InstancePrior
 from perfci.model.verdicts import Outcome
 
 ALPHA = 0.005  # per A/B: half the 1 % target, so that the target holds with room (simulated)
@@ -65,14 +66,6 @@ POWER = 0.90  # the power at which a run's minimum detectable effect is stated
 PENDING = Outcome.INCONCLUSIVE  # a row waiting for its family's adjusted p (judge_table decides every one)
 
 PairTable = Mapping[str, tuple[Sequence[float], Sequence[float]]]  # key -> (A values, B values), pair order
-
-
-@dataclass(frozen=True)
-class InstancePrior:
-    """The spread (sd of log B/A) of one instance pair's difference in an A/A, and
-    the degrees of freedom it was learned with."""
-    sd: float
-    df: int
 
 
 # Without a noise model for a case: the between-instance spread measured on this

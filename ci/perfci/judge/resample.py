@@ -34,8 +34,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from perfci.judge.bursts import instance_tables, judged_specs
-from perfci.judge.paired import DEFAULT_MIN_EFFECT, InstancePrior, judge_instances
+from perfci.judge.paired import DEFAULT_MIN_EFFECT, judge_instances
 from perfci.model.bursts import InterleavedRun
+from perfci.model.noise import InstancePrior
 from perfci.model.verdicts import Outcome
 
 # the exponent of (1 - effect) a slowdown puts on a time metric of side B

@@ -12,16 +12,14 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass
-from pathlib import Path
 
-from perfci.judge import noise
+from perfci.judge import calibration
 from perfci.judge.compare import Rules, judge_metric, scenario_specs
-from perfci.judge.noise import MetricNoise, NoiseModel
+from perfci.model.baseline import Baseline, BaselinesTree
 from perfci.model.metrics import MetricSpec, spec_table
+from perfci.model.noise import MetricNoise, NoiseModel
 from perfci.model.verdicts import Direction, Outcome
-from perfci.store.baseline import Baseline, load_baseline
 
-NOISE_DIR = "noise"
 _STEPS = 48               # bisection steps over log(value): far below any printed digit
 _FURTHEST = math.log(100)  # a run 100x worse than the baseline mean is the furthest searched
 
@@ -93,24 +91,8 @@ class NoiseLine:
 
 
 def noise_lines(model: NoiseModel) -> list[NoiseLine]:
-    return [NoiseLine(key, m.run_cv, noise.tolerance(m), noise.nightly_mde(m), m.block_sd, m.instance_sd)
+    return [NoiseLine(key, m.run_cv, calibration.tolerance(m), calibration.nightly_mde(m), m.block_sd, m.instance_sd)
             for key, m in sorted(model.metrics.items())]
-
-
-def baseline_files(root: Path) -> dict[str, Path]:
-    """Pinned baselines under `root` (a baselines/ directory), by relative path."""
-    return {str(p.relative_to(root)): p for p in sorted(root.rglob("*.json"))
-            if p.relative_to(root).parts[0] != NOISE_DIR} if root.is_dir() else {}
-
-
-def noise_files(root: Path) -> dict[str, Path]:
-    base = root / NOISE_DIR
-    return {str(p.relative_to(root)): p for p in sorted(base.rglob("*.json"))} if base.is_dir() else {}
-
-
-def changed(base: dict[str, Path], head: dict[str, Path]) -> list[str]:
-    return sorted(k for k in base.keys() | head.keys()
-                  if k not in base or k not in head or base[k].read_bytes() != head[k].read_bytes())
 
 
 @dataclass
@@ -137,38 +119,32 @@ class BaselinesDiff:
         return not self.cases and not self.models
 
 
-def model_for(root: Path, baseline: Baseline) -> NoiseModel | None:
-    c = baseline.case
-    return noise.find(root / NOISE_DIR, c.runner_class, c.server, c.scenario, c.profile, c.case)
-
-
-def diff(base_root: Path, head_root: Path, rules: Rules = Rules()) -> BaselinesDiff:
+def diff(base: BaselinesTree, head: BaselinesTree, rules: Rules = Rules()) -> BaselinesDiff:
     """Every pinned baseline whose samples or noise model differ between the two
-    baselines/ trees, with its thresholds on each side; every noise model that differs.
-    Each head file is loaded through its versioned loader: a broken one is BadInput."""
-    base_models, head_models = noise_files(base_root), noise_files(head_root)
-    model_changes = changed(base_models, head_models)
-    base_cases, head_cases = baseline_files(base_root), baseline_files(head_root)
+    baselines/ trees (store/baseline_files.py read_tree), with its thresholds on each
+    side; every noise model that differs."""
+    model_changes = changed(base.model_bytes, head.model_bytes)
 
-    def side(root: Path, files: dict[str, Path], rel: str) -> tuple[list[Threshold] | None, str | None]:
-        if rel not in files:
+    def side(tree: BaselinesTree, rel: str) -> tuple[list[Threshold] | None, str | None]:
+        if rel not in tree.cases:
             return None, None
-        baseline = load_baseline(files[rel])
-        model = model_for(root, baseline)
-        c = baseline.case
-        model_rel = str(noise.noise_path(Path(NOISE_DIR), c.runner_class, c.server, c.scenario, c.profile, c.case))
-        return case_thresholds(baseline, model, rules), model_rel
+        baseline = tree.cases[rel]
+        model_rel = tree.model_of(baseline)
+        return case_thresholds(baseline, tree.models.get(model_rel), rules), model_rel
 
-    case_changes = set(changed(base_cases, head_cases))
+    case_changes = set(changed(base.case_bytes, head.case_bytes))
     cases = []
-    for rel in sorted(base_cases.keys() | head_cases.keys()):
-        before, model_before = side(base_root, base_cases, rel)
-        after, model_after = side(head_root, head_cases, rel)
-        moved = rel in case_changes or {model_before, model_after} & set(model_changes)
-        if moved:
+    for rel in sorted(base.cases.keys() | head.cases.keys()):
+        before, model_before = side(base, rel)
+        after, model_after = side(head, rel)
+        if rel in case_changes or {model_before, model_after} & set(model_changes):
             cases.append(CaseDiff(rel, before, after))
     models = [NoiseDiff(rel,
-                        noise_lines(noise.load(base_models[rel])) if rel in base_models else None,
-                        noise_lines(noise.load(head_models[rel])) if rel in head_models else None)
+                        noise_lines(base.models[rel]) if rel in base.models else None,
+                        noise_lines(head.models[rel]) if rel in head.models else None)
               for rel in model_changes]
     return BaselinesDiff(cases, models)
+
+
+def changed(base: dict[str, bytes], head: dict[str, bytes]) -> list[str]:
+    return sorted(k for k in base.keys() | head.keys() if base.get(k) != head.get(k))

@@ -21,8 +21,9 @@ from pathlib import Path
 from urllib.parse import quote
 
 from perfci.judge.changes import Change, persisting_changes
+from perfci.model.history import DEFAULT_HISTORY_WINDOW, CaseHistory, HistoryRecord
 from perfci.model.metrics import DEFAULT_COMPARED, MetricSpec, default_spec
-from perfci.store.history import DEFAULT_HISTORY_WINDOW, CaseHistory, HistoryRecord, case_files, case_history
+from perfci.store.history_files import case_files, case_history
 from perfci.util.files import write_atomic
 from perfci.util.text import web_link
 

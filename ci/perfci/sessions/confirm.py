@@ -34,6 +34,7 @@ from perfci.judge.compare import CaseComparison
 from perfci.judge.paired import PairedVerdict
 from perfci.model.abratio import AbRatio
 from perfci.model.base import StrictModel
+from perfci.model.baseline import Baseline, Sample
 from perfci.model.formats import FileFormat, JsonObject
 from perfci.model.result import ResultId
 from perfci.providers.basedirs import on_build_line
@@ -41,8 +42,7 @@ from perfci.providers.mycnf import parse_trusted_override
 from perfci.providers.servers import id_of_spec, load_servers, pinned_in_git_history, resolve_server, specs_in_git_history
 from perfci.providers.spec import parse_spec
 from perfci.sessions.rounds import Side
-from perfci.sessions.sized_ab import Aim, run_sized
-from perfci.store.baseline import Baseline, Sample
+from perfci.sessions.sized_ab import AbPlan, run_sized
 from perfci.util.errors import BadInput, InfraFailure
 from perfci.util.files import write_atomic
 from perfci.util.progress import Progress
@@ -148,8 +148,8 @@ def trigger_of(comp: CaseComparison, good: Sample | None) -> Trigger | None:
     return None
 
 
-def confirm_case(comp: CaseComparison, profile: str, aim: Aim, parent: Path, out_dir: Path,
-                 progress: Progress, runner_class: str, min_effect: float) -> Confirmation | None:
+def confirm_case(comp: CaseComparison, profile: str, ab: AbPlan, parent: Path, out_dir: Path,
+                 progress: Progress, runner_class: str) -> Confirmation | None:
     """The reference A/B of one case, or None when it has no reason to run."""
     result = comp.results[0]
     good = last_good(comp.baseline) if comp.baseline else None
@@ -186,7 +186,7 @@ def confirm_case(comp: CaseComparison, profile: str, aim: Aim, parent: Path, out
                  Side("b", pinned_server(b_args[0]), [parse_trusted_override(c, "tonight's run") for c in b_args[1]]))
         case = None if result.case == "default" else result.case
         progress.info(f"== reference A/B of {comp.label} ({trigger}): A {found.a} (reference) vs B {found.b}")
-        done = run_sized(result.scenario.name, profile, sides, parent, case, aim, min_effect, out_dir, progress,
+        done = run_sized(result.scenario.name, profile, sides, parent, case, ab, out_dir, progress,
                          runner_class)
     except BadInput as exc:
         return not_run(f"the reference A/B could not run: {exc}")

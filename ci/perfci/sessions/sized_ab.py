@@ -9,12 +9,12 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from perfci.judge import design as design_mod
-from perfci.judge import noise
+from perfci.judge import calibration, design
 from perfci.judge.bursts import interim_look, judge_run
-from perfci.judge.paired import PairedVerdict
+from perfci.judge.paired import DEFAULT_MIN_EFFECT, PairedVerdict
 from perfci.model.bursts import InterleavedRun
 from perfci.model.identity import server_line
+from perfci.model.noise import NoiseModel
 from perfci.model.scenario import MeasureStep
 from perfci.model.verdicts import Outcome
 from perfci.providers.servers import resolve_server
@@ -22,6 +22,7 @@ from perfci.report.interleaved import interleaved_markdown
 from perfci.run.plan import RunPlan
 from perfci.sessions.interleave import DEFAULT_WARMUP_PAIRS, plan_sides, run_interleaved
 from perfci.sessions.rounds import Side
+from perfci.store import noise_files
 from perfci.util.files import write_atomic
 from perfci.util.paths import baselines_dir
 from perfci.util.progress import Progress
@@ -30,24 +31,48 @@ PROFILE_INSTANCES = 2  # --size profile: the quick A/B (the profile's bursts, tw
 
 
 @dataclass(frozen=True)
-class Aim:
-    """What an A/B is sized for: the effect it must see within a time budget, or
-    (`by_profile`) the profile's burst count on two instance pairs; `bursts` /
-    `instances` given fix that dimension."""
-    target: float = design_mod.DEFAULT_TARGET_MDE
-    budget_minutes: float = design_mod.DEFAULT_BUDGET_MINUTES
+class AbPlan:
+    """Everything an interleaved A/B is sized and judged by, decided once from the
+    options (commands/options.py `ab_plan`) and handed down unchanged by every command
+    that runs one (ab, confirm, sweep, bisect; the nightly's reference A/B is confirm's):
+    the effect it must see within a time budget, or (`by_profile`) the profile's burst
+    count on two instance pairs; `bursts` / `instances` given fix that dimension; the
+    smallest change it flags; where the case's noise model is looked up (for the size
+    and for the verdict's between-instance spread: the same model, found once)."""
+    target: float = design.DEFAULT_TARGET_MDE
+    budget_minutes: float = design.DEFAULT_BUDGET_MINUTES
     by_profile: bool = False
-    bursts: int | None = None      # burst pairs per phase, warm-up included (as --bursts)
+    bursts: int | None = None      # burst pairs per phase, warm-up included (as --bursts); None: sized
     instances: int | None = None
     warmup: int = DEFAULT_WARMUP_PAIRS
     phases: tuple[str, ...] = ()   # measure, size and judge only these phases (--phase)
+    min_effect: float = DEFAULT_MIN_EFFECT
+    noise_dir: Path | None = None  # noise models (perfci calibrate); None: the project's baselines/noise
+
+    @property
+    def noise_root(self) -> Path:
+        return self.noise_dir or baselines_dir() / "noise"
+
+    @property
+    def measured_bursts(self) -> int | None:
+        """--bursts without the warm-up: what the size counts (None: sized)."""
+        return self.bursts - self.warmup if self.bursts else None
+
+
+@dataclass(frozen=True)
+class Sized:
+    """An A/B planned and sized, before any server starts: both sides' run plans, the
+    size, and the noise model both were taken from (None: the runner defaults)."""
+    plans: list[RunPlan]
+    design: design.Design
+    noise_model: NoiseModel | None
 
 
 @dataclass
 class SizedAB:
     run: InterleavedRun
     rows: list[PairedVerdict]
-    design: design_mod.Design
+    design: design.Design
     report: str
     bursts_file: Path
 
@@ -61,69 +86,67 @@ def sides_of(a: str, b: str) -> tuple[Side, Side]:
     return Side("a", resolve_server(a).spec, []), Side("b", resolve_server(b).spec, [])
 
 
-def noise_model_for(plan: RunPlan, runner_class: str, root: Path | None) -> noise.NoiseModel | None:
+def noise_model_for(plan: RunPlan, runner_class: str, root: Path) -> NoiseModel | None:
     """The case's noise model for side A's server line, if calibrate learned one."""
-    if root is None:
-        return None
     identity = plan.provider.identity
     r = plan.resolved
-    return noise.find(root, runner_class, server_line(identity.flavor, str(identity.version)), r.name, r.profile,
-                      r.case)
+    return noise_files.find(root, runner_class, server_line(identity.flavor, str(identity.version)), r.name, r.profile,
+                            r.case)
 
 
-def size_of(plans: list[RunPlan], aim: Aim, runner_class: str) -> design_mod.Design:
+def size_of(plans: list[RunPlan], ab: AbPlan, model: NoiseModel | None) -> design.Design:
     resolved = plans[1].resolved
     measured = {s.phase for s in resolved.steps if isinstance(s, MeasureStep)}
     phases = len(measured)
-    judged = len(resolved.compare) or design_mod.DEFAULT_JUDGED_PER_PHASE
-    model = noise_model_for(plans[0], runner_class, baselines_dir() / "noise")
-    bursts = aim.bursts - aim.warmup if aim.bursts else None
-    if aim.by_profile:
+    judged = len(resolved.compare) or design.DEFAULT_JUDGED_PER_PHASE
+    bursts = ab.measured_bursts
+    if ab.by_profile:
         counts = [resolved.workload.model_copy(update={"transactions": s.transactions or resolved.workload.transactions})
                   .bursts()[1] for s in resolved.steps if isinstance(s, MeasureStep)]
-        bursts = bursts or max(max(counts, default=10) - aim.warmup, 2)
-        return design_mod.for_case(model, phases, judged, aim.warmup, aim.target, float("inf"),
-                                   aim.instances or PROFILE_INSTANCES, bursts, fixed="--size profile", measured=measured)
-    return design_mod.for_case(model, phases, judged, aim.warmup, aim.target, aim.budget_minutes, aim.instances,
-                               bursts, fixed=" and ".join(f for f, given in (("--instances", aim.instances),
-                                                                             ("--bursts", aim.bursts)) if given) or None,
-                               measured=measured)
+        bursts = bursts or max(max(counts, default=10) - ab.warmup, 2)
+        return design.for_case(model, phases, judged, ab.warmup, ab.target, float("inf"),
+                               ab.instances or PROFILE_INSTANCES, bursts, fixed="--size profile", measured=measured)
+    return design.for_case(model, phases, judged, ab.warmup, ab.target, ab.budget_minutes, ab.instances,
+                           bursts, fixed=" and ".join(f for f, given in (("--instances", ab.instances),
+                                                                         ("--bursts", ab.bursts)) if given) or None,
+                           measured=measured)
 
 
-def clear_at_interim(run: InterleavedRun, compare, min_effect: float) -> str | None:
+def clear_at_interim(run: InterleavedRun, compare, min_effect: float, model: NoiseModel | None) -> str | None:
     """At the interim look (half the planned instance pairs, 4 or more planned): a
     judged regression at the interim level ends the A/B (judge/bursts.py)."""
     if len(run.instances) != interim_look(run.planned_instances or 0):
         return None
-    priors, _ = noise.priors_for(run, baselines_dir() / "noise")
+    priors, _ = calibration.priors_for(run, model)
     worse = [r.key for r in judge_run(run, compare, min_effect, priors=priors) if r.verdict == Outcome.REGRESSION]
     return f"regression already clear at the interim look ({', '.join(worse)})" if worse else None
 
 
 def plan_and_size(scenario: str, profile: str, sides: tuple[Side, Side], parent: Path, case: str | None,
-                  aim: Aim, runner_class: str) -> tuple[list[RunPlan], design_mod.Design]:
-    """Every input check and the size, before any server starts."""
-    plans = plan_sides(scenario, profile, sides, parent, case, aim.bursts, aim.phases)
-    return plans, size_of(plans, aim, runner_class)
+                  ab: AbPlan, runner_class: str) -> Sized:
+    """Every input check, the noise model and the size, before any server starts."""
+    plans = plan_sides(scenario, profile, sides, parent, case, ab.bursts, ab.phases)
+    model = noise_model_for(plans[0], runner_class, ab.noise_root)
+    return Sized(plans, size_of(plans, ab, model), model)
 
 
-def run_sized(scenario: str, profile: str, sides: tuple[Side, Side], parent: Path, case: str | None, aim: Aim,
-              min_effect: float, out_dir: Path, progress: Progress, runner_class: str,
-              setup_sql: tuple[list[str], list[str]] = ([], []),
-              sized: tuple[list[RunPlan], design_mod.Design] | None = None) -> SizedAB:
-    plans, design = sized or plan_and_size(scenario, profile, sides, parent, case, aim, runner_class)
-    progress.info(f"A/B sized: {design.describe()}")
-    bursts = design.bursts + aim.warmup
-    compare = plans[1].resolved.compare
-    run = run_interleaved(plans, sides, progress, runner_class, bursts, aim.warmup, setup_sql,
-                          instances=design.instances,
-                          replan=lambda: plan_sides(scenario, profile, sides, parent, case, bursts, aim.phases),
-                          stop=lambda partial: clear_at_interim(partial, compare, min_effect))
+def run_sized(scenario: str, profile: str, sides: tuple[Side, Side], parent: Path, case: str | None, ab: AbPlan,
+              out_dir: Path, progress: Progress, runner_class: str,
+              setup_sql: tuple[list[str], list[str]] = ([], []), sized: Sized | None = None) -> SizedAB:
+    planned = sized or plan_and_size(scenario, profile, sides, parent, case, ab, runner_class)
+    size = planned.design
+    progress.info(f"A/B sized: {size.describe()}")
+    bursts = size.bursts + ab.warmup  # the run counts burst pairs with the warm-up
+    compare = planned.plans[1].resolved.compare
+    run = run_interleaved(planned.plans, sides, progress, runner_class, bursts, ab.warmup, setup_sql,
+                          instances=size.instances,
+                          replan=lambda: plan_sides(scenario, profile, sides, parent, case, bursts, ab.phases),
+                          stop=lambda partial: clear_at_interim(partial, compare, ab.min_effect, planned.noise_model))
     out_dir.mkdir(parents=True, exist_ok=True)
     bursts_file = out_dir / f"{run.id}.bursts.json"
     write_atomic(bursts_file, json.dumps(run.dump(), indent=1) + "\n")
-    priors, prior_source = noise.priors_for(run, baselines_dir() / "noise")
-    rows = judge_run(run, compare, min_effect, priors=priors)
-    text = interleaved_markdown(run, rows, min_effect, instance_source=prior_source, sizing=design.describe())
+    priors, prior_source = calibration.priors_for(run, planned.noise_model)
+    rows = judge_run(run, compare, ab.min_effect, priors=priors)
+    text = interleaved_markdown(run, rows, ab.min_effect, instance_source=prior_source, sizing=size.describe())
     write_atomic(out_dir / f"{run.id}.md", text)
-    return SizedAB(run, rows, design, text, bursts_file)
+    return SizedAB(run, rows, size, text, bursts_file)

@@ -14,7 +14,7 @@ from perfci.model.scenario import cases, load_scenario, only_phases
 from perfci.model.sweep import SWEEP_FILE, Sweep, SweepCell
 from perfci.providers.servers import resolve_server
 from perfci.sessions.confirm import ratios_of
-from perfci.sessions.sized_ab import Aim, run_sized, sides_of
+from perfci.sessions.sized_ab import AbPlan, run_sized, sides_of
 from perfci.util.errors import BadInput, InfraFailure
 from perfci.util.files import write_atomic
 from perfci.util.progress import Progress
@@ -46,7 +46,7 @@ def start(scenario: str, profile: str, servers: list[str], runner_class: str, ou
                  runner_class=runner_class, started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
 
 
-def run(sweep: Sweep, scenario: str, aim: Aim, min_effect: float, parent: Path, out_dir: Path, progress: Progress,
+def run(sweep: Sweep, scenario: str, ab: AbPlan, parent: Path, out_dir: Path, progress: Progress,
         case_patterns: list[str] | None = None) -> Sweep:
     """Every (case, server) not finished yet, the base as side A. A server that cannot
     run a case (an option it lacks, an A/B that fails) is recorded and the sweep goes on."""
@@ -60,18 +60,18 @@ def run(sweep: Sweep, scenario: str, aim: Aim, min_effect: float, parent: Path, 
                 progress.info(f"sweep: {resolved.case} {server} kept from the earlier run ({done.status})")
                 continue
             progress.info(f"== sweep: case {resolved.case}: {server} against {base}")
-            cell = _measure(sweep, scenario, resolved.case, base, server, aim, min_effect, parent, out_dir, progress)
+            cell = _measure(sweep, scenario, resolved.case, base, server, ab, parent, out_dir, progress)
             kept = [c for c in sweep.cells if (c.case, c.server) != (resolved.case, server)]
             sweep = sweep.model_copy(update={"cells": [*kept, cell]})
             write_atomic(path, json.dumps(sweep.dump(), indent=1) + "\n")
     return sweep
 
 
-def _measure(sweep: Sweep, scenario: str, case: str, base: str, server: str, aim: Aim, min_effect: float,
+def _measure(sweep: Sweep, scenario: str, case: str, base: str, server: str, ab: AbPlan,
              parent: Path, out_dir: Path, progress: Progress) -> SweepCell:
     try:
         done = run_sized(scenario, sweep.profile, sides_of(base, server), parent, None if case == "default" else case,
-                         aim, min_effect, out_dir / "ab", progress, sweep.runner_class)
+                         ab, out_dir / "ab", progress, sweep.runner_class)
     except BadInput as exc:
         return SweepCell(case=case, server=server, status="skipped", reason=str(exc))
     except InfraFailure as exc:

@@ -1,6 +1,7 @@
-"""Stored baselines: run-level samples of every metric, with provenance.
+"""A baseline: run-level samples of every metric of one case, with provenance (the
+values; store/baseline_files.py reads and writes them).
 
-Layout: baselines/<runner class>/<server line>/<scenario>/<profile>/<case>.json
+Layout on disk: baselines/<runner class>/<server line>/<scenario>/<profile>/<case>.json
 (`identity.CaseIdentity`). One file per case holds the last `window` accepted
 samples (not one number), each with the result id, date, exact server version,
 harness sha and scenario hash it came from. Files of schema `perfci.baseline/1`
@@ -9,18 +10,17 @@ load through the upgrade step below.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from perfci.model.formats import FileFormat
+from perfci.model.history import DEFAULT_HISTORY_WINDOW, CaseHistory, run_summary
 from perfci.model.identity import DEFAULT_FOLLOW, CaseIdentity, Follow
+from perfci.model.noise import NoiseModel, noise_path
 from perfci.model.result import HostSignature, Result
-from perfci.store.history import DEFAULT_HISTORY_WINDOW, CaseHistory, Histories, case_history, run_summary
-from perfci.util.errors import BadInput
-from perfci.util.files import write_json_atomic
-from perfci.util.paths import baselines_dir
 
 BASELINE_SCHEMA = "perfci.baseline/2"
 DEFAULT_WINDOW = 10
@@ -91,14 +91,6 @@ BASELINE_FILE = FileFormat("baseline", Baseline, BASELINE_SCHEMA, upgrades={"per
                            hint="restore it from git or rebuild it with 'perfci baseline update'")
 
 
-def baseline_path(root: Path | None, result: Result, follow: Follow = DEFAULT_FOLLOW) -> Path:
-    return CaseIdentity.of(result, follow).path(root or baselines_dir(), ".json")
-
-
-def load_baseline(path: Path) -> Baseline:
-    return BASELINE_FILE.load(path)
-
-
 def sample_from(result: Result, forced: list[str]) -> Sample:
     return Sample(**run_summary(result), forced=forced,
                   intervals={p: [iv.tps for iv in d.intervals] for p, d in result.phases.items()})
@@ -139,65 +131,21 @@ def new_baseline(result: Result, window: int, follow: Follow = DEFAULT_FOLLOW) -
     )
 
 
-def update(results: list[tuple[Path, Result]], root: Path | None = None, path: Path | None = None,
-           window: int | None = None, force: bool = False,
-           follow: Follow = DEFAULT_FOLLOW) -> list[tuple[Path, int, int]]:
-    """Add accepted results to their baselines (created when missing).
-
-    Every result is checked before anything is written; one refused result (without
-    --force) refuses the whole update. Returns (path, samples added, samples kept)."""
-    grouped: dict[Path, list[tuple[Path, Result]]] = {}
-    for src, result in results:
-        if not result.ran:
-            continue  # a case this server cannot run has nothing to add (its reason is in the report)
-        target = Path(path) if path else baseline_path(root, result, follow)
-        grouped.setdefault(target, []).append((src, result))
-    plans = []
-    for target, members in grouped.items():
-        baseline = load_baseline(target) if target.exists() else None
-        added = 0
-        for src, result in members:
-            reasons = refusals(result, baseline)
-            if reasons and not force:
-                raise BadInput(f"{src}: refused for baseline {target}: {'; '.join(reasons)} (use --force to accept it anyway; "
-                               "that is recorded in the sample)")
-            if baseline is None:
-                baseline = new_baseline(result, window or DEFAULT_WINDOW, follow)
-            if any(s.result_id == result.id for s in baseline.samples):
-                continue  # already in: updating twice with the same result is harmless
-            baseline.samples.append(sample_from(result, forced=reasons))
-            baseline.scenario_hash = result.scenario.hash
-            added += 1
-        assert baseline is not None  # members is never empty
-        plans.append((target, baseline, added))
-    written = []
-    for target, baseline, added in plans:
-        if window:
-            baseline.window = window
-        baseline.samples = baseline.samples[-baseline.window:]  # rolling window: newest samples win
-        write_json_atomic(target, baseline.dump())
-        for stale in target.parent.glob(f".{target.name}.*.tmp"):  # left by an update killed mid-write
-            stale.unlink(missing_ok=True)
-        written.append((target, added, len(baseline.samples)))
-    return written
-
-
-def baseline_from_history(root: Path | Histories, result: Result, window: int = DEFAULT_HISTORY_WINDOW,
-                          follow: Follow = DEFAULT_FOLLOW) -> tuple[Baseline | None, CaseHistory]:
+def baseline_from_history(hist: CaseHistory, result: Result, window: int = DEFAULT_HISTORY_WINDOW,
+                          follow: Follow = DEFAULT_FOLLOW) -> Baseline | None:
     """The case's baseline made from its history: the last `window` baseline records
     (see CaseHistory.baseline_records) of the result's scenario hash; None when there are none."""
     ident = CaseIdentity.of(result, follow)
-    hist = case_history(root, ident)
     records = hist.baseline_records(result.scenario.hash, window, skip=result.id, host=result.host.signature())
     if not records:
-        return None, hist
+        return None
     host = records[-1].host or result.host.signature()
     samples = [Sample(result_id=r.result_id, date=r.date, server_version=r.server_version or "",
                       harness_sha=r.harness_sha or "", scenario_hash=r.scenario_hash, host=r.host or host,
                       metrics=r.metrics, counters=r.counters, reproduce=r.reproduce) for r in records]
     case = BaselineCase(runner_class=ident.runner_class, server=ident.server, flavor=result.server.flavor,
                         scenario=ident.scenario, profile=ident.profile, case=ident.case)
-    return Baseline(case=case, scenario_hash=result.scenario.hash, host=host, window=window, samples=samples), hist
+    return Baseline(case=case, scenario_hash=result.scenario.hash, host=host, window=window, samples=samples)
 
 
 def provenance(hist: CaseHistory, baseline: Baseline | None) -> list[str]:
@@ -219,3 +167,37 @@ def provenance(hist: CaseHistory, baseline: Baseline | None) -> list[str]:
             lines.append(f"left out {len(other)} sample(s) from another host (from `{other[0]}`): "
                          "numbers pool only within one host signature")
     return lines
+
+
+@dataclass
+class CaseInputs:
+    """What one case is judged on (store/case_inputs.py reads it; judge/compare.py
+    judges it): its results, the baseline (a pinned file or made from the history;
+    None: there is none), where that came from, and the case's noise model."""
+
+    results: list[Result]
+    baseline: Baseline | None
+    baseline_file: Path | None
+    noise_model: NoiseModel | None = None
+    provenance: list[str] = field(default_factory=list)  # a history baseline: reset, exclusions, nights left out
+
+
+NOISE_DIR = "noise"  # noise models live in baselines/noise/, beside the pinned baselines
+
+
+@dataclass
+class BaselinesTree:
+    """A baselines/ tree as read (store/baseline_files.py read_tree): every pinned
+    baseline and noise model by its path under the root, loaded and as bytes (what a
+    diff of two trees compares)."""
+
+    cases: dict[str, Baseline] = field(default_factory=dict)
+    case_bytes: dict[str, bytes] = field(default_factory=dict)
+    models: dict[str, NoiseModel] = field(default_factory=dict)
+    model_bytes: dict[str, bytes] = field(default_factory=dict)
+
+    @staticmethod
+    def model_of(baseline: Baseline) -> str:
+        """Where the noise model of a baseline's case is, under the root."""
+        c = baseline.case
+        return str(noise_path(Path(NOISE_DIR), c.runner_class, c.server, c.scenario, c.profile, c.case))

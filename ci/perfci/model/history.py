@@ -1,46 +1,36 @@
-"""Append-only history of result summaries: one JSON line per run and case, plus
-annotations (exclusions, resets). Change points over it are judge/changes.py; the
-baseline made from it is store/baseline.py (baseline_from_history).
+"""The history's values: one record per run and case, annotations (exclusions,
+resets), and one case's records with the annotations that apply to it. Reading and
+writing them is store/history_files.py; change points over them are judge/changes.py.
 
-Layout: history/<runner class>/<flavor>-<major.minor>/<scenario>/<profile>/<case>.jsonl,
-one JSON line per run. The workflows keep this directory on a results branch.
-
-The history is also where baselines come from (`baseline_from_history`): the last N
-valid samples of the case after its last reset point. A record keeps what a baseline
-sample needs and the night's verdict. Two lists: `regressed`, every key the night
-was worse on beyond tolerance (a regression, or a change on the bad side one run
-could not call): what a streak of bad nights counts; and `standing`, the keys whose
-regression stands: judged a regression (and not cleared by its confirming A/B), worse
-where a persisting change point calls it (alert/nightly.py), or worse again right after
-a night that stood on the same key. Only a standing key
-keeps the night out of the baseline it regressed against (else a persisting slowdown
-becomes its own baseline in a few nights and its issue closes itself), until a reset
-accepts it. Leaving out every worse night instead ratchets: where the tolerance is
-below the noise, it cuts the baseline's lower tail, the baseline drifts up and pure
-noise opens issues (tests/test_nightly_ratchet.py). Exclusions
-and resets are annotations in `perfci-annotations.jsonl` at the root: samples are
-never deleted, only marked.
+The history is also where baselines come from (model/baseline.py
+`baseline_from_history`): the last N valid samples of the case after its last reset
+point. A record keeps what a baseline sample needs and the night's verdict. Two lists:
+`regressed`, every key the night was worse on beyond tolerance (a regression, or a
+change on the bad side one run could not call): what a streak of bad nights counts;
+and `standing`, the keys whose regression stands: judged a regression (and not cleared
+by its confirming A/B), worse where a persisting change point calls it
+(alert/nightly.py), or worse again right after a night that stood on the same key. Only
+a standing key keeps the night out of the baseline it regressed against (else a
+persisting slowdown becomes its own baseline in a few nights and its issue closes
+itself), until a reset accepts it. Leaving out every worse night instead ratchets:
+where the tolerance is below the noise, it cuts the baseline's lower tail, the baseline
+drifts up and pure noise opens issues (tests/alert/test_nightly_ratchet.py).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal, TypedDict
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
 from perfci.model.base import StrictModel
 from perfci.model.formats import FileFormat, JsonObject
-from perfci.model.identity import DEFAULT_FOLLOW, CaseIdentity, Follow
 from perfci.model.metrics import counters_per_txn, flatten
 from perfci.model.result import HostSignature, Result
-from perfci.store import jsonl
-from perfci.util.errors import BadInput
 
 HISTORY_SCHEMA = "perfci.history/3"
-ANNOTATIONS = "perfci-annotations.jsonl"
 DEFAULT_HISTORY_WINDOW = 10
 
 
@@ -104,10 +94,6 @@ class Annotation(StrictModel):
     by: str = ""
 
 
-def history_path(root: Path, result: Result, follow: Follow = DEFAULT_FOLLOW) -> Path:
-    return CaseIdentity.of(result, follow).path(root, ".jsonl")
-
-
 class RunSummary(TypedDict):
     """What a history record and a baseline sample both keep of a result."""
 
@@ -136,50 +122,9 @@ def summary_line(result: Result, regressed: list[str] | None = None, judged_sinc
                          regressed=sorted(regressed or []), judged_since=judged_since, standing=sorted(standing or []))
 
 
-def _parse_record(line: str, source: str) -> HistoryRecord:
-    return HISTORY_LINE.parse_text(line, source)
-
-
-def read_history(path: Path) -> list[HistoryRecord]:
-    """Lines of a history file; a damaged line is skipped with a warning (store/jsonl.py).
-    Lines written before records carried a schema are read as /1."""
-    return jsonl.read(path, _parse_record)[0]
-
-
-def append(results: list[Result], root: Path | Histories, follow: Follow = DEFAULT_FOLLOW,
-           verdicts: dict[str, NightVerdict] | None = None, run_url: str = "") -> list[tuple[Path, int]]:
-    """Append each result's summary to its history file; a result already there is skipped.
-    `verdicts`: what each result (by id) was judged against the history."""
-    return Histories.of(root).append(results, follow, verdicts, run_url)
-
-
-def _parse_annotation(line: str, source: str) -> Annotation:
-    try:
-        return Annotation.model_validate_json(line)
-    except ValidationError:
-        raise BadInput(f"{source}: not a history annotation (kind exclude|reset, result_id, reason, date)") from None
-
-
-def read_annotations(root: Path) -> list[Annotation]:
-    return jsonl.read(Path(root) / ANNOTATIONS, _parse_annotation)[0]
-
-
-def annotate(root: Path, annotation: Annotation) -> None:
-    jsonl.append(Path(root) / ANNOTATIONS, annotation, _parse_annotation)
-
-
-def now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
-
 def case_name(root: Path, path: Path) -> str:
     """A case's name in annotations: its history file under the root, without .jsonl."""
     return Path(path).relative_to(root).with_suffix("").as_posix()
-
-
-def case_files(root: Path) -> list[Path]:
-    """Every case's history file (runner class/server/scenario/profile/case.jsonl)."""
-    return sorted(Path(root).glob("*/*/*/*/*.jsonl"))
 
 
 @dataclass
@@ -234,74 +179,3 @@ class CaseHistory:
                 break
             streak.insert(0, r.result_id)
         return streak
-
-
-def case_history(root: Path | Histories, case: CaseIdentity | Path) -> CaseHistory:
-    return Histories.of(root).case(case)
-
-
-class Histories:
-    """The history directory with each case's file and the annotations read at most once:
-    a night opens one and passes it along (compare, issues, append, change points), and
-    what it appends is added to what it holds."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = Path(root)
-        self._cases: dict[Path, CaseHistory] = {}
-        self._notes: list[Annotation] | None = None
-
-    @classmethod
-    def of(cls, root: Path | Histories) -> Histories:
-        return root if isinstance(root, Histories) else cls(root)
-
-    def _read_annotations(self) -> list[Annotation]:
-        if self._notes is None:
-            self._notes = read_annotations(self.root)
-        return self._notes
-
-    def case(self, case: CaseIdentity | Path) -> CaseHistory:
-        path = case if isinstance(case, Path) else case.path(self.root, ".jsonl")
-        if path not in self._cases:
-            key = case_name(self.root, path)
-            notes = self._read_annotations()
-            self._cases[path] = CaseHistory(path, key, read_history(path),
-                                            excluded={a.result_id: a for a in notes if a.kind == "exclude"},
-                                            resets=[a for a in notes if a.kind == "reset" and a.case == key])
-        return self._cases[path]
-
-    def append(self, results: list[Result], follow: Follow = DEFAULT_FOLLOW,
-               verdicts: dict[str, NightVerdict] | None = None, run_url: str = "") -> list[tuple[Path, int]]:
-        written: dict[Path, int] = {}
-        for result in results:
-            if not result.ran:
-                continue
-            hist = self.case(CaseIdentity.of(result, follow))
-            if any(e.result_id == result.id for e in hist.records):
-                written.setdefault(hist.path, 0)
-                continue
-            verdict = (verdicts or {}).get(result.id, NightVerdict())
-            record = summary_line(result, list(verdict.worse), hist.reset_id, run_url, hist.standing(verdict))
-            jsonl.append(hist.path, record, _parse_record)
-            hist.records.append(record)
-            written[hist.path] = written.get(hist.path, 0) + 1
-        return list(written.items())
-
-
-def exclude(root: Path, result_id: str, reason: str, by: str = "") -> list[Path]:
-    """Mark a sample as excluded wherever it is; the files that hold it (none: BadInput)."""
-    holders = [p for p in case_files(root) if any(r.result_id == result_id for r in read_history(p))]
-    if not holders:
-        raise BadInput(f"{root}: no history record with result id {result_id!r} (see the history files' result_id)")
-    annotate(root, Annotation(kind="exclude", result_id=result_id, reason=reason, date=now(), by=by))
-    return holders
-
-
-def reset(root: Path, path: Path, result_id: str, reason: str, by: str = "") -> Annotation:
-    """Reset a case's baseline at `result_id`: from there on, its samples are the baseline."""
-    records = read_history(path)
-    if not any(r.result_id == result_id for r in records):
-        raise BadInput(f"{path}: no record with result id {result_id!r} to reset at")
-    note = Annotation(kind="reset", result_id=result_id, case=case_name(Path(root), path), reason=reason,
-                      date=now(), by=by)
-    annotate(root, note)
-    return note

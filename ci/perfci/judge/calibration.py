@@ -28,13 +28,8 @@ real verdict code with the measured bursts themselves.
 
 from __future__ import annotations
 
-import json
 import math
 import statistics
-from pathlib import Path
-from typing import Literal
-
-from pydantic import Field
 
 from perfci.judge.bursts import instance_tables
 from perfci.judge.paired import (
@@ -42,7 +37,6 @@ from perfci.judge.paired import (
     ALPHA,
     RUNNER_DEFAULT_INSTANCE_DF,
     RUNNER_DEFAULT_INSTANCE_SD,
-    InstancePrior,
     block_means,
     default_priors,
     differences,
@@ -50,11 +44,8 @@ from perfci.judge.paired import (
     lag1,
 )
 from perfci.judge.stats import t_quantile
-from perfci.model.base import StrictModel
 from perfci.model.bursts import InterleavedRun
-from perfci.model.formats import FileFormat, JsonObject
-from perfci.model.identity import slug
-from perfci.util.files import write_atomic
+from perfci.model.noise import InstancePrior, MetricNoise, NoiseModel
 
 POWER = 0.90
 NIGHTLY_BASELINE_RUNS = 10
@@ -62,56 +53,6 @@ NIGHTLY_CONFIDENCE = 0.995
 MIN_TOLERANCE = 0.01        # compare never judges a change below 1 % a regression
 TOLERANCE_SIGMAS = 2.0      # compare's tolerance from the noise: 2 upper-bound run-to-run CVs
 CV_BOUND_CONFIDENCE = 0.90
-
-
-class MetricNoise(StrictModel):
-    pair_sd: float
-    block_sd: float
-    lag1: float
-    run_cv: float | None
-    pairs: int
-    runs: int
-    pair_seconds: float            # wall time of one burst pair of this metric's phase
-    instance_sd: float | None = None  # between instance pairs, log(B/A) (None: fewer than 2 instance pairs)
-    instance_df: int = 0
-
-    def prior(self) -> InstancePrior | None:
-        return InstancePrior(self.instance_sd, self.instance_df) if self.instance_sd is not None else None
-
-
-class NoiseModel(StrictModel):
-    schema_: Literal["perfci.noise/2"] = Field("perfci.noise/2", alias="schema")
-    runner_class: str
-    server_line: str
-    scenario: str
-    profile: str
-    case: str
-    scenario_hash: str
-    created_at: str
-    host: str
-    runs: list[str]               # the A/A runs' ids (provenance)
-    burst_transactions: dict[str, int]
-    metrics: dict[str, MetricNoise]
-
-    def dump(self) -> dict:
-        return self.model_dump(mode="json", by_alias=True)
-
-
-    def priors(self) -> dict[str, InstancePrior]:
-        return {key: prior for key, m in self.metrics.items() if (prior := m.prior()) is not None}
-
-
-def _v1_to_v2(data: JsonObject) -> JsonObject:
-    """Version 1 had no instance-level spread (and counted both sides of an A/A as runs)."""
-    return {**data, "schema": "perfci.noise/2"}
-
-
-NOISE_FILE = FileFormat("noise model", NoiseModel, "perfci.noise/2", upgrades={"perfci.noise/1": _v1_to_v2})
-
-
-
-def noise_path(root: Path, runner_class: str, server_line: str, scenario: str, profile: str, case: str) -> Path:
-    return root / slug(runner_class) / slug(server_line) / scenario / profile / f"{slug(case)}.json"
 
 
 def learn(runs: list[InterleavedRun], created_at: str) -> NoiseModel:
@@ -169,28 +110,12 @@ def _pair_seconds(run: InterleavedRun, phase: str) -> float:
     return sum(b.duration_s for b in bursts) / pairs if pairs else 0.0
 
 
-def save(model: NoiseModel, root: Path) -> Path:
-    path = noise_path(root, model.runner_class, model.server_line, model.scenario, model.profile, model.case)
-    write_atomic(path, json.dumps(model.dump(), indent=1, sort_keys=True) + "\n")
-    return path
-
-
-def load(path: Path) -> NoiseModel:
-    return NOISE_FILE.load(path)
-
-
-def find(root: Path, runner_class: str, server_line: str, scenario: str, profile: str, case: str) -> NoiseModel | None:
-    path = noise_path(root, runner_class, server_line, scenario, profile, case)
-    return load(path) if path.is_file() else None
-
-
-def priors_for(run: InterleavedRun, root: Path | None) -> tuple[dict[str, InstancePrior], str]:
+def priors_for(run: InterleavedRun, model: NoiseModel | None) -> tuple[dict[str, InstancePrior], str]:
     """The between-instance spread an A/B's verdict adds, per key: the case's noise
-    model where `root` holds one for side A's server line, else the runner default;
-    and a line saying which."""
+    model (side A's server line) where there is one, else the runner default; and a
+    line saying which."""
     keys = {k for t in instance_tables(run) for k in t}
     priors = default_priors(keys)
-    model = find(root, run.runner_class, run.sides[0].line, run.scenario, run.profile, run.case) if root else None
     learned = model.priors() if model else {}
     priors.update({k: v for k, v in learned.items() if k in keys})
     default = f"runner default: sd {RUNNER_DEFAULT_INSTANCE_SD:.1%} with {RUNNER_DEFAULT_INSTANCE_DF} df"

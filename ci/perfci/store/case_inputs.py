@@ -1,0 +1,52 @@
+"""Everything a comparison reads, read in one place: results grouped by case, each
+case's baseline (a pinned file, else made from its history) and its noise model.
+judge/compare.py then judges the values."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from perfci.model.baseline import CaseInputs, baseline_from_history, provenance
+from perfci.model.history import DEFAULT_HISTORY_WINDOW
+from perfci.model.identity import DEFAULT_FOLLOW, CaseIdentity, Follow
+from perfci.model.noise import NoiseModel
+from perfci.model.result import Result
+from perfci.store.baseline_files import baseline_path, load_baseline
+from perfci.store.history_files import Histories, case_history
+from perfci.store.noise_files import find
+from perfci.util.errors import BadInput
+from perfci.util.paths import baselines_dir
+
+
+def noise_model_for(result: Result, noise_dir: Path | None) -> NoiseModel | None:
+    """The case's noise model (None: none, or one learned on another scenario hash)."""
+    root = noise_dir or baselines_dir() / "noise"
+    model = find(root, result.runner_class, result.server.line or "", result.scenario.name,
+                 result.scenario.profile, result.case)
+    return model if model is not None and model.scenario_hash == result.scenario.hash else None
+
+
+def load_cases(results: list[Result], baseline_file: Path | None = None, baseline_root: Path | None = None,
+               follow: Follow = DEFAULT_FOLLOW, noise_dir: Path | None = None,
+               history_root: Path | Histories | None = None, window: int = DEFAULT_HISTORY_WINDOW) -> list[CaseInputs]:
+    """Group results by case with each case's baseline: a pinned file (--baseline, or one
+    under the baselines root) wins; else, with `history_root`, the last `window` usable
+    samples of the case's history (model/baseline.py baseline_from_history)."""
+    groups: dict[CaseIdentity, list[Result]] = {}
+    for r in results:
+        groups.setdefault(CaseIdentity.of(r, follow), []).append(r)
+    if baseline_file and len(groups) > 1:
+        raise BadInput("--baseline names one baseline file, but the results belong to "
+                       f"{len(groups)} different cases; give the results of one case, or use --baseline-dir")
+    out = []
+    for ident, members in groups.items():
+        model = noise_model_for(next((r for r in members if r.ran and r.validity.valid), members[0]), noise_dir)
+        path = Path(baseline_file) if baseline_file else baseline_path(baseline_root, members[0], follow)
+        if baseline_file or path.exists() or history_root is None:
+            baseline = load_baseline(path) if (baseline_file or path.exists()) else None
+            out.append(CaseInputs(members, baseline, path, model))
+            continue
+        hist = case_history(history_root, ident)
+        from_history = baseline_from_history(hist, members[0], window, follow)
+        out.append(CaseInputs(members, from_history, hist.path, model, provenance(hist, from_history)))
+    return out

@@ -1,0 +1,25 @@
+"""Noise models on disk: baselines/noise/<runner class>/<server line>/<scenario>/
+<profile>/<case>.json (model/noise.py `noise_path`), written atomically."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from perfci.model.noise import NOISE_FILE, NoiseModel, noise_path
+from perfci.util.files import write_atomic
+
+
+def save(model: NoiseModel, root: Path) -> Path:
+    path = noise_path(root, model.runner_class, model.server_line, model.scenario, model.profile, model.case)
+    write_atomic(path, json.dumps(model.dump(), indent=1, sort_keys=True) + "\n")
+    return path
+
+
+def load(path: Path) -> NoiseModel:
+    return NOISE_FILE.load(path)
+
+
+def find(root: Path, runner_class: str, server_line: str, scenario: str, profile: str, case: str) -> NoiseModel | None:
+    path = noise_path(root, runner_class, server_line, scenario, profile, case)
+    return load(path) if path.is_file() else None
