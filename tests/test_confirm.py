@@ -8,11 +8,13 @@ import json
 from perfci.alert.issues import bisect_command, which_release
 from perfci.judge.compare import compare_cases
 from perfci.model.abratio import AbRatio
+from perfci.model.confirmation import Confirmation
 from perfci.providers.servers import load_servers
-from perfci.sessions.confirm import Confirmation, confirm_case, last_good, run_args, save
+from perfci.sessions.confirm import confirm_case, last_good, run_args
 from perfci.sessions.sized_ab import AbPlan
 from perfci.store.baseline_files import load_baseline, update_baselines
 from perfci.store.case_inputs import load_cases
+from perfci.store.confirmation_files import save
 from perfci.util.progress import Progress
 
 from conftest import REPO, run_perfci
@@ -79,12 +81,12 @@ def test_a_scenario_that_cannot_be_split_is_recorded_not_judged(tmp_path):
 def test_an_ab_that_fails_on_the_runner_is_recorded_as_failed(tmp_path, monkeypatch):
     """A server that does not start is the runner's problem (confirm exits 3), not
     "nothing to compare" (exit 0): the confirmation says which."""
-    from perfci.sessions import confirm as confirm_mod
+    from perfci.sessions import confirm
     from perfci.util.errors import InfraFailure
 
     def no_server(*args, **kwargs):
         raise InfraFailure("side A: the server did not start within 60 s")
-    monkeypatch.setattr(confirm_mod, "run_sized", no_server)
+    monkeypatch.setattr(confirm, "run_sized", no_server)
     comp, _ = regressed(tmp_path, "perfci run tiny --profile smoke --server local --config innodb_flush_log_at_trx_commit=1")
     c = confirm_case(comp, "smoke", AbPlan(), tmp_path, tmp_path / "out", Progress(quiet=True), "local")
     assert c.status == "not-run" and c.failed
@@ -337,3 +339,57 @@ def test_performance_variables_from_a_reproduce_string_pass():
                    "skip-log-bin", "innodb_log_file_size=96M", "loose-innodb_change_buffering=none",
                    "optimizer_switch=mrr=on,mrr_cost_based=off", "thread_handling=pool-of-threads"):
         assert parse_trusted_override(config, "test").name == config.partition("=")[0]
+
+
+class Recorded(Progress):
+    def __init__(self) -> None:
+        super().__init__(quiet=True)
+        self.lines: list[str] = []
+
+    def info(self, message: str) -> None:
+        self.lines.append(message)
+
+
+def test_the_reference_ab_is_sized_from_the_noise_dir_it_is_given(real_server_tools, tmp_path, monkeypatch):
+    """`perfci confirm --noise-dir D` (AbPlan.noise_dir): the reference A/B of a case is
+    sized from the noise model in D, the only place it is; without it, from the runner
+    default. Planned on the real server binary; stopped before a server starts."""
+    from perfci.model.noise import MetricNoise, NoiseModel
+    from perfci.sessions import sized_ab
+    from perfci.store.noise_files import save as save_model
+    from perfci.util.errors import InfraFailure
+
+    def result(tps: float, reproduce: str):
+        data = make_result(tps=tps).dump()
+        data["scenario"]["name"], data["reproduce"] = "rebuild-after-delete", reproduce
+        return data
+
+    root = tmp_path / "baselines"
+    base = [result(1000 + i, "perfci run rebuild-after-delete --profile smoke --server local") for i in range(4)]
+    for i, data in enumerate(base):
+        (tmp_path / f"b{i}.json").write_text(json.dumps(data))
+    from perfci.store.results import load_result
+    update_baselines([(tmp_path / f"b{i}.json", load_result(tmp_path / f"b{i}.json")) for i in range(4)], root=root)
+    (tmp_path / "tonight.json").write_text(json.dumps(result(
+        1000, "perfci run rebuild-after-delete --profile smoke --server local --config innodb_flush_log_at_trx_commit=1")))
+    [comp] = compare_cases(load_cases([load_result(tmp_path / "tonight.json")], baseline_root=root))
+    quiet = MetricNoise(pair_sd=0.004, block_sd=0.003, lag1=0.0, run_cv=0.01, pairs=80, runs=6, pair_seconds=2.0,
+                        instance_sd=0.002, instance_df=5)
+    line = f"mariadb-{load_result(tmp_path / 'tonight.json').server.version.rsplit('.', 1)[0]}"
+    save_model(NoiseModel(runner_class="local", server_line=line, scenario="rebuild-after-delete", profile="smoke",
+                          case="default", scenario_hash="sha256:aaaa", created_at="2026-11-20T00:00:00Z", host="vm",
+                          runs=[f"aa{i}" for i in range(6)], burst_transactions={"before": 250, "after": 250},
+                          metrics={"before.tps": quiet, "after.tps": quiet}), tmp_path / "noise")
+
+    def no_servers(*args, **kwargs):
+        raise InfraFailure("stopped before the servers start")
+    monkeypatch.setattr(sized_ab, "run_interleaved", no_servers)
+
+    def sizing(plan: AbPlan) -> str:
+        progress = Recorded()
+        c = confirm_case(comp, "smoke", plan, tmp_path, tmp_path / "out", progress, "local")
+        assert c is not None and c.trigger == "server-changed" and c.failed, c
+        return next(x for x in progress.lines if x.startswith("A/B sized: "))
+
+    assert "noise from the noise model of 6 A/As learned 2026-11-20" in sizing(AbPlan(noise_dir=tmp_path / "noise"))
+    assert "noise from the runner default" in sizing(AbPlan(noise_dir=tmp_path / "elsewhere"))

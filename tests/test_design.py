@@ -113,3 +113,15 @@ def test_an_a_b_of_one_phase_is_sized_on_that_phases_noise_not_the_noisiest_one(
     assert one.minutes < 5  # random ranges' bursts alone, not a cycle through all 19 phases
     noisy = design.for_case(model, 1, design.DEFAULT_JUDGED_PER_PHASE, 2, measured={"update-no-index"})
     assert noisy.mde > one.mde
+
+
+def test_one_mapping_turns_a_commands_ab_options_into_its_plan(tmp_path):
+    """commands/options.ab_plan: --size profile, --bursts with the warm-up, the noise
+    models under --noise-dir, else beside the command's --baseline-dir."""
+    from perfci.commands.options import ab_plan
+
+    plan = ab_plan(0.05, 25, "profile", 12, None, 0.01, None, ("after",), 2, baseline_dir=tmp_path / "b")
+    assert plan.by_profile and plan.measured_bursts == 10 and plan.phases == ("after",)
+    assert plan.noise_root == tmp_path / "b" / "noise"
+    assert ab_plan(0.05, 25, "target", None, None, 0.01, tmp_path / "n", baseline_dir=tmp_path / "b").noise_root == \
+        tmp_path / "n"

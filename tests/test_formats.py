@@ -6,10 +6,10 @@ import pytest
 
 from perfci.model.baseline import BASELINE_FILE
 from perfci.model.bursts import BURSTS_FILE
+from perfci.model.confirmation import CONFIRMATION_FILE
 from perfci.model.history import HISTORY_LINE
 from perfci.model.noise import NOISE_FILE
 from perfci.report.comparison import COMPARISON_FILE
-from perfci.sessions.confirm import CONFIRMATION_FILE
 from perfci.store.history_files import read_history
 from perfci.store.results import RESULT_FILE
 from perfci.util.errors import BadInput

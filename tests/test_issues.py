@@ -165,7 +165,8 @@ def test_axis_values_are_escaped_in_issue_titles_and_bodies(tmp_path):
 def test_text_from_result_and_confirmation_files_cannot_break_markers_or_mention(tmp_path):
     """A result id with `-->` would close the perfci-since marker (and break triage):
     refused on load. A confirmation's reason, sides and stored report are escaped."""
-    from perfci.sessions.confirm import Confirmation, markdown_section
+    from perfci.model.confirmation import Confirmation
+    from perfci.report.reference_ab import markdown_section
     from perfci.store.results import RESULT_FILE
 
     from factories import write_results

@@ -3,11 +3,15 @@ import points down that order (or stays in its folder), so there is no cycle.
 
     util -> model -> providers -> host -> run -> store -> judge -> report -> sessions -> alert -> commands -> cli
 
-An import inside a function is allowed only for a measured start-up cost (ALLOWED_LAZY)."""
+Some layers may not reach certain layers below them either (WALLS): the judge computes
+on values (model/) and reads no file (store/) and runs nothing (run/); an alert or a
+report renders typed values and never reaches into the session that ran an A/B. An
+import inside a function is allowed only for a measured start-up cost (ALLOWED_LAZY)."""
 
 from __future__ import annotations
 
 import ast
+import shutil
 from pathlib import Path
 
 import pytest
@@ -18,10 +22,19 @@ LAYERS = ["util", "model", "providers", "host", "run", "store", "judge", "report
 # third-party modules whose import is deferred on purpose (CONTRIBUTING.md, "Start-up cost"):
 # scipy adds ~0.25 s and matplotlib ~0.4 s to every `perfci` start, and most commands need neither
 ALLOWED_LAZY = {"scipy", "matplotlib"}
+# layer -> the layers below it that it may not import, and why
+WALLS = {
+    "judge": ({"store", "run"}, "the statistics take values (model/) and return values; callers read the files"),
+    "report": ({"sessions"}, "a report renders typed values (model/, judge/), not a session's internals"),
+    "alert": ({"sessions"}, "an alert reads typed verdicts and confirmations (model/), not the code that ran the A/B"),
+    "model": ({"providers"}, "values know nothing of where servers come from"),
+}
 
 
 def module_name(path: Path) -> str:
-    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    """perfci.x.y of a file under a folder named perfci (the package, or a copy of it)."""
+    whole = path.with_suffix("").parts
+    parts = whole[len(whole) - 1 - whole[::-1].index("perfci"):]
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
@@ -83,6 +96,42 @@ def test_no_import_inside_a_function_but_a_measured_one(path: Path):
     lazy = [f"line {line}: {target}" for target, line, inner in imports(path)
             if inner and target.split(".")[0] not in ALLOWED_LAZY]
     assert lazy == [], f"{module_name(path)} imports inside a function: {lazy} (move it to the top)"
+
+
+def walled(package: Path) -> list[str]:
+    """Every import across a wall (WALLS) in the package under `package`."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        parts = path.relative_to(package).parts
+        mine = parts[0] if len(parts) > 1 else None
+        if mine not in WALLS:
+            continue
+        banned, why = WALLS[mine]
+        for target, line, _ in imports(path):
+            if target.startswith("perfci.") and target.split(".")[1] in banned:
+                found.append(f"{'/'.join(parts)}:{line} imports {target} ({mine} may not: {why})")
+    return sorted(set(found))  # one line per module imported, not per name
+
+
+def test_no_import_crosses_a_wall():
+    assert walled(PACKAGE) == []
+
+
+@pytest.mark.parametrize("module, planted", [
+    ("judge/compare.py", "from perfci.store.baseline_files import load_baseline"),
+    ("judge/changes.py", "from perfci.run import plan"),
+    ("alert/issues.py", "from perfci.sessions.confirm import confirm_case"),
+    ("report/markdown.py", "from perfci.sessions import sized_ab"),
+])
+def test_a_planted_import_across_a_wall_is_caught(tmp_path: Path, module: str, planted: str):
+    """The wall check on a temporary copy of the package with one import planted."""
+    copy = tmp_path / "perfci"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    target = copy / module
+    target.write_text(target.read_text().replace("from __future__ import annotations\n",
+                                                 f"from __future__ import annotations\n\n{planted}\n", 1))
+    [found] = walled(copy)
+    assert found.startswith(f"{module}:") and planted.split()[1] in found
 
 
 def test_no_import_cycle():

@@ -26,10 +26,10 @@ from perfci.alert.issues import DEFAULT_CLOSE_AFTER
 from perfci.alert.nightly import NightOptions, run_night
 from perfci.judge import design
 from perfci.model.abratio import AbRatio
+from perfci.model.confirmation import Confirmation
 from perfci.model.history import DEFAULT_HISTORY_WINDOW, CaseHistory
 from perfci.model.identity import CaseIdentity
 from perfci.model.result import Result
-from perfci.sessions.confirm import Confirmation
 from perfci.store.history_files import case_history
 
 from factories import make_result

@@ -15,6 +15,7 @@ from perfci.store.baseline_files import update_baselines
 from perfci.store.case_inputs import load_cases
 from perfci.store.noise_files import save
 
+from conftest import run_perfci
 from factories import make_result, write_results
 
 WORK = ("before.global_status.Innodb_pages_written", "after.global_status.Innodb_pages_written",
@@ -84,3 +85,26 @@ def test_the_family_level_shares_the_rules_level_among_its_members():
     assert family_confidence(0.995, 1) == 0.995
     assert abs(family_confidence(0.995, 50) - (1 - 0.0001)) < 1e-12
     assert family_confidence(0.995, 0) == 0.995
+
+
+def test_the_nightly_judges_with_the_noise_models_of_its_noise_dir(tmp_path):
+    """--noise-dir reaches the nightly's verdicts: with the model there (and nowhere
+    else), the work gate judges the counters it found deterministic and 5 % more pages
+    written per transaction stands; without it, the same night is judged without them."""
+    root = tmp_path / "baselines"
+    update_baselines(write_results(tmp_path / "r", [with_work(1.0, tps=1000 + 5 * i) for i in range(6)]), root=root)
+    noise_dir = rules_with_model(tmp_path).noise_dir
+    assert noise_dir is not None and not (root / "noise").exists()
+    [(tonight, _)] = write_results(tmp_path / "tonight", [with_work(1.05)])
+
+    def night(name: str, *extra: str):
+        (tmp_path / name).mkdir()
+        return run_perfci("nightly", str(tonight), "--history", str(tmp_path / name), "--baseline-dir", str(root),
+                          "--min-nights", "1", "--dry-run", "--out", str(tmp_path / name / "issues"), *extra)
+
+    with_model = night("with", "--noise-dir", str(noise_dir))
+    assert with_model.returncode == 1, with_model.stderr
+    assert "after.global_status.Innodb_pages_written" in with_model.stdout
+    without = night("without")
+    assert without.returncode == 0, without.stdout + without.stderr
+    assert "Innodb_pages_written" not in without.stdout

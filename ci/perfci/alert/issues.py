@@ -20,14 +20,15 @@ from pathlib import Path
 
 from perfci.alert.github import LABEL, Comment, GitHub, Issue, body_of, capped_label, login
 from perfci.judge.compare import CaseComparison, MetricRow
+from perfci.model.confirmation import Confirmation
 from perfci.model.history import CaseHistory
 from perfci.model.identity import CaseIdentity
 from perfci.model.verdicts import Outcome
 from perfci.providers.servers import id_of_spec, load_servers, resolve_server
 from perfci.providers.spec import parse_spec
 from perfci.report.plots import mermaid_intervals
+from perfci.report.reference_ab import markdown_section
 from perfci.report.table import table
-from perfci.sessions.confirm import Confirmation, markdown_section
 from perfci.store.history_files import Histories, case_history
 from perfci.util.errors import BadInput
 from perfci.util.files import write_atomic

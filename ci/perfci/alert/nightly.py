@@ -29,10 +29,10 @@ from perfci.alert.github import Comment, GitHub, GitHubFailure, Issue, body_of, 
 from perfci.alert.issues import ACCEPT_LABEL, CASE_RE, SINCE_RE, sync
 from perfci.judge.changes import persisting_changes
 from perfci.judge.compare import CaseComparison, Rules, compare_cases
+from perfci.model.confirmation import Confirmation
 from perfci.model.history import DEFAULT_HISTORY_WINDOW, NightVerdict, summary_line
 from perfci.model.identity import CaseIdentity
 from perfci.model.result import Result
-from perfci.sessions.confirm import Confirmation
 from perfci.store.case_inputs import load_cases
 from perfci.store.history_files import Histories, reset
 from perfci.util.errors import BadInput

@@ -10,9 +10,10 @@ import click
 from perfci.commands import options
 from perfci.host.hostlock import command_line, exclusive_host
 from perfci.judge.compare import Rules, compare_cases
-from perfci.sessions import confirm as confirm_mod
+from perfci.sessions.confirm import DEFAULT_PROFILE, confirm_case
 from perfci.sessions.session import handle_cancellation
 from perfci.sessions.sized_ab import AbPlan
+from perfci.store import confirmation_files
 from perfci.store.case_inputs import load_cases
 from perfci.store.results import expand, load_result
 from perfci.util.errors import EXIT_INFRA, EXIT_INTERRUPTED, EXIT_REGRESSION
@@ -22,7 +23,7 @@ from perfci.util.progress import Progress
 @click.command()
 @click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
 @options.baseline_dir
-@click.option("--profile", "-p", default=confirm_mod.DEFAULT_PROFILE, show_default=True,
+@click.option("--profile", "-p", default=DEFAULT_PROFILE, show_default=True,
               help="The fixed-work profile the A/B runs (its phases are split into bursts).")
 @options.ab_plan_options
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("confirm"), show_default=True,
@@ -62,9 +63,9 @@ def confirm(results: tuple[Path, ...], baseline_dir: Path | None, profile: str, 
     try:
         with exclusive_host(command_line(), allow_busy=False, wait_s=host_wait):
             for comp in comparisons:
-                c = confirm_mod.confirm_case(comp, profile, ab, parent, out_dir, progress, runner_class)
+                c = confirm_case(comp, profile, ab, parent, out_dir, progress, runner_class)
                 if c is not None:
-                    confirm_mod.save(c, out_dir)
+                    confirmation_files.save(c, out_dir)
                     found.append(c)
     except KeyboardInterrupt:
         click.echo("interrupted: both servers were shut down; the confirmations written so far are kept", err=True)

@@ -13,8 +13,8 @@ from perfci.alert.github import GitHub
 from perfci.commands import options
 from perfci.judge.compare import Rules, compare_cases
 from perfci.model.identity import Follow
-from perfci.sessions.confirm import load_all
 from perfci.store.case_inputs import load_cases
+from perfci.store.confirmation_files import load_all
 from perfci.store.results import expand, load_result
 
 

@@ -13,7 +13,7 @@ from perfci.alert.nightly import NightOptions, run_night
 from perfci.commands import options
 from perfci.judge.compare import Rules
 from perfci.model.identity import Follow
-from perfci.sessions.confirm import load_all
+from perfci.store.confirmation_files import load_all
 from perfci.store.results import expand, load_result
 from perfci.util.errors import EXIT_REGRESSION
 

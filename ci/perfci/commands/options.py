@@ -12,6 +12,7 @@ import click
 from perfci.judge import design
 from perfci.judge.paired import DEFAULT_MIN_EFFECT
 from perfci.judge.stats import DEFAULT_CONFIDENCE, DEFAULT_CV_FLOOR, DEFAULT_PRIOR_CV
+from perfci.model.baseline import NOISE_DIR
 from perfci.model.identity import DEFAULT_FOLLOW, FOLLOW_CHOICES
 from perfci.model.scenario import cases, load_scenario
 from perfci.providers.servers import resolve_server
@@ -58,8 +59,9 @@ host_wait = click.option(
     help="Wait up to SECONDS for the host to be free (another benchmark running) before refusing.")
 noise_dir = click.option(
     "--noise-dir", type=click.Path(path_type=Path), default=None,
-    help="Noise models from `perfci calibrate` (default: baselines/noise of the project): where one matches a "
-         "case, its tolerances and spreads replace the defaults, and every counter it found deterministic is judged too.")
+    help="Noise models from `perfci calibrate` (default: noise/ under --baseline-dir where the command has one, else "
+         "baselines/noise of the project): where one matches a case, its tolerances and spreads replace the defaults, "
+         "an A/B is sized and judged with it, and every counter it found deterministic is judged too.")
 history = click.option(
     "--history", "history_dir", type=click.Path(path_type=Path, exists=True, file_okay=False), default=None,
     envvar="PERFCI_HISTORY",
@@ -144,23 +146,25 @@ AB_PLAN_OPTIONS = (ab_target, ab_budget, ab_size, ab_bursts, ab_instances, min_e
 
 def ab_plan(target_mde: float, budget_minutes: float, size_by: str, bursts: int | None, instances: int | None,
             min_effect: float, noise_dir: Path | None, phases: tuple[str, ...] = (),
-            warmup: int = DEFAULT_WARMUP_PAIRS) -> AbPlan:
+            warmup: int = DEFAULT_WARMUP_PAIRS, baseline_dir: Path | None = None) -> AbPlan:
     """THE mapping of a command's A/B options to the plan every A/B it runs is sized
-    and judged by (sessions/sized_ab.AbPlan)."""
+    and judged by (sessions/sized_ab.AbPlan). The noise models: --noise-dir, else
+    noise/ under the command's --baseline-dir (where they live beside the baselines)."""
     return AbPlan(target_mde, budget_minutes, size_by == "profile", bursts, instances, warmup, tuple(phases),
-                  min_effect, noise_dir)
+                  min_effect, noise_dir or (baseline_dir / NOISE_DIR if baseline_dir else None))
 
 
 def ab_plan_options(fn: F) -> F:
     """The options that size and judge an interleaved A/B, declared once, handed to the
-    command as one `ab: AbPlan` (with its --phase and --warmup where it has them)."""
+    command as one `ab: AbPlan` (with its --phase, --warmup and --baseline-dir where it
+    has them)."""
     names = ("target_mde", "budget_minutes", "size_by", "bursts", "instances", "min_effect", "noise_dir")
 
     @functools.wraps(fn)
     def with_plan(*args, **kwargs):
         given = {name: kwargs.pop(name) for name in names}
-        extra = {name: kwargs.pop(name) if name == "warmup" else kwargs[name]  # --phase is the command's too
-                 for name in ("phases", "warmup") if name in kwargs}
+        extra = {name: kwargs.pop(name) if name == "warmup" else kwargs[name]  # the others are the command's too
+                 for name in ("phases", "warmup", "baseline_dir") if name in kwargs}
         kwargs["ab"] = ab_plan(**given, **extra)
         return fn(*args, **kwargs)
 

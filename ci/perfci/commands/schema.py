@@ -10,6 +10,7 @@ from pydantic.json_schema import models_json_schema
 
 from perfci.model.baseline import BASELINE_FILE
 from perfci.model.bursts import BURSTS_FILE
+from perfci.model.confirmation import CONFIRMATION_FILE
 from perfci.model.history import HISTORY_LINE, Annotation
 from perfci.model.noise import NOISE_FILE
 from perfci.model.result import Result, ResultV1
@@ -17,7 +18,6 @@ from perfci.model.scenario import Scenario
 from perfci.model.sweep import SWEEP_FILE
 from perfci.providers.servers import ServersFile
 from perfci.report.comparison import COMPARISON_FILE
-from perfci.sessions.confirm import CONFIRMATION_FILE
 from perfci.store.results import RESULT_FILE
 
 # kind -> (model, what the file is): the JSON files (read by model/formats.py) and the YAML inputs

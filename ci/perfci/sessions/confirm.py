@@ -22,21 +22,15 @@ split into bursts). Its outcome, per case:
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 from pathlib import Path
-from typing import Literal
-
-from pydantic import Field
 
 from perfci.judge.compare import CaseComparison
 from perfci.judge.paired import PairedVerdict
 from perfci.model.abratio import AbRatio
-from perfci.model.base import StrictModel
 from perfci.model.baseline import Baseline, Sample
-from perfci.model.formats import FileFormat, JsonObject
-from perfci.model.result import ResultId
+from perfci.model.confirmation import Confirmation, Trigger
 from perfci.providers.basedirs import on_build_line
 from perfci.providers.mycnf import parse_trusted_override
 from perfci.providers.servers import id_of_spec, load_servers, pinned_in_git_history, resolve_server, specs_in_git_history
@@ -44,44 +38,9 @@ from perfci.providers.spec import parse_spec
 from perfci.sessions.rounds import Side
 from perfci.sessions.sized_ab import AbPlan, run_sized
 from perfci.util.errors import BadInput, InfraFailure
-from perfci.util.files import write_atomic
 from perfci.util.progress import Progress
-from perfci.util.text import code_span, inert_markdown, markdown
 
 DEFAULT_PROFILE = "smoke"
-SUFFIX = ".confirmation.json"
-
-
-Trigger = Literal["regression", "server-changed"]
-
-
-class Confirmation(StrictModel):
-    schema_: Literal["perfci.confirmation/4"] = Field("perfci.confirmation/4", alias="schema")
-    result_id: ResultId
-    case: str
-    status: Literal["confirmed", "not-confirmed", "not-run"]
-    reason: str
-    nightly_regressions: list[str]
-    a: str = Field("", description="the last good server: spec and overrides")
-    b: str = Field("", description="this run's server: spec and overrides")
-    profile: str = ""
-    ab_regressions: list[str] = []
-    bursts_file: str | None = None
-    report: str = Field("", description="the A/B's Markdown report")
-    # /2
-    failed: bool = Field(False, description="not-run because the A/B failed on this runner (infrastructure), "
-                                            "not because there was nothing to compare")
-    # /3
-    trigger: Trigger = "regression"
-    reference_version: str = Field("", description="the reference's server version (the baseline's newest sample)")
-    ratios: dict[str, AbRatio] = Field({}, description="judged metrics of the A/B: B/A, interval, MDE")
-    sizing: str = Field("", description="how the A/B was sized and what it could see")
-    # /4
-    unchanged_server: bool = Field(False, description="not-run: tonight's server, build and config are the "
-                                                      "reference's, so what moved is the runner, perfci or the data")
-
-    def dump(self) -> dict:
-        return self.model_dump(mode="json", by_alias=True)
 
 
 def run_args(reproduce: str) -> tuple[str, tuple[str, ...]] | None:
@@ -207,54 +166,3 @@ def ratios_of(rows: list[PairedVerdict]) -> dict[str, AbRatio]:
             for r in rows if r.spec is not None and r.estimate is not None}
 
 
-def save(confirmation: Confirmation, out_dir: Path) -> Path:
-    path = out_dir / f"{confirmation.result_id}{SUFFIX}"
-    write_atomic(path, json.dumps(confirmation.dump(), indent=1) + "\n")
-    return path
-
-
-def _v1_to_v2(data: JsonObject) -> JsonObject:
-    """/1 did not tell a failed A/B from one with nothing to compare: neither failed."""
-    return {**data, "schema": "perfci.confirmation/2"}
-
-
-def _v2_to_v3(data: JsonObject) -> JsonObject:
-    """/2 ran only on a threshold regression, and kept no ratios."""
-    return {**data, "schema": "perfci.confirmation/3"}
-
-
-def _v3_to_v4(data: JsonObject) -> JsonObject:
-    """/3 did not say that tonight's server was the reference's itself."""
-    return {**data, "schema": "perfci.confirmation/4"}
-
-
-CONFIRMATION_FILE = FileFormat("confirmation", Confirmation, "perfci.confirmation/4",
-                               upgrades={"perfci.confirmation/1": lambda d: _v3_to_v4(_v2_to_v3(_v1_to_v2(d))),
-                                         "perfci.confirmation/2": lambda d: _v3_to_v4(_v2_to_v3(d)),
-                                         "perfci.confirmation/3": _v3_to_v4})
-
-
-def load_all(directory: Path) -> dict[str, Confirmation]:
-    """Confirmations by the nightly result they judge; a missing directory has none."""
-    found: dict[str, Confirmation] = {}
-    for path in sorted(Path(directory).glob(f"*{SUFFIX}")):
-        c = CONFIRMATION_FILE.load(path)
-        found[c.result_id] = c
-    return found
-
-
-def markdown_section(c: Confirmation) -> list[str]:
-    """The reference A/B's part of an issue body."""
-    status = {"confirmed": "**confirmed**", "not-confirmed": "not confirmed", "not-run": "not run"}[c.status]
-    why = {"regression": "tonight regressed against its baseline",
-           "server-changed": "tonight's server or config is not the reference's"}[c.trigger]
-    lines = ["", "### A/B against the reference (same runner, both servers alive, interleaved bursts)", "",
-             f"- {status}: {markdown(c.reason)} (run because {why})"]  # a confirmation file is input: escaped
-    if c.a:
-        lines.append(f"- A, reference: {code_span(c.a)} · B, tonight: {code_span(c.b)} · profile {code_span(c.profile)}")
-    if c.sizing:
-        lines.append(f"- sized: {markdown(c.sizing)}")
-    if c.report:
-        lines += ["", "<details><summary>The A/B's report</summary>", "", inert_markdown(c.report.strip()), "",
-                  "</details>"]
-    return lines

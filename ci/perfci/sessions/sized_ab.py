@@ -12,6 +12,7 @@ from pathlib import Path
 from perfci.judge import calibration, design
 from perfci.judge.bursts import interim_look, judge_run
 from perfci.judge.paired import DEFAULT_MIN_EFFECT, PairedVerdict
+from perfci.model.baseline import NOISE_DIR
 from perfci.model.bursts import InterleavedRun
 from perfci.model.identity import server_line
 from perfci.model.noise import NoiseModel
@@ -51,7 +52,7 @@ class AbPlan:
 
     @property
     def noise_root(self) -> Path:
-        return self.noise_dir or baselines_dir() / "noise"
+        return self.noise_dir or baselines_dir() / NOISE_DIR
 
     @property
     def measured_bursts(self) -> int | None:

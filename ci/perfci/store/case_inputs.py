@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from perfci.model.baseline import CaseInputs, baseline_from_history, provenance
+from perfci.model.baseline import NOISE_DIR, CaseInputs, baseline_from_history, provenance
 from perfci.model.history import DEFAULT_HISTORY_WINDOW
 from perfci.model.identity import DEFAULT_FOLLOW, CaseIdentity, Follow
 from perfci.model.noise import NoiseModel
@@ -18,9 +18,10 @@ from perfci.util.errors import BadInput
 from perfci.util.paths import baselines_dir
 
 
-def noise_model_for(result: Result, noise_dir: Path | None) -> NoiseModel | None:
-    """The case's noise model (None: none, or one learned on another scenario hash)."""
-    root = noise_dir or baselines_dir() / "noise"
+def noise_model_for(result: Result, noise_dir: Path | None, baseline_root: Path | None = None) -> NoiseModel | None:
+    """The case's noise model (None: none, or one learned on another scenario hash):
+    under `noise_dir`, else noise/ beside the baselines."""
+    root = noise_dir or (baseline_root or baselines_dir()) / NOISE_DIR
     model = find(root, result.runner_class, result.server.line or "", result.scenario.name,
                  result.scenario.profile, result.case)
     return model if model is not None and model.scenario_hash == result.scenario.hash else None
@@ -40,7 +41,8 @@ def load_cases(results: list[Result], baseline_file: Path | None = None, baselin
                        f"{len(groups)} different cases; give the results of one case, or use --baseline-dir")
     out = []
     for ident, members in groups.items():
-        model = noise_model_for(next((r for r in members if r.ran and r.validity.valid), members[0]), noise_dir)
+        model = noise_model_for(next((r for r in members if r.ran and r.validity.valid), members[0]), noise_dir,
+                                baseline_root)
         path = Path(baseline_file) if baseline_file else baseline_path(baseline_root, members[0], follow)
         if baseline_file or path.exists() or history_root is None:
             baseline = load_baseline(path) if (baseline_file or path.exists()) else None

@@ -1,0 +1,69 @@
+"""A confirmation: what the nightly's reference A/B of one case found (the value;
+sessions/confirm.py runs the A/B, store/confirmation_files.py reads and writes it,
+report/reference_ab.py renders its part of an issue)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from perfci.model.abratio import AbRatio
+from perfci.model.base import StrictModel
+from perfci.model.formats import FileFormat, JsonObject
+from perfci.model.result import ResultId
+
+SUFFIX = ".confirmation.json"
+
+
+Trigger = Literal["regression", "server-changed"]
+
+
+class Confirmation(StrictModel):
+    schema_: Literal["perfci.confirmation/4"] = Field("perfci.confirmation/4", alias="schema")
+    result_id: ResultId
+    case: str
+    status: Literal["confirmed", "not-confirmed", "not-run"]
+    reason: str
+    nightly_regressions: list[str]
+    a: str = Field("", description="the last good server: spec and overrides")
+    b: str = Field("", description="this run's server: spec and overrides")
+    profile: str = ""
+    ab_regressions: list[str] = []
+    bursts_file: str | None = None
+    report: str = Field("", description="the A/B's Markdown report")
+    # /2
+    failed: bool = Field(False, description="not-run because the A/B failed on this runner (infrastructure), "
+                                            "not because there was nothing to compare")
+    # /3
+    trigger: Trigger = "regression"
+    reference_version: str = Field("", description="the reference's server version (the baseline's newest sample)")
+    ratios: dict[str, AbRatio] = Field({}, description="judged metrics of the A/B: B/A, interval, MDE")
+    sizing: str = Field("", description="how the A/B was sized and what it could see")
+    # /4
+    unchanged_server: bool = Field(False, description="not-run: tonight's server, build and config are the "
+                                                      "reference's, so what moved is the runner, perfci or the data")
+
+    def dump(self) -> dict:
+        return self.model_dump(mode="json", by_alias=True)
+
+
+def _v1_to_v2(data: JsonObject) -> JsonObject:
+    """/1 did not tell a failed A/B from one with nothing to compare: neither failed."""
+    return {**data, "schema": "perfci.confirmation/2"}
+
+
+def _v2_to_v3(data: JsonObject) -> JsonObject:
+    """/2 ran only on a threshold regression, and kept no ratios."""
+    return {**data, "schema": "perfci.confirmation/3"}
+
+
+def _v3_to_v4(data: JsonObject) -> JsonObject:
+    """/3 did not say that tonight's server was the reference's itself."""
+    return {**data, "schema": "perfci.confirmation/4"}
+
+
+CONFIRMATION_FILE = FileFormat("confirmation", Confirmation, "perfci.confirmation/4",
+                               upgrades={"perfci.confirmation/1": lambda d: _v3_to_v4(_v2_to_v3(_v1_to_v2(d))),
+                                         "perfci.confirmation/2": lambda d: _v3_to_v4(_v2_to_v3(d)),
+                                         "perfci.confirmation/3": _v3_to_v4})
