@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "ci"))
 
 from perfci.judge import calibration  # noqa: E402
-from perfci.judge.bursts import instance_tables, judge_run  # noqa: E402
+from perfci.judge.burst_verdicts import instance_tables, judge_run  # noqa: E402
 from perfci.judge.paired import PairedVerdict  # noqa: E402
 from perfci.model.bursts import BURSTS_FILE, InterleavedRun  # noqa: E402
 from perfci.model.verdicts import Outcome  # noqa: E402

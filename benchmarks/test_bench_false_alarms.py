@@ -34,7 +34,7 @@ from pathlib import Path
 import pytest
 
 from perfci.judge import calibration
-from perfci.judge.bursts import judge_run
+from perfci.judge.burst_verdicts import judge_run
 from perfci.model.bursts import BURSTS_FILE
 from perfci.model.verdicts import Outcome
 from test_bench_detection import iterations_for, md5_iteration_seconds, timed_ab, trigger

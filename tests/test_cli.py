@@ -14,7 +14,7 @@ import jsonschema
 import pytest
 
 from perfci import cli
-from perfci.commands.schema import KINDS, json_schema
+from perfci.commands.schema_cmd import KINDS, json_schema
 from perfci.util.paths import project_root, scenarios_dir
 
 from conftest import DATA, REPO, SOURCE_ENV, run_perfci
@@ -34,12 +34,12 @@ def test_a_result_with_an_empty_server_object_is_bad_input_in_one_line(tmp_path)
 
 def test_an_unexpected_exception_is_an_internal_error_with_exit_3(tmp_path, monkeypatch, capsys):
     [(path, _)] = write_results(tmp_path, [make_result()])
-    import perfci.commands.compare as command
+    from perfci.commands import compare_cmd
 
     def boom(*args, **kwargs):
         raise KeyError("flavor")
 
-    monkeypatch.setattr(command, "compare_cases", boom)
+    monkeypatch.setattr(compare_cmd, "compare_cases", boom)
     with pytest.raises(SystemExit) as exit_:
         cli.main(["compare", str(path), "--baseline-dir", str(tmp_path)])
     err = capsys.readouterr().err

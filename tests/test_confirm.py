@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from perfci.alert.issues import bisect_command, which_release
+from perfci.alert.regression_issues import bisect_command, which_release
 from perfci.judge.compare import compare_cases
 from perfci.model.abratio import AbRatio
 from perfci.model.confirmation import Confirmation
@@ -303,7 +303,7 @@ def test_a_build_of_a_branch_is_reproduced_by_the_commit_it_built(tmp_path):
 
 
 def test_the_issue_of_a_build_names_the_commit_it_was_built_from(tmp_path):
-    from perfci.alert.issues import body_for
+    from perfci.alert.regression_issues import body_for
     sha = "0123456789abcdef0123456789abcdef01234567"
     root = tmp_path / "baselines"
     update_baselines(write_results(tmp_path / "base", [make_result(tps=1000 + 5 * i) for i in range(5)]), root=root)
@@ -356,7 +356,7 @@ def test_the_reference_ab_is_sized_from_the_noise_dir_it_is_given(real_server_to
     default. Planned on the real server binary; stopped before a server starts."""
     from perfci.model.noise import MetricNoise, NoiseModel
     from perfci.sessions import sized_ab
-    from perfci.store.noise_files import save as save_model
+    from perfci.store import noise_files
     from perfci.util.errors import InfraFailure
 
     def result(tps: float, reproduce: str):
@@ -376,7 +376,7 @@ def test_the_reference_ab_is_sized_from_the_noise_dir_it_is_given(real_server_to
     quiet = MetricNoise(pair_sd=0.004, block_sd=0.003, lag1=0.0, run_cv=0.01, pairs=80, runs=6, pair_seconds=2.0,
                         instance_sd=0.002, instance_df=5)
     line = f"mariadb-{load_result(tmp_path / 'tonight.json').server.version.rsplit('.', 1)[0]}"
-    save_model(NoiseModel(runner_class="local", server_line=line, scenario="rebuild-after-delete", profile="smoke",
+    noise_files.save(NoiseModel(runner_class="local", server_line=line, scenario="rebuild-after-delete", profile="smoke",
                           case="default", scenario_hash="sha256:aaaa", created_at="2026-11-20T00:00:00Z", host="vm",
                           runs=[f"aa{i}" for i in range(6)], burst_transactions={"before": 250, "after": 250},
                           metrics={"before.tps": quiet, "after.tps": quiet}), tmp_path / "noise")

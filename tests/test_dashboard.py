@@ -3,7 +3,7 @@ test_e2e_dashboard.py)."""
 
 from __future__ import annotations
 
-from perfci.report.dashboard import _scale
+from perfci.report.dashboard_site import _scale
 
 
 def test_noise_inside_the_tolerance_never_fills_a_chart():

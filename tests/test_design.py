@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from perfci.judge import design
-from perfci.judge.bursts import look_alpha
+from perfci.judge.burst_verdicts import look_alpha
 from perfci.judge.paired import judge_instances
 from perfci.model.metrics import default_spec
 from perfci.model.noise import InstancePrior

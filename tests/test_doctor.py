@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 
-from perfci.host import doctor
+from perfci.host import host_checks
 
 from conftest import run_perfci
 
@@ -28,10 +28,10 @@ def runner_with_hooks(tmp_path, started="job-started.sh", completed="job-complet
 
 def test_hooks_named_present_runnable_and_not_the_runners_to_edit(tmp_path):
     runner, hooks = runner_with_hooks(tmp_path)
-    good = doctor.hooks(runner, runner_uid=1000)  # the files are root's, the runner is uid 1000
+    good = host_checks.hooks(runner, runner_uid=1000)  # the files are root's, the runner is uid 1000
     assert good.status == "ok" and str(hooks / "job-started.sh") in good.found
     os.chown(hooks / "job-completed.sh", 1000, 1000)
-    editable = doctor.hooks(runner, runner_uid=1000)
+    editable = host_checks.hooks(runner, runner_uid=1000)
     assert editable.status == "fail" and "job-completed.sh is owned by uid 1000, not root" in editable.found
     assert editable.fix == f"scripts/runner-bootstrap {runner} (then restart the runner service)"
 
@@ -42,49 +42,49 @@ def test_every_file_the_runner_reads_at_job_start_is_roots(tmp_path):
     fork guard off for the next one)."""
     runner, hooks = runner_with_hooks(tmp_path / "a")
     os.chown(runner / ".env", 1000, 1000)  # a job replaced .env in its own runner directory
-    found = doctor.hooks(runner, runner_uid=1000)
+    found = host_checks.hooks(runner, runner_uid=1000)
     assert found.status == "fail" and f"{runner / '.env'} is owned by uid 1000" in found.found
     runner, hooks = runner_with_hooks(tmp_path / "b")
     (hooks / "job-started.py").chmod(0o666)
-    assert "job-started.py is writable by group or others" in doctor.hooks(runner, runner_uid=1000).found
+    assert "job-started.py is writable by group or others" in host_checks.hooks(runner, runner_uid=1000).found
     runner, hooks = runner_with_hooks(tmp_path / "c")
     hooks.chmod(0o777)
-    assert f"{hooks} is writable by group or others" in doctor.hooks(runner, runner_uid=1000).found
+    assert f"{hooks} is writable by group or others" in host_checks.hooks(runner, runner_uid=1000).found
     runner, hooks = runner_with_hooks(tmp_path / "d")
     (hooks / "job-started.sh").write_text("#!/usr/bin/env bash\nexec python3 job-started.py\n")
-    assert "from PATH" in doctor.hooks(runner, runner_uid=1000).found
+    assert "from PATH" in host_checks.hooks(runner, runner_uid=1000).found
     runner, hooks = runner_with_hooks(tmp_path / "e")
     (runner / ".env").rename(runner / "env.real")
     (runner / ".env").symlink_to(runner / "env.real")
-    assert f"{runner / '.env'} is a symlink" in doctor.hooks(runner, runner_uid=1000).found
+    assert f"{runner / '.env'} is a symlink" in host_checks.hooks(runner, runner_uid=1000).found
 
 
 def test_a_hook_the_runner_cannot_start_fails_with_the_reason(tmp_path):
     runner, _ = runner_with_hooks(tmp_path / "a", started="job-started", completed="job-completed")
-    found = doctor.hooks(runner, runner_uid=1000)
+    found = host_checks.hooks(runner, runner_uid=1000)
     assert found.status == "fail" and "starts only .sh, .ps1, .js hooks" in found.found
     runner, _ = runner_with_hooks(tmp_path / "b", body="#!/usr/bin/env bash\nif then fi (\n")
-    found = doctor.hooks(runner, runner_uid=1000)
+    found = host_checks.hooks(runner, runner_uid=1000)
     assert found.status == "fail" and "does not parse under bash -e" in found.found
     (tmp_path / "c").mkdir()
     bare = tmp_path / "c" / "runner"
     bare.mkdir()
-    found = doctor.hooks(bare)
+    found = host_checks.hooks(bare)
     assert found.status == "fail" and "ACTIONS_RUNNER_HOOK_JOB_STARTED, ACTIONS_RUNNER_HOOK_JOB_COMPLETED not set" \
         in found.found
-    assert doctor.hooks(None).status == "info"
+    assert host_checks.hooks(None).status == "info"
 
 
 def test_host_settings_that_skew_numbers_warn_with_the_fix():
     quiet = {"cpu_governors": ["performance"], "transparent_hugepages": "madvise", "swap_used_bytes": 0,
              "swappiness": "1"}
-    assert [f.status for f in (doctor.governor(quiet), doctor.huge_pages(quiet), doctor.swap(quiet))] == ["ok"] * 3
+    assert [f.status for f in (host_checks.governor(quiet), host_checks.huge_pages(quiet), host_checks.swap(quiet))] == ["ok"] * 3
     noisy = {"cpu_governors": ["powersave", "schedutil"], "transparent_hugepages": "always",
              "swap_used_bytes": 512 * 2**20, "swappiness": "60"}
-    findings = [doctor.governor(noisy), doctor.huge_pages(noisy), doctor.swap(noisy)]
+    findings = [host_checks.governor(noisy), host_checks.huge_pages(noisy), host_checks.swap(noisy)]
     assert [f.status for f in findings] == ["warn"] * 3 and all(f.fix for f in findings)
     assert "powersave, schedutil" in findings[0].found and "512 MiB of swap in use" in findings[2].found
-    assert doctor.governor({"cpu_governors": None}).status == "info"
+    assert host_checks.governor({"cpu_governors": None}).status == "info"
 
 
 def test_doctor_and_the_recorded_host_check_read_one_policy():
@@ -93,7 +93,7 @@ def test_doctor_and_the_recorded_host_check_read_one_policy():
     from perfci.host import policy
     noisy = {"cpu_governors": ["powersave"], "transparent_hugepages": "always", "swap_used_bytes": 512 * 2**20,
              "load_1m": 64.0}
-    said = [f.found for f in (doctor.governor(noisy), doctor.huge_pages(noisy), doctor.swap(noisy), doctor.load(noisy))]
+    said = [f.found for f in (host_checks.governor(noisy), host_checks.huge_pages(noisy), host_checks.swap(noisy), host_checks.load(noisy))]
     assert said == [policy.governor_problem(["powersave"]), policy.huge_pages_problem("always"),
                     policy.swap_problem(512 * 2**20), policy.load_problem(64.0, os.cpu_count() or 1)]
     assert policy.busy(policy.BUSY_OTHER_CORES + 0.01) and not policy.busy(policy.BUSY_OTHER_CORES)
@@ -101,31 +101,31 @@ def test_doctor_and_the_recorded_host_check_read_one_policy():
 
 
 def test_other_servers_fail_and_name_each():
-    found = doctor.other_servers(["mariadbd (pid 812)", "sysbench (pid 990)"])
+    found = host_checks.other_servers(["mariadbd (pid 812)", "sysbench (pid 990)"])
     assert found.status == "fail" and "mariadbd (pid 812), sysbench (pid 990)" in found.found
     assert "--allow-busy" in found.fix
-    assert doctor.other_servers([]).status == "ok"
+    assert host_checks.other_servers([]).status == "ok"
 
 
 def test_freezer_from_the_cgroup_trees(tmp_path):
     v1, v2 = tmp_path / "freezer", tmp_path / "unified"
     v1.mkdir()
     v2.mkdir()
-    assert doctor.freezer(v1, v2).status == "warn"  # neither tree: SIGSTOP
+    assert host_checks.freezer(v1, v2).status == "warn"  # neither tree: SIGSTOP
     (v2 / "cgroup.controllers").write_text("cpu io memory\n")
-    assert "cgroup v2" in doctor.freezer(v1, v2).found
+    assert "cgroup v2" in host_checks.freezer(v1, v2).found
     (v1 / "freezer.state").write_text("THAWED\n")
-    assert "cgroup v1 freezer" in doctor.freezer(v1, v2).found
+    assert "cgroup v1 freezer" in host_checks.freezer(v1, v2).found
 
 
 def test_memory_for_two_buffer_pools_and_the_disk(tmp_path):
     gib = 2**30
-    assert doctor.memory(24 * gib, [8 * gib], "seed").status == "ok"        # 2 x (8 + 0.5) = 17 GiB
-    short = doctor.memory(12 * gib, [8 * gib, 1 * gib], "seed")
+    assert host_checks.memory(24 * gib, [8 * gib], "seed").status == "ok"        # 2 x (8 + 0.5) = 17 GiB
+    short = host_checks.memory(12 * gib, [8 * gib, 1 * gib], "seed")
     assert short.status == "fail" and "needs ~17.0 GiB for two servers" in short.found and "--mode rounds" in short.fix
-    assert doctor.memory(None, [gib], "x").status == "info"
-    assert doctor.disk(tmp_path / "missing").status == "fail"
-    assert doctor.disk(tmp_path, min_free=2**60).status in ("warn",)  # never that much free
+    assert host_checks.memory(None, [gib], "x").status == "info"
+    assert host_checks.disk(tmp_path / "missing").status == "fail"
+    assert host_checks.disk(tmp_path, min_free=2**60).status in ("warn",)  # never that much free
 
 
 def test_the_command_prints_each_finding_with_its_fix_and_fails_on_a_failing_check(tmp_path):
@@ -150,27 +150,27 @@ def test_a_runner_user_in_the_docker_group_is_said_to_be_root_in_practice(tmp_pa
     runner.mkdir()
     os.chown(runner, 65534, 65534)  # nobody
     member = grp.struct_group(("docker", "x", 998, ["nobody"]))
-    found = doctor.docker_access(runner, group_of=lambda name: member)
+    found = host_checks.docker_access(runner, group_of=lambda name: member)
     assert found.status == "warn" and "nobody (the runner's user) is in the docker group" in found.found
     assert "gpasswd -d nobody docker" in found.fix
     outsider = grp.struct_group(("docker", "x", 998, ["alice"]))
-    assert doctor.docker_access(runner, group_of=lambda name: outsider).status == "ok"
+    assert host_checks.docker_access(runner, group_of=lambda name: outsider).status == "ok"
 
     def no_group(name):
         raise KeyError(name)
-    assert doctor.docker_access(runner, group_of=no_group).found == "no docker group on this host"
+    assert host_checks.docker_access(runner, group_of=no_group).found == "no docker group on this host"
 
 
 def test_the_hook_token_is_roots_and_said_to_be_readable_by_every_job(tmp_path):
     runner, _ = runner_with_hooks(tmp_path / "a")
-    assert "no PERFCI_HOOK_TOKEN_FILE" in doctor.hook_token(runner).found
+    assert "no PERFCI_HOOK_TOKEN_FILE" in host_checks.hook_token(runner).found
     token = tmp_path / "token"
     token.write_text("t\n")
     with (runner / ".env").open("a") as f:
         f.write(f"PERFCI_HOOK_TOKEN_FILE={token}\n")
-    found = doctor.hook_token(runner)
+    found = host_checks.hook_token(runner)
     assert found.status == "info" and "every job on this runner can read it" in found.found
     os.chown(token, 1000, 1000)
     os.chown(runner, 1000, 1000)
-    found = doctor.hook_token(runner)
+    found = host_checks.hook_token(runner)
     assert found.status == "fail" and "owned by uid 1000" in found.found

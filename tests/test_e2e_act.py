@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from perfci.alert.issues import fingerprint
 from perfci.alert.pr_comment import MARK, ABReport
+from perfci.alert.regression_issues import fingerprint
 from perfci.judge.compare import compare_specs
 from perfci.model.identity import CaseIdentity
 from perfci.model.metrics import judged_keys

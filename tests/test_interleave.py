@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from perfci.host.freezer import CgroupV1Freezer, SignalFreezer, freezer_for
-from perfci.judge.bursts import busy_pairs, judge_run, pair_table, work_differences
+from perfci.judge.burst_verdicts import busy_pairs, judge_run, pair_table, work_differences
 from perfci.judge.calibration import ab_mde, nightly_mde, tolerance
 from perfci.model.bursts import Burst, InstancePair, InterleavedRun, SideInfo
 from perfci.model.noise import MetricNoise
@@ -179,7 +179,7 @@ def test_a_phase_of_several_clients_is_held_to_the_statements_it_sent_within_one
 
 
 def test_a_sequential_ab_looks_once_at_half_its_instance_pairs_and_the_levels_add_up_to_alpha():
-    from perfci.judge.bursts import INTERIM_SHARE, interim_look, look_alpha
+    from perfci.judge.burst_verdicts import INTERIM_SHARE, interim_look, look_alpha
     from perfci.judge.paired import ALPHA
     from perfci.sessions.sized_ab import clear_at_interim
     assert [interim_look(k) for k in (1, 2, 3, 4, 5, 6, 8)] == [None, None, None, 2, 2, 3, 4]

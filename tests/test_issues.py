@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from perfci.alert.issues import fingerprint
+from perfci.alert.regression_issues import fingerprint
 from perfci.model.identity import CaseIdentity
 from perfci.store.baseline_files import update_baselines
 from perfci.util.errors import BadInput
@@ -187,7 +187,7 @@ def test_text_from_result_and_confirmation_files_cannot_break_markers_or_mention
 
 
 def test_a_history_run_url_becomes_a_dashboard_link_only_when_it_is_http(tmp_path):
-    from perfci.report.dashboard import build
+    from perfci.report.dashboard_site import build
     from perfci.store.history_files import append
     from perfci.util.text import web_link
 
@@ -213,7 +213,7 @@ def test_issues_opened_per_metric_by_an_older_perfci_hand_over_to_the_case_issue
     """Before one issue per case, each metric had its own. A clean night counts on them as
     before; the night the case regresses, its own issue opens and the old ones close,
     pointing to it; after that the case's issue carries the case."""
-    from perfci.alert.issues import metric_fingerprint
+    from perfci.alert.regression_issues import metric_fingerprint
     root, candidate = setup
     case = CaseIdentity.of(make_result())
     with FakeGitHub(tmp_path) as fake:

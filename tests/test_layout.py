@@ -120,7 +120,7 @@ def test_no_import_crosses_a_wall():
 @pytest.mark.parametrize("module, planted", [
     ("judge/compare.py", "from perfci.store.baseline_files import load_baseline"),
     ("judge/changes.py", "from perfci.run import plan"),
-    ("alert/issues.py", "from perfci.sessions.confirm import confirm_case"),
+    ("alert/regression_issues.py", "from perfci.sessions.confirm import confirm_case"),
     ("report/markdown.py", "from perfci.sessions import sized_ab"),
 ])
 def test_a_planted_import_across_a_wall_is_caught(tmp_path: Path, module: str, planted: str):
@@ -161,4 +161,4 @@ def test_the_checker_sees_what_it_must(tmp_path: Path):
     """The rules above would pass on an empty tree: prove they read real imports."""
     found = imports(PACKAGE / "judge" / "compare.py")
     assert any(t == "perfci.model.result" and not inner for t, _, inner in found)
-    assert layer("perfci.alert.issues") > layer("perfci.judge.compare")  # type: ignore[operator]
+    assert layer("perfci.alert.regression_issues") > layer("perfci.judge.compare")  # type: ignore[operator]

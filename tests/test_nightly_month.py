@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from perfci.alert.github import GitHub
-from perfci.alert.issues import ACCEPT_LABEL, fingerprint
 from perfci.alert.nightly import NightOptions, run_night
+from perfci.alert.regression_issues import ACCEPT_LABEL, fingerprint
 from perfci.model.identity import CaseIdentity
 from perfci.store.history_files import case_history, read_annotations
 

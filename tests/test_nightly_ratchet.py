@@ -22,8 +22,8 @@ from statistics import NormalDist
 import numpy as np
 import pytest
 
-from perfci.alert.issues import DEFAULT_CLOSE_AFTER
 from perfci.alert.nightly import NightOptions, run_night
+from perfci.alert.regression_issues import DEFAULT_CLOSE_AFTER
 from perfci.judge import design
 from perfci.model.abratio import AbRatio
 from perfci.model.confirmation import Confirmation

@@ -333,7 +333,7 @@ def test_the_extraction_rules_for_interpreters_without_tarfile_filters(tmp_path)
     group/other write bit, no owner from the archive."""
     import stat
 
-    import perfci.providers.basedirs as basedirs
+    from perfci.providers import basedirs
     from perfci.providers.basedirs import LinkOut, UnsafeMember, data_filter_rules, extract_tar
 
     def info(name, kind=tarfile.REGTYPE, mode=0o644, link=""):

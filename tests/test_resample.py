@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from perfci.judge.bursts import judge_run
+from perfci.judge.burst_verdicts import judge_run
 from perfci.judge.resample import MOVING_BLOCK, instance_pool, simulate, stretch
 from perfci.model.bursts import Burst, InstancePair, InterleavedRun
 from perfci.model.noise import InstancePrior

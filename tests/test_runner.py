@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from perfci.commands.schema import json_schema
+from perfci.commands.schema_cmd import json_schema
 from perfci.model.result import Host, Status
 from perfci.model.scenario import cases, load_scenario
 from perfci.providers.capabilities import Requested

@@ -264,8 +264,8 @@ def test_bootstrap_follows_no_link_the_runner_user_planted(shared_dir, tmp_path)
     assert "ACTIONS_RUNNER_HOOK_JOB_STARTED=" in env.read_text() and victim.read_text() == "keep\n"
     assert "PERFCI_DOCKER=0" in env.read_text().splitlines()  # no --docker: the jobs' install-deps leave it out
     assert (runner / ".env.new").is_symlink()  # left as planted, never written through
-    from perfci.host import doctor
-    checked = doctor.hooks(runner, runner_uid=RUNNER_UID)  # what bootstrap installed passes doctor's checks
+    from perfci.host import host_checks
+    checked = host_checks.hooks(runner, runner_uid=RUNNER_UID)  # what bootstrap installed passes doctor's checks
     assert checked.status == "ok", checked.found
 
 

@@ -7,15 +7,15 @@ import json
 
 import pytest
 
-from perfci.commands.bisect import step_of
+from perfci.commands.bisect_cmd import step_of
 from perfci.judge.paired import PairedEstimate, PairedVerdict
 from perfci.model.abratio import AbRatio
 from perfci.model.metrics import default_spec
 from perfci.model.sweep import Sweep, SweepCell
 from perfci.model.verdicts import Outcome
 from perfci.providers.servers import ServersFile
-from perfci.report.sweep import heatmap, sweep_markdown
-from perfci.sessions import sweep as sweep_mod
+from perfci.report.sweep_report import heatmap, sweep_markdown
+from perfci.sessions import sweep_session
 from perfci.util.errors import BadInput
 
 from conftest import run_perfci
@@ -88,17 +88,17 @@ def test_the_sweep_table_shows_b_over_base_with_intervals_and_what_was_not_measu
 
 
 def test_a_sweep_resumes_only_its_own_servers_and_scenario(tmp_path):
-    first = sweep_mod.start("rebuild-after-delete", "smoke", ["mariadb-10.11", "mysql-8.0.31"], "local", tmp_path)
-    path = sweep_mod.sweep_path(tmp_path, "rebuild-after-delete", "smoke")
+    first = sweep_session.start("rebuild-after-delete", "smoke", ["mariadb-10.11", "mysql-8.0.31"], "local", tmp_path)
+    path = sweep_session.sweep_path(tmp_path, "rebuild-after-delete", "smoke")
     path.write_text(json.dumps(first.dump()))
-    again = sweep_mod.start("rebuild-after-delete", "smoke", ["mariadb-10.11", "mysql-8.0.31"], "local", tmp_path)
+    again = sweep_session.start("rebuild-after-delete", "smoke", ["mariadb-10.11", "mysql-8.0.31"], "local", tmp_path)
     assert again == first
     with pytest.raises(BadInput, match="a sweep of other servers"):
-        sweep_mod.start("rebuild-after-delete", "smoke", ["mariadb-10.11", "mysql-8.0.15"], "local", tmp_path)
+        sweep_session.start("rebuild-after-delete", "smoke", ["mariadb-10.11", "mysql-8.0.15"], "local", tmp_path)
     with pytest.raises(BadInput, match="needs the base and at least one more"):
-        sweep_mod.start("rebuild-after-delete", "smoke", ["mariadb-10.11"], "local", tmp_path / "x")
+        sweep_session.start("rebuild-after-delete", "smoke", ["mariadb-10.11"], "local", tmp_path / "x")
     with pytest.raises(BadInput, match="no-such"):
-        sweep_mod.start("rebuild-after-delete", "smoke", ["mariadb-10.11", "no-such"], "local", tmp_path / "x")
+        sweep_session.start("rebuild-after-delete", "smoke", ["mariadb-10.11", "no-such"], "local", tmp_path / "x")
 
 
 def _row(key: str, ratio: float, verdict: Outcome) -> PairedVerdict:

@@ -13,7 +13,7 @@ import pytest
 from perfci.judge import thresholds
 from perfci.judge.compare import compare_cases
 from perfci.model.noise import MetricNoise, NoiseModel
-from perfci.report.thresholds import diff_markdown
+from perfci.report.thresholds_report import diff_markdown
 from perfci.store.baseline_files import load_baseline, read_tree, update_baselines
 from perfci.store.case_inputs import load_cases
 from perfci.store.noise_files import save

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from perfci.alert.issues import lead_first, title_for
+from perfci.alert.regression_issues import lead_first, title_for
 from perfci.judge.compare import Rules, compare_cases, family_confidence
 from perfci.model.noise import MetricNoise, NoiseModel
 from perfci.model.result import Result

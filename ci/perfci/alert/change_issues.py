@@ -6,7 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from perfci.alert.github import GitHub, Issue, body_of, login
-from perfci.alert.issues import FINGERPRINT_RE, REGRESSION_MARK, TRIAGE_HELP, fingerprint, labels_for, markers, metric_fingerprint
+from perfci.alert.regression_issues import (
+    FINGERPRINT_RE,
+    REGRESSION_MARK,
+    TRIAGE_HELP,
+    fingerprint,
+    labels_for,
+    markers,
+    metric_fingerprint,
+)
 from perfci.judge.changes import Change, persisting_changes
 from perfci.judge.compare import CaseComparison, MetricRow, moved_counters
 from perfci.model.history import HistoryRecord

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from perfci.alert.change_issues import sync_changes
 from perfci.alert.github import Comment, GitHub, GitHubFailure, Issue, body_of, login
-from perfci.alert.issues import ACCEPT_LABEL, CASE_RE, SINCE_RE, sync
+from perfci.alert.regression_issues import ACCEPT_LABEL, CASE_RE, SINCE_RE, sync
 from perfci.judge.changes import persisting_changes
 from perfci.judge.compare import CaseComparison, Rules, compare_cases
 from perfci.model.confirmation import Confirmation

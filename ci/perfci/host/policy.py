@@ -1,6 +1,6 @@
 """What "quiet" means for a benchmark host: one place, read by the check recorded in
 every result before it runs (host/hostinfo.py host_check), `perfci doctor`, a run's
-validity gate (run/validity.py) and an A/B's burst filter (judge/bursts.py)."""
+validity gate (run/validity.py) and an A/B's burst filter (judge/burst_verdicts.py)."""
 
 from __future__ import annotations
 

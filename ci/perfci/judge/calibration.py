@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 import statistics
 
-from perfci.judge.bursts import instance_tables
+from perfci.judge.burst_verdicts import instance_tables
 from perfci.judge.paired import (
     ABBA_BLOCK,
     ALPHA,

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from perfci.judge.bursts import INTERIM_SHARE, SEQUENTIAL_MIN_INSTANCES
+from perfci.judge.burst_verdicts import INTERIM_SHARE, SEQUENTIAL_MIN_INSTANCES
 from perfci.judge.calibration import cycle_seconds
 from perfci.judge.paired import ABBA_BLOCK, ALPHA, POWER, RUNNER_DEFAULT_INSTANCE_DF, RUNNER_DEFAULT_INSTANCE_SD
 from perfci.judge.stats import t_quantile

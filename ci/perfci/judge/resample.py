@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from perfci.judge.bursts import instance_tables, judged_specs
+from perfci.judge.burst_verdicts import instance_tables, judged_specs
 from perfci.judge.paired import DEFAULT_MIN_EFFECT, judge_instances
 from perfci.model.bursts import InterleavedRun
 from perfci.model.noise import InstancePrior

@@ -1,7 +1,7 @@
 """The bursts file of an interleaved A/B (`*.bursts.json`, schema perfci.ab-bursts/2):
 both sides' servers, the instance pairs (each a fresh A and B server from the
 dataset, its own side order), and every burst each side ran, with its metrics. The
-runner (sessions/interleave.py) writes it; the judge (judge/bursts.py) and
+runner (sessions/interleave.py) writes it; the judge (judge/burst_verdicts.py) and
 calibrate read it. Version 1 files (one instance pair, A always first) upgrade."""
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ class Confirmation(StrictModel):
     unchanged_server: bool = Field(False, description="not-run: tonight's server, build and config are the "
                                                       "reference's, so what moved is the runner, perfci or the data")
 
-    def dump(self) -> dict:
+    def dump(self) -> JsonObject:
         return self.model_dump(mode="json", by_alias=True)
 
 

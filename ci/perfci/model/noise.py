@@ -53,7 +53,7 @@ class NoiseModel(StrictModel):
     burst_transactions: dict[str, int]
     metrics: dict[str, MetricNoise]
 
-    def dump(self) -> dict:
+    def dump(self) -> JsonObject:
         return self.model_dump(mode="json", by_alias=True)
 
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from perfci.providers.base import ServerProvider
 from perfci.providers.basedirs import build_basedir, build_commit, tarball_basedir
 from perfci.providers.docker import LOCAL_IMAGE_PREFIX, DockerServer
 from perfci.providers.dsn import DsnServer
 from perfci.providers.local import LocalServer
 from perfci.providers.maven import maven_basedir
+from perfci.providers.provider import ServerProvider
 from perfci.providers.spec import GRAMMAR, ServerSpec, parse_spec
 from perfci.util.errors import BadInput
 

@@ -1,9 +1,9 @@
-"""The report of an interleaved A/B: its verdicts (judge/bursts.py) as Markdown."""
+"""The report of an interleaved A/B: its verdicts (judge/burst_verdicts.py) as Markdown."""
 
 from __future__ import annotations
 
 from perfci.host import policy
-from perfci.judge.bursts import (
+from perfci.judge.burst_verdicts import (
     INTERIM_SHARE,
     WORK_TOLERANCE,
     WorkDifference,

@@ -10,7 +10,7 @@ from perfci.judge.compare import CaseComparison, MetricRow
 from perfci.judge.stats import t_quantile
 from perfci.model.result import Interval, Result, TableSize
 from perfci.model.verdicts import Outcome
-from perfci.report import plots as plots_mod
+from perfci.report.plots import matrix_plots, mermaid_intervals
 from perfci.report.table import VERDICT_LABEL, table
 
 # (metric key, label, format) in the order a performance engineer reads them.
@@ -172,7 +172,7 @@ def comparison_markdown(comparisons: list[CaseComparison], confidence: float,
                                  ([f"`{name}`", f"{before:.4g}", f"{after:.4g}"] for name, before, after in row.movers))]
         if plots and plots[i]:
             # GitHub shows no image by a run's own path: the chart in Markdown, the PNG in the artifact
-            lines += ["", *plots_mod.mermaid_intervals(comp),
+            lines += ["", *mermaid_intervals(comp),
                       "PNG: " + ", ".join(f"`{p}`" for p in plots[i]) + " (in the run's artifact)"]
         reproduce = first.reproduce
         if reproduce:
@@ -261,7 +261,7 @@ def matrix_markdown(results: list[Result], out_dir: Path) -> str:
         lines += ["", "Steps: duration s / .ibd MiB after", "", *table(["case", *step_names], step_rows)]
     if ran:
         plot_dir = Path(out_dir) / "plots"
-        made = plots_mod.matrix_plots(ran, plot_dir)
+        made = matrix_plots(ran, plot_dir)
         lines += [""] + [f"![{p.stem}](plots/{p.name})" for p in made]
     lines += ["", "Reproduce one case: " + (f"`{first.reproduce}`" if first.reproduce else "–"), ""]
     return "\n".join(lines)

@@ -17,7 +17,7 @@ from pathlib import Path
 from perfci.host import hostinfo
 from perfci.model.identity import server_line, slug
 from perfci.model.result import DatasetState, Harness, HeadlineValue, Host, Result, ScenarioRef, Server, Status
-from perfci.providers.base import ServerProvider
+from perfci.providers.provider import ServerProvider
 from perfci.providers.servers import id_of_spec
 from perfci.run.inspect import RunningServer, SqlInspector, logs_dir
 from perfci.run.plan import RunPlan, ignored_axis_option, reproduce_command

@@ -12,7 +12,7 @@ from perfci.model.connection import Connection
 from perfci.model.flavor import ServerInfo, identify
 from perfci.model.result import Counters, QuiesceOutcome, TableSize, TableState
 from perfci.model.scenario import ResolvedScenario
-from perfci.providers.base import ServerProvider
+from perfci.providers.provider import ServerProvider
 from perfci.run import collectors
 from perfci.run.quiesce import quiesce
 from perfci.run.snapshots import shrink_redo

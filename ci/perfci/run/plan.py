@@ -15,10 +15,10 @@ from pathlib import Path
 from perfci.model.result import ConfigNote, ConfigValue
 from perfci.model.scenario import ResolvedScenario, cases, config_text, load_scenario, only_phases
 from perfci.providers import open_provider
-from perfci.providers.base import ServerProvider
 from perfci.providers.basedirs import pinned_to_commit
 from perfci.providers.capabilities import Requested, UnknownOption, normalize, plan_config
 from perfci.providers.mycnf import check_not_reserved
+from perfci.providers.provider import ServerProvider
 from perfci.providers.spec import parse_spec
 from perfci.run import sysbench
 from perfci.run.snapshots import SnapshotCache, data_prefix

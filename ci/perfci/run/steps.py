@@ -29,7 +29,7 @@ from perfci.model.scenario import (
     SqlStep,
     SysbenchValue,
 )
-from perfci.providers.base import ServerProvider
+from perfci.providers.provider import ServerProvider
 from perfci.run import collectors, loader, sysbench
 from perfci.run.inspect import DATABASE, RunningServer, counters_delta
 from perfci.util.errors import BadInput, InfraFailure

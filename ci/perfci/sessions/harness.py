@@ -3,7 +3,7 @@ and the head version's (B) of one scenario on one server, in alternating rounds
 (scripts/pr-harness-ab runs them; `perfci harness-check` judges them):
 
 - the work: every Com_/Handler_ counter per transaction of each phase must be the same
-  in each round's pair (judge/bursts.py's work rule: within WORK_TOLERANCE, the
+  in each round's pair (judge/burst_verdicts.py's work rule: within WORK_TOLERANCE, the
   harness's own status reads left out) — the same statements, the same row work;
 - the throughput: the judged metrics as a paired-rounds A/B (sessions/rounds.py's
   judge_pairs): not flagged either way.
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from perfci.judge.bursts import HARNESS_COUNTERS, WORK_PREFIXES, WORK_TOLERANCE, WorkDifference
+from perfci.judge.burst_verdicts import HARNESS_COUNTERS, WORK_PREFIXES, WORK_TOLERANCE, WorkDifference
 from perfci.model.metrics import counters_per_txn
 from perfci.model.result import Result
 from perfci.model.verdicts import Outcome

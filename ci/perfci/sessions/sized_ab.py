@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from perfci.judge import calibration, design
-from perfci.judge.bursts import interim_look, judge_run
+from perfci.judge.burst_verdicts import interim_look, judge_run
 from perfci.judge.paired import DEFAULT_MIN_EFFECT, PairedVerdict
 from perfci.model.baseline import NOISE_DIR
 from perfci.model.bursts import InterleavedRun
@@ -115,7 +115,7 @@ def size_of(plans: list[RunPlan], ab: AbPlan, model: NoiseModel | None) -> desig
 
 def clear_at_interim(run: InterleavedRun, compare, min_effect: float, model: NoiseModel | None) -> str | None:
     """At the interim look (half the planned instance pairs, 4 or more planned): a
-    judged regression at the interim level ends the A/B (judge/bursts.py)."""
+    judged regression at the interim level ends the A/B (judge/burst_verdicts.py)."""
     if len(run.instances) != interim_look(run.planned_instances or 0):
         return None
     priors, _ = calibration.priors_for(run, model)

@@ -10,7 +10,7 @@ from perfci.commands import options
 from perfci.judge import thresholds
 from perfci.model.baseline import DEFAULT_WINDOW
 from perfci.model.identity import Follow
-from perfci.report.thresholds import diff_markdown
+from perfci.report.thresholds_report import diff_markdown
 from perfci.store.baseline_files import read_tree, update_baselines
 from perfci.store.results import expand, load_result
 from perfci.util.files import write_atomic

@@ -10,8 +10,8 @@ import click
 from perfci.commands import options
 from perfci.host.hostlock import command_line, exclusive_host
 from perfci.providers.servers import load_servers
-from perfci.report.sweep import heatmap, sweep_markdown
-from perfci.sessions import sweep as sweep_mod
+from perfci.report.sweep_report import heatmap, sweep_markdown
+from perfci.sessions import sweep_session
 from perfci.sessions.session import handle_cancellation
 from perfci.sessions.sized_ab import AbPlan
 from perfci.util.errors import EXIT_INFRA, EXIT_INTERRUPTED, EXIT_REGRESSION
@@ -60,16 +60,16 @@ def sweep(scenario: str, server_list: str | None, between: tuple[str, str] | Non
     else:
         servers = [s.strip() for s in (server_list or "").split(",") if s.strip()]
     out_dir.mkdir(parents=True, exist_ok=True)
-    found = sweep_mod.start(scenario, profile, servers, runner_class, out_dir, phases)
+    found = sweep_session.start(scenario, profile, servers, runner_class, out_dir, phases)
     progress.info(f"sweep of {found.scenario} ({profile}): base {servers[0]}; {', '.join(servers[1:])}")
     parent = Path(workdir or tempfile.gettempdir())
     try:
         with exclusive_host(command_line(), allow_busy=False, wait_s=host_wait):
-            found = sweep_mod.run(found, scenario, ab, parent, out_dir, progress, list(case_patterns) or None)
+            found = sweep_session.run(found, scenario, ab, parent, out_dir, progress, list(case_patterns) or None)
     except KeyboardInterrupt:
         click.echo("interrupted: both servers were shut down; the finished A/Bs are kept (a rerun skips them)", err=True)
         return EXIT_INTERRUPTED
-    base = sweep_mod.sweep_path(out_dir, found.scenario, found.profile)
+    base = sweep_session.sweep_path(out_dir, found.scenario, found.profile)
     picture = heatmap(found, base.with_suffix(".png"))
     text = sweep_markdown(found, picture)
     write_atomic(base.with_suffix(".md"), text)

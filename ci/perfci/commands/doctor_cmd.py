@@ -1,4 +1,4 @@
-"""`perfci doctor`: is this host ready to be a benchmark runner (see host/doctor.py)?"""
+"""`perfci doctor`: is this host ready to be a benchmark runner (see host/host_checks.py)?"""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from perfci.host import doctor as checks
+from perfci.host import host_checks
 from perfci.model.scenario import cases, load_scenario
 from perfci.providers.capabilities import parse_size
 from perfci.util.errors import EXIT_INFRA
@@ -40,9 +40,9 @@ def doctor(runner_dir: Path | None, scenario: str | None, profile: str, workdir:
       perfci doctor
       perfci doctor --runner-dir /home/runner/actions-runner --scenario change-buffer-matrix"""
     pools = buffer_pools(scenario, profile) if scenario else []
-    findings = checks.diagnose(runner_dir, pools, f"{scenario} --profile {profile}", workdir)
+    findings = host_checks.diagnose(runner_dir, pools, f"{scenario} --profile {profile}", workdir)
     if as_json:
-        click.echo(json.dumps(checks.as_dicts(findings), indent=2))
+        click.echo(json.dumps(host_checks.as_dicts(findings), indent=2))
     else:
         width = max(len(f.check) for f in findings)
         for f in findings:

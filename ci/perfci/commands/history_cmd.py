@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from perfci.commands import options
-from perfci.judge import changes as change_points
+from perfci.judge.changes import DEFAULT_PVALUE, detect, series
 from perfci.model.identity import Follow, slug
 from perfci.report.plots import history_plot
 from perfci.store.history_files import append, case_files, exclude, read_history
@@ -45,14 +45,14 @@ def history_exclude(result_id: str, reason: str, history_dir: Path) -> None:
 @history.command("changes")
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--metric", "metrics", multiple=True, help="Only these metric keys (e.g. after.qps_write).")
-@click.option("--pvalue", type=click.FloatRange(0.0001, 0.5), default=change_points.DEFAULT_PVALUE, show_default=True)
+@click.option("--pvalue", type=click.FloatRange(0.0001, 0.5), default=DEFAULT_PVALUE, show_default=True)
 @click.option("--plots", "plots_dir", type=click.Path(path_type=Path), help="Write a PNG per metric with a change.")
 def history_changes(files: tuple[Path, ...], metrics: tuple[str, ...], pvalue: float, plots_dir: Path | None) -> None:
     """Change points (E-Divisive means) in history FILES (.jsonl) or directories of them."""
     paths = [q for p in files for q in (case_files(Path(p)) if Path(p).is_dir() else [Path(p)])]
     for path in paths:
         entries = read_history(path)
-        found = change_points.detect(entries, list(metrics) or None, pvalue)
+        found = detect(entries, list(metrics) or None, pvalue)
         click.echo(f"## {path} ({len(entries)} runs)")
         if not found:
             click.echo("no change points")
@@ -63,4 +63,4 @@ def history_changes(files: tuple[Path, ...], metrics: tuple[str, ...], pvalue: f
                            f"server {c.server_version}): {c.before_mean:.4g} -> {c.after_mean:.4g}")
             if plots_dir:
                 target = Path(plots_dir) / f"history-{slug(path.stem)}-{slug(key)}.png"
-                history_plot(key, change_points.series(entries, key), [c.index for c in changes], target)
+                history_plot(key, series(entries, key), [c.index for c in changes], target)

@@ -12,7 +12,7 @@ import click
 from perfci.commands import options
 from perfci.host.hostlock import command_line, exclusive_host
 from perfci.judge import calibration, design, resample
-from perfci.judge.bursts import judged_specs, pair_table
+from perfci.judge.burst_verdicts import judged_specs, pair_table
 from perfci.judge.paired import default_priors
 from perfci.model.bursts import BURSTS_FILE, InterleavedRun
 from perfci.model.noise import InstancePrior, NoiseModel

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import click
 
-from perfci.alert import issues as issues_mod
-from perfci.alert import pr_comment
+from perfci.alert import pr_comment, regression_issues
 from perfci.alert.github import GitHub
 from perfci.commands import options
 from perfci.judge.compare import Rules, compare_cases
@@ -28,7 +27,7 @@ def issues() -> None:
 @options.baseline_dir
 @click.option("--repo", default=None, help="OWNER/NAME (default: $GITHUB_REPOSITORY).")
 @click.option("--run-url", default="", help="Link to the workflow run and its artifacts.")
-@click.option("--close-after", type=click.IntRange(1, 100), default=issues_mod.DEFAULT_CLOSE_AFTER, show_default=True,
+@click.option("--close-after", type=click.IntRange(1, 100), default=regression_issues.DEFAULT_CLOSE_AFTER, show_default=True,
               help="Close an issue after this many consecutive clean runs.")
 @options.dry_run
 @options.issues_out
@@ -49,7 +48,7 @@ def issues_sync(results: tuple[Path, ...], baseline_dir: Path | None, repo: str 
     comparisons = compare_cases(load_cases(loaded, baseline_root=baseline_dir, follow=follow, noise_dir=noise_dir,
                                      history_root=history_dir, window=window), Rules(follow=follow, noise_dir=noise_dir))
     confirmations = load_all(confirm_dir) if confirm_dir else None
-    for line in issues_mod.sync(comparisons, run_url, repo, dry_run_dir, close_after, confirmations,
+    for line in regression_issues.sync(comparisons, run_url, repo, dry_run_dir, close_after, confirmations,
                                 history_dir, min_nights if history_dir else 1):
         click.echo(line)
 

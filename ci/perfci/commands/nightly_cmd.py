@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from perfci.alert import issues as issues_mod
+from perfci.alert import regression_issues
 from perfci.alert.github import GitHub
 from perfci.alert.nightly import NightOptions, run_night
 from perfci.commands import options
@@ -26,7 +26,7 @@ from perfci.util.errors import EXIT_REGRESSION
 @options.baseline_dir
 @options.window
 @options.min_nights
-@click.option("--close-after", type=click.IntRange(1, 100), default=issues_mod.DEFAULT_CLOSE_AFTER, show_default=True,
+@click.option("--close-after", type=click.IntRange(1, 100), default=regression_issues.DEFAULT_CLOSE_AFTER, show_default=True,
               help="Close an issue after this many consecutive clean nights.")
 @click.option("--repo", default=None, help="OWNER/NAME (default: $GITHUB_REPOSITORY).")
 @options.dry_run

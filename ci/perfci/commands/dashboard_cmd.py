@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from perfci.commands import options
-from perfci.report import dashboard as dashboard_mod
+from perfci.report import dashboard_site
 from perfci.util.text import web_link
 
 
@@ -22,5 +22,5 @@ def dashboard(history_dir: Path, out_dir: Path, repo_url: str, window: int) -> N
     if repo_url and not web_link(repo_url):
         raise click.BadParameter(f"{repo_url!r}: expected an http(s) URL such as https://github.com/OWNER/NAME",
                                  param_hint="--repo-url")
-    pages = dashboard_mod.build(history_dir, out_dir, repo_url, window)
+    pages = dashboard_site.build(history_dir, out_dir, repo_url, window)
     click.echo(f"{pages[0]}: {len(pages) - 1} case page(s)")
