@@ -93,7 +93,8 @@ def test_doctor_and_the_recorded_host_check_read_one_policy():
     from perfci.host import policy
     noisy = {"cpu_governors": ["powersave"], "transparent_hugepages": "always", "swap_used_bytes": 512 * 2**20,
              "load_1m": 64.0}
-    said = [f.found for f in (host_checks.governor(noisy), host_checks.huge_pages(noisy), host_checks.swap(noisy), host_checks.load(noisy))]
+    said = [f.found for f in (host_checks.governor(noisy), host_checks.huge_pages(noisy), host_checks.swap(noisy),
+                              host_checks.load(noisy))]
     assert said == [policy.governor_problem(["powersave"]), policy.huge_pages_problem("always"),
                     policy.swap_problem(512 * 2**20), policy.load_problem(64.0, os.cpu_count() or 1)]
     assert policy.busy(policy.BUSY_OTHER_CORES + 0.01) and not policy.busy(policy.BUSY_OTHER_CORES)
