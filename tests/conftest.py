@@ -3,8 +3,9 @@
 End-to-end tests use real components: a throwaway MariaDB started by perfci itself
 on a free loopback port, real sysbench, real act. They are marked `e2e` here, not
 by hand: every test in a `test_e2e_*.py` module and every test using a fixture that
-needs a server. `python3 -m pytest -m "not e2e"` is the fast unit suite, and a
-guard makes sure it starts no server and no sysbench. A test whose tool is missing
+needs a server. `python3 -m pytest -m "not e2e and not slow"` is the quick unit suite
+(`slow`, by hand: a unit test of a second or more), and a guard makes sure no unit
+test starts a server or sysbench. A test whose tool is missing
 skips with the reason; under CI=true any skip is an error: nothing is green by
 silence."""
 

@@ -14,7 +14,7 @@ a standing key keeps the night out of the baseline it regressed against (else a
 persisting slowdown becomes its own baseline in a few nights and its issue closes
 itself), until a reset accepts it. Leaving out every worse night instead ratchets:
 where the tolerance is below the noise, it cuts the baseline's lower tail, the baseline
-drifts up and pure noise opens issues (tests/test_nightly_ratchet.py).
+drifts up and pure noise opens issues (tests/alert/test_nightly_ratchet.py).
 """
 
 from __future__ import annotations

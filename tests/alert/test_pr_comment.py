@@ -1,0 +1,107 @@
+"""The sticky PR comment (`perfci issues pr-comment`), through the real `gh` against the
+fake GitHub API: one comment per PR, edited on a new push, never written for a head
+the A/B did not measure."""
+
+from __future__ import annotations
+
+import pytest
+
+from perfci.alert.pr_comment import MARK, ABReport, body
+
+from conftest import run_perfci
+from fake_github import FakeGitHub
+
+SHA1, SHA2 = "1" * 40, "2" * 40
+REGRESSED = ("## perfci A/B (interleaved): tiny · profile `smoke`\n\n**Regression** in 1 of 4 judged metrics: "
+             "`only.tps` B/A 0.700 [0.650, 0.750] (-30.0%, 99.88% interval).\n\n| metric | ... |\n")
+CLEAN = ("## perfci A/B (interleaved): tiny · profile `smoke`\n\n**No change** beyond the tolerance in 4 judged "
+         "metrics · smallest detectable change of this run: 3.1% (best metric) to 6.0%.\n")
+
+
+def reports(tmp_path, **texts):
+    paths = []
+    for name, text in texts.items():
+        path = tmp_path / f"ab-{name}.md"
+        path.write_text(text)
+        paths.append(str(path))
+    return paths
+
+
+@pytest.mark.slow
+def test_one_comment_per_pr_edited_on_the_next_push_and_refused_for_a_stale_head(tmp_path):
+    with FakeGitHub(tmp_path) as fake:
+        env = fake.env(tmp_path / "gh")
+        fake.add_pull(7, SHA1)
+        fake.comment_as(7, "reviewer", "looks good", "MEMBER")
+        proc = run_perfci("issues", "pr-comment", *reports(tmp_path, tiny=REGRESSED), "--pr", "7", "--head-sha", SHA1,
+                          env=env)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.strip() == "commented on #7"
+        [theirs, ours] = fake.comments[7]
+        assert ours["body"].startswith(MARK + "\n### perfci: 🔴 **Regression**: the check fails")
+        assert "- `tiny`: **Regression** in 1 of 4 judged metrics: `only.tps` B/A 0.700" in ours["body"]
+        assert "<details><summary>tiny: full report</summary>" in ours["body"]
+        # a second push: the same comment, edited, now clean
+        fake.add_pull(7, SHA2)
+        proc = run_perfci("issues", "pr-comment", *reports(tmp_path, tiny=CLEAN), "--pr", "7", "--head-sha", SHA2,
+                          env=env)
+        assert proc.returncode == 0 and proc.stdout.strip() == "edited the perfci comment on #7", proc.stderr
+        assert len(fake.comments[7]) == 2 and theirs["body"] == "looks good"
+        assert fake.comments[7][1]["body"].startswith(
+            MARK + "\n### perfci: ✅ **No change beyond 6 %**: every judged metric within its tolerance")
+        assert f"at `{SHA2[:12]}`" in fake.comments[7][1]["body"]
+        # the report of the older push arrives late: its head is no longer the PR's
+        proc = run_perfci("issues", "pr-comment", *reports(tmp_path, tiny=REGRESSED), "--pr", "7", "--head-sha", SHA1,
+                          env=env)
+        assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+        assert f"PR #7: its head is {SHA2[:12]}, not the measured {SHA1[:12]}" in proc.stderr
+        assert "✅" in fake.comments[7][1]["body"]
+        assert ("PATCH", "/api/v3/repos/perf/ci/issues/comments/1002") in fake.requests
+        # a maintainer accepts the regression of a third push: the label, read from GitHub, says so
+        fake.add_pull(7, SHA1)
+        fake.add_label(7, "perf-expected")
+        proc = run_perfci("issues", "pr-comment", *reports(tmp_path, tiny=REGRESSED), "--pr", "7", "--head-sha", SHA1,
+                          env=env)
+        assert proc.returncode == 0, proc.stderr
+        assert fake.comments[7][1]["body"].startswith(MARK + "\n### perfci: 🟡 **Regression, accepted**")
+        assert len(fake.comments[7]) == 2
+
+
+def test_the_comment_says_a_regression_was_accepted_and_when_nothing_was_measured():
+    text = body([ABReport("tiny", REGRESSED)], SHA1, accepted=True)
+    assert text.splitlines()[1] == "### perfci: 🟡 **Regression, accepted** by the `perf-expected` label"
+    assert body([], SHA1, accepted=False).splitlines()[1] == "### perfci: ✅ **No scenario changed**: nothing to A/B."
+    unsure = "**No regression found, not conclusive**: 1 of 4 judged metrics could neither be flagged nor ..."
+    assert "⚪ **No regression found**" in body([ABReport("a", CLEAN), ABReport("b", unsure)], SHA1, False)
+    # what the PR's A/Bs could not see, the worst of them, in the first line
+    blind = ("**No regression found, not conclusive**: 1 of 4 judged metrics could neither be flagged nor shown "
+             "within their tolerance (could not see below: `only.tps` 12.5%, `only.qps` 7%) · smallest detectable "
+             "change of this run: 3.0% (best metric) to 12.5%.")
+    assert body([ABReport("a", CLEAN), ABReport("b", blind)], SHA1, False).splitlines()[1] == (
+        "### perfci: ⚪ **No regression found**, not every metric conclusive: could not see changes below 12.5 %")
+    assert ABReport("a", CLEAN).blind_below == 6.0 and ABReport("r", "| rounds table |").blind_below is None
+    # a rounds report has no verdict line: its table says it
+    assert ABReport("r", "| `only.tps` ↑ | ... | 🔴 regression |").regressed
+
+
+def test_hostile_artifact_text_is_rendered_inert():
+    """Report names, verdict lines and whole reports come from an artifact the PR's own
+    run wrote: no mention, HTML (an open <details>, a closed <summary> with an image)
+    or comment marker renders; the report's table and emphasis stay."""
+    hostile = ("**Regression** @org/team in `only.tps` </summary><img src=x onerror=alert(1)> <details open>\n\n"
+               "<!-- perfci-pr-comment -->\n| metric | B/A |\n|---|---|\n| only.tps | 0.7 |\n![x](https://e/x.png)\n")
+    text = body([ABReport("evil</summary><details open>@org/admins", hostile)], SHA1, accepted=False)
+    assert text.count(MARK) == 1 and text.startswith(MARK)  # the report cannot add a second marker
+    for raw in ("<img", "<details open>", "</summary><", "@org/team", "@org/admins", "![x]"):
+        assert raw not in text, raw
+    assert "@\u200borg/team" in text and "&lt;img src=x" in text
+    assert "| only.tps | 0.7 |" in text and "**Regression**" in text  # tables and emphasis stay
+    assert text.count("<details>") == text.count("</details>") == 1
+
+
+def test_a_body_over_githubs_limit_is_capped_with_a_pointer_to_the_artifact():
+    big = REGRESSED + "| row |\n" * 12_000  # ~100 KB, as a microbench A/B report can be
+    text = body([ABReport("a", big), ABReport("b", CLEAN)], SHA1, accepted=False, run_url="https://x/run/1")
+    assert len(text) <= 65_536
+    assert "a: the full report is in the run's artifacts ([run](https://x/run/1)) (too long for a comment)." in text
+    assert "b: full report</summary>" in text  # what fits is kept

@@ -1,0 +1,128 @@
+"""Sizing an interleaved A/B for a target effect (judge/design.py), and a check of its
+formula against the verdict code it sizes for: simulated A/Bs of that size, with
+the two noise levels the formula assumes, find the target effect about 90 % of the
+time and a true A/A rarely."""
+
+import math
+
+import numpy as np
+import pytest
+
+from perfci.judge import design
+from perfci.judge.burst_verdicts import look_alpha
+from perfci.judge.paired import judge_instances
+from perfci.model.metrics import default_spec
+from perfci.model.noise import InstancePrior
+from perfci.model.verdicts import Outcome
+
+from conftest import REPO
+
+
+def test_with_the_runner_default_5_percent_fits_the_25_minute_budget_and_costs_more_than_10_percent():
+    five = design.for_case(None, phases=2, judged_per_phase=9, warmup=2)
+    ten = design.for_case(None, phases=2, judged_per_phase=9, warmup=2, target=0.10)
+    assert five.reaches_target and five.mde <= 0.05 and five.minutes <= 25
+    assert ten.reaches_target and ten.minutes < five.minutes / 2
+    assert five.instances >= 4  # the between-instance spread only averages out over instances
+    assert "9 instance pairs x 20 burst pairs" in five.describe() and "target 5%" in five.describe()
+
+
+def test_a_target_out_of_the_budget_gets_the_most_sensitive_size_within_it_and_says_so():
+    d = design.for_case(None, phases=2, judged_per_phase=9, warmup=2, target=0.02, budget_minutes=10)
+    assert not d.reaches_target and d.minutes <= 10
+    cheaper = [design.mde(design.RUNNER_DEFAULT_NOISE, k, n, 18) for k in range(1, 13) for n in range(6, 201, 2)
+               if design.minutes(k, n, 2, design.RUNNER_DEFAULT_CYCLE_S) <= 10]
+    assert d.mde == pytest.approx(min(cheaper))
+    assert "needs more than the 10-minute budget" in d.describe()
+
+
+def test_fixed_sizes_are_kept_and_named_as_what_set_them():
+    d = design.for_case(None, 2, 9, 2, instances=2, bursts=8, fixed="--size profile")
+    assert (d.instances, d.bursts) == (2, 8) and not d.reaches_target
+    assert "size set by --size profile" in d.describe()
+    only_k = design.for_case(None, 2, 9, 2, instances=3)
+    assert only_k.instances == 3 and only_k.bursts > 8
+
+
+def test_more_judged_metrics_and_more_instance_noise_need_bigger_a_bs():
+    base = design.mde(design.RUNNER_DEFAULT_NOISE, 6, 20, 18)
+    assert design.mde(design.RUNNER_DEFAULT_NOISE, 6, 20, 40) > base
+    noisy = design.KeyNoise(design.RUNNER_DEFAULT_BLOCK_SD, 0.04, 10)
+    assert design.mde(noisy, 6, 20, 18) > base
+    # instance noise is not bought down by bursts: at K = 2 more bursts hit a floor
+    assert design.mde(noisy, 2, 400, 18) > 2 * 0.04 / math.sqrt(2)
+
+
+def _simulated_detection(d: design.Design, noise: design.KeyNoise, effect: float, judged: int, trials: int,
+                         seed: int) -> float:
+    """Share of simulated A/Bs of size `d` whose tps row is a regression: per instance
+    pair a true offset (sd instance_sd), per burst pair independent noise whose two-pair
+    blocks have sd block_sd; `judged - 1` other judged metrics of pure noise."""
+    rng = np.random.default_rng(seed)
+    pair_sd = noise.block_sd * math.sqrt(2)
+    specs = {"p.tps": default_spec("tps"), **{f"p.x{i}": default_spec("tps") for i in range(judged - 1)}}
+    hits = 0
+    for _ in range(trials):
+        tables = []
+        for _k in range(d.instances):
+            table = {}
+            for key in specs:
+                shift = rng.normal(0, noise.instance_sd) + (math.log(1 - effect) if key == "p.tps" else 0.0)
+                a = 1000 * np.exp(rng.normal(0, 0.02, d.bursts))
+                b = a * np.exp(shift + rng.normal(0, pair_sd, d.bursts))
+                table[key] = (list(a), list(b))
+            tables.append(table)
+        alpha = design.final_level(d.instances, 1)  # the final look's level (judge/bursts.look_alpha)
+        priors = {key: InstancePrior(noise.instance_sd, noise.instance_df) for key in specs}  # as `perfci ab`
+        rows = judge_instances(tables, specs, alpha=alpha, priors=priors)
+        hits += any(r.key == "p.tps" and r.verdict == Outcome.REGRESSION for r in rows)
+    return hits / trials
+
+
+def test_the_sized_a_b_finds_its_target_effect_about_90_percent_of_the_time_and_an_a_a_rarely():
+    noise = design.KeyNoise(0.078, 0.015, 4)
+    # a cheaper target than 5 % keeps the simulation short; the formula is the same
+    d = design.size([noise], design.RUNNER_DEFAULT_CYCLE_S, judged=6, warmup=2, target=0.10)
+    assert d.reaches_target
+    # the simulated instances carry the prior's sd, and the verdict pools the same prior (as `perfci ab`)
+    power = _simulated_detection(d, noise, effect=d.mde, judged=6, trials=150, seed=7)
+    false_alarms = _simulated_detection(d, noise, effect=0.0, judged=6, trials=150, seed=8)
+    assert power >= 0.80  # 90 % expected; 150 trials: sd ~2.5 points
+    assert false_alarms <= 0.03
+
+
+def test_the_final_level_is_the_sequential_final_share_from_four_instance_pairs():
+    class Run:
+        planned_instances = 4
+        instances = [0, 1, 2, 3]
+    assert design.final_level(4, 1) == pytest.approx(look_alpha(Run()))  # type: ignore[arg-type]
+    assert design.final_level(3, 2) == pytest.approx(0.005 / 2)
+
+
+def test_an_a_b_of_one_phase_is_sized_on_that_phases_noise_not_the_noisiest_one():
+    """The noise model of 3 real A/As of microbench on this runner (docs/findings): all 19
+    phases cannot reach 5 % within 25 minutes (updates without an index hold the size);
+    random ranges alone, measured alone (`--phase`), can, and in less time."""
+
+    from perfci.model.noise import NOISE_FILE
+    kept = REPO / "docs/findings/data/2026-11-26-calibrate-microbench/noise-model.json"
+    model = NOISE_FILE.load(kept)
+    every = design.for_case(model, 19, design.DEFAULT_JUDGED_PER_PHASE, 2)
+    one = design.for_case(model, 1, design.DEFAULT_JUDGED_PER_PHASE, 2, measured={"random-ranges"})
+    assert not every.reaches_target and every.mde > 0.2
+    assert one.reaches_target and one.minutes < every.minutes
+    assert one.minutes < 5  # random ranges' bursts alone, not a cycle through all 19 phases
+    noisy = design.for_case(model, 1, design.DEFAULT_JUDGED_PER_PHASE, 2, measured={"update-no-index"})
+    assert noisy.mde > one.mde
+
+
+def test_one_mapping_turns_a_commands_ab_options_into_its_plan(tmp_path):
+    """commands/options.ab_plan: --size profile, --bursts with the warm-up, the noise
+    models under --noise-dir, else beside the command's --baseline-dir."""
+    from perfci.commands.options import ab_plan
+
+    plan = ab_plan(0.05, 25, "profile", 12, None, 0.01, None, ("after",), 2, baseline_dir=tmp_path / "b")
+    assert plan.by_profile and plan.measured_bursts == 10 and plan.phases == ("after",)
+    assert plan.noise_root == tmp_path / "b" / "noise"
+    assert ab_plan(0.05, 25, "target", None, None, 0.01, tmp_path / "n", baseline_dir=tmp_path / "b").noise_root == \
+        tmp_path / "n"

@@ -1,0 +1,161 @@
+"""Paired-burst statistics: the test, the blocks, the two families; and the
+false-alarm and power simulations through `judge_table` (seeded)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from perfci.judge.paired import benjamini_hochberg, block_length, estimate, holm, judge_table, lag1
+from perfci.model.metrics import default_spec
+
+
+def test_estimate_matches_scipy_one_sample_t_on_log_ratios():
+    rng = np.random.default_rng(1)
+    a = 100 * np.exp(rng.normal(0, 0.03, 30))
+    b = a * np.exp(rng.normal(-0.05, 0.02, 30))
+    est = estimate(list(a), list(b))
+    assert est is not None and est.block == 2 and est.scale == "log"  # one ABBA cycle per block
+    t = stats.ttest_1samp(np.log(b / a).reshape(-1, 2).mean(axis=1), 0)
+    assert est.p == pytest.approx(t.pvalue)
+    ci = t.confidence_interval(0.95)
+    assert est.low == pytest.approx(math.exp(ci.low)) and est.high == pytest.approx(math.exp(ci.high))
+
+
+def test_autocorrelated_pairs_are_judged_in_blocks():
+    rng = np.random.default_rng(2)
+    e = np.zeros(120)
+    for i in range(1, 120):  # AR(1), r = 0.8
+        e[i] = 0.8 * e[i - 1] + rng.normal(0, 0.02)
+    r = lag1(e)
+    assert r > 0.5 and block_length(e) == math.ceil((1 + r) / (1 - r))
+    assert block_length(rng.normal(0, 0.02, 60)) == 2
+
+
+def test_counters_with_zeros_use_relative_differences():
+    a, b = [0.0, 2.0, 1.0, 1.0, 0.0, 2.0], [1.0, 2.0, 2.0, 1.0, 1.0, 3.0]
+    est = estimate(a, b)
+    assert est is not None and est.scale == "relative" and est.ratio == pytest.approx(sum(b) / sum(a))
+    # a counter ~0 on A and ~1 on B (fsyncs at commit) is a large, certain change, not noise
+    rng = np.random.default_rng(7)
+    a, b = list(rng.choice([0.0, 0.01], 20)), list(1 + rng.normal(0, 0.01, 20))
+    est = estimate(a, b)
+    assert est is not None and est.spread < 0.05 and est.ratio > 100 and est.low > 50
+
+
+def test_holm_and_bh_against_hand_values():
+    p = [0.01, 0.04, 0.03, 0.005]
+    assert holm(p) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert benjamini_hochberg(p) == pytest.approx([0.02, 0.04, 0.04, 0.02])
+
+
+SPECS = {"before.tps": default_spec("tps"), "before.latency_ms_avg": default_spec("latency_ms_avg")}
+
+
+def table(rng, n: int, tps_effect: float = 1.0, counters: int = 30, noise: float = 0.03):
+    a = 200 * np.exp(rng.normal(0, noise, n))
+    t = {"before.tps": (list(a), list(a * tps_effect * np.exp(rng.normal(0, noise, n)))),
+         "before.latency_ms_avg": (list(1000 / a), list(1000 / a / tps_effect * np.exp(rng.normal(0, noise, n))))}
+    for i in range(counters):
+        c = np.exp(rng.normal(0, 0.01, n))
+        t[f"before.global_status.C{i}"] = (list(c), list(c * np.exp(rng.normal(0, 0.01, n))))
+    return t
+
+
+def test_a_clear_slowdown_is_a_regression_and_identical_sides_are_not():
+    rng = np.random.default_rng(3)
+    rows = {r.key: r for r in judge_table(table(rng, 30, 0.9), SPECS)}
+    assert rows["before.tps"].verdict == "regression" and rows["before.latency_ms_avg"].verdict == "regression"
+    rows = {r.key: r for r in judge_table(table(rng, 30, 1.0), SPECS)}
+    assert rows["before.tps"].verdict == "unchanged"
+
+
+def test_a_too_noisy_metric_is_unstable_not_judged():
+    rng = np.random.default_rng(4)
+    t = table(rng, 20, 1.0)
+    t["before.index_page_splits_per_txn"] = (list(rng.uniform(0.1, 1, 20)), list(rng.uniform(0.1, 1, 20)))
+    rows = {r.key: r for r in judge_table(t, {**SPECS, "before.index_page_splits_per_txn":
+                                              default_spec("index_page_splits_per_txn")})}
+    row = rows["before.index_page_splits_per_txn"]
+    assert row.verdict == "unstable" and "too noisy" in row.reason and row.p_adjusted is None
+
+
+def test_a_counter_below_its_absolute_floor_in_every_burst_is_unchanged_not_unstable():
+    """fsyncs per transaction of a read-only phase: ~0, an occasional background flush in
+    one burst (a huge relative spread). Every burst below the floor (0.05): the means
+    cannot differ by a floor's worth, so it is no change; one burst at the floor and it
+    is judged as before."""
+    rng = np.random.default_rng(5)
+    t = table(rng, 20, 1.0)
+    quiet = [0.0] * 20
+    flushed = [0.0] * 19 + [0.0004]
+    t["before.fsyncs_per_txn"] = (quiet, flushed)
+    specs = {**SPECS, "before.fsyncs_per_txn": default_spec("fsyncs_per_txn")}
+    row = {r.key: r for r in judge_table(t, specs)}["before.fsyncs_per_txn"]
+    assert row.verdict == "unchanged" and "every burst below the metric's absolute floor 0.05" in row.reason
+    t["before.fsyncs_per_txn"] = (quiet, [0.0] * 19 + [0.05])
+    assert {r.key: r for r in judge_table(t, specs)}["before.fsyncs_per_txn"].verdict != "unchanged"
+
+
+@pytest.mark.slow
+def test_family_wise_false_alarms_stay_under_one_percent():
+    """1000 identical-side A/Bs with 30 explanatory counters: a false regression in
+    at most 1 % of them (Holm over the judged metrics)."""
+    rng = np.random.default_rng(5)
+    alarms = sum(any(r.verdict == "regression" for r in judge_table(table(rng, 24), SPECS)) for _ in range(1000))
+    assert alarms <= 10
+
+
+@pytest.mark.slow
+def test_power_for_five_percent_at_burst_noise_three_percent():
+    rng = np.random.default_rng(6)
+    hits = sum(any(r.key == "before.tps" and r.verdict == "regression" for r in judge_table(table(rng, 24, 0.95), SPECS))
+               for _ in range(300))
+    assert hits >= 0.9 * 300
+
+
+def test_not_significant_is_unchanged_only_when_the_interval_lies_within_tolerance():
+    rng = np.random.default_rng(8)
+    tight = {r.key: r for r in judge_table(table(rng, 30, 1.0, noise=0.01), SPECS)}
+    row = tight["before.tps"]
+    assert row.verdict == "unchanged" and "within ±5%" in row.reason
+    assert 0.95 <= row.estimate.low and row.estimate.high <= 1.05
+    # the same A/A with few, noisy pairs: no regression, but no "unchanged" either
+    loose = {r.key: r for r in judge_table(table(rng, 8, 1.0, noise=0.12), SPECS)}
+    row = loose["before.tps"]
+    assert row.verdict == "inconclusive" and row.reason.startswith("not significant; could not see below")
+    assert row.estimate.low < 0.95 or row.estimate.high > 1.05
+    assert f"{row.mde:.1%}" in row.reason
+
+
+def test_judged_rows_show_the_simultaneous_interval_the_decision_uses_and_their_mde():
+    rng = np.random.default_rng(9)
+    t = table(rng, 30, 0.97)
+    rows = {r.key: r for r in judge_table(t, SPECS)}
+    row = rows["before.tps"]
+    m = len(SPECS)
+    assert row.estimate.confidence == pytest.approx(1 - 0.005 / m)
+    wide = estimate(*t["before.tps"])
+    assert wide is not None and wide.confidence == 0.95
+    assert row.estimate.low < wide.low and row.estimate.high > wide.high  # 99.75 % is wider than 95 %
+    # MDE: (t(1 - level/2) + t(0.9)) standard errors, as a ratio
+    level = 0.005 / m
+    x = (stats.t.ppf(1 - level / 2, wide.df) + stats.t.ppf(0.9, wide.df)) * wide.se
+    assert row.mde == pytest.approx(math.exp(x) - 1)
+    # explanatory counters keep their 95 % interval and have no MDE
+    counter = rows["before.global_status.C0"]
+    assert counter.mde is None and counter.estimate.confidence == 0.95
+
+
+@pytest.mark.slow
+def test_the_power_at_the_stated_mde_is_ninety_percent():
+    """The MDE a run states is what it finds 90 % of the time (simulated, normal bursts)."""
+    rng = np.random.default_rng(10)
+    probe = {r.key: r for r in judge_table(table(rng, 24, 1.0), SPECS)}["before.tps"]
+    effect = 1 / (1 + probe.mde)
+    hits = sum(any(r.key == "before.tps" and r.verdict == "regression"
+                   for r in judge_table(table(rng, 24, effect), SPECS)) for _ in range(400))
+    assert 0.8 * 400 <= hits <= 0.98 * 400
