@@ -285,11 +285,14 @@ def smoke_series(fetched_servers, tmp_path_factory) -> dict[tuple[str, str], dic
         for server_id, scenarios in plan:
             for scenario in scenarios:
                 out = root / server_id / scenario
+                started = time.monotonic()
                 proc = run_perfci("run", scenario, "--profile", "smoke", "--server", server_id, "--out", str(out),
                                   "--allow-busy", "--quiet", env=env, timeout=1500)
+                seconds = time.monotonic() - started
+                print(f"smoke series: {server_id} {scenario}: {seconds:.0f} s", file=sys.stderr)  # where CI time goes
                 results = {r["case"]: r for r in (json.loads(p.read_text()) for p in result_files(out))}
                 runs[(server_id, scenario)] = {"code": proc.returncode, "stderr": proc.stderr[-3000:], "out": out,
-                                               "results": results}
+                                               "results": results, "seconds": seconds}
 
     threads = [threading.Thread(target=series, args=(plan,)) for plan in SMOKE_SERIES]
     for t in threads:

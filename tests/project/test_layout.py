@@ -162,3 +162,22 @@ def test_the_checker_sees_what_it_must(tmp_path: Path):
     found = imports(PACKAGE / "judge" / "compare.py")
     assert any(t == "perfci.model.result" and not inner for t, _, inner in found)
     assert layer("perfci.alert.regression_issues") > layer("perfci.judge.compare")  # type: ignore[operator]
+
+
+def test_no_two_modules_share_a_file_name():
+    """A traceback names a file: `sweep.py` must say which stage (commands are `<name>_cmd.py`)."""
+    seen: dict[str, list[str]] = {}
+    for path in SOURCES:
+        if path.name != "__init__.py":
+            seen.setdefault(path.name, []).append(module_name(path))
+    assert {name: where for name, where in seen.items() if len(where) > 1} == {}
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: module_name(p))
+def test_no_perfci_import_needs_an_alias(path: Path):
+    """A module is imported by its own name (two names for one module is what unique
+    file names are for)."""
+    aliased = [f"line {node.lineno}: {ast.unparse(node)}" for node in ast.walk(ast.parse(path.read_text()))
+               if isinstance(node, ast.Import | ast.ImportFrom) and any(a.asname for a in node.names)
+               and ((node.module or "") if isinstance(node, ast.ImportFrom) else node.names[0].name).startswith("perfci")]
+    assert aliased == [], f"{module_name(path)}: {aliased}"
