@@ -1,7 +1,8 @@
 """Servers by name, fetched for real: the Maven client gets the pinned jars from
 Maven Central, perfci verifies and unpacks them once, and every scenario's smoke
 profile runs on MySQL 8.0.31 and MariaDB 11.4.5 (builds no package on this host
-provides), and rebuild-after-delete on MySQL 8.0.15 (no innodb_redo_log_capacity)."""
+provides; the matrix scenarios on the cases SMOKE_SERIES names), and
+rebuild-after-delete on MySQL 8.0.15 (no innodb_redo_log_capacity)."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ pytestmark = pytest.mark.e2e
 # server id -> (flavor, version)
 SERVERS = {"mysql-8.0.31": ("mysql", "8.0.31"), "mariadb-11.4.5": ("mariadb", "11.4.5"),
            "mysql-8.0.15": ("mysql", "8.0.15")}
-FETCHED_RUNS = [(server_id, scenario) for plan in SMOKE_SERIES for server_id, scenarios in plan
-                if server_id in SERVERS for scenario in scenarios]
+FETCHED_RUNS = [(server_id, scenario) for plan in SMOKE_SERIES for server_id, scenario, _ in plan
+                if server_id in SERVERS]
 
 
 def test_fetch_verifies_unpacks_and_identifies_each_server(fetched_servers):
