@@ -116,10 +116,10 @@ def pushed_history(tmp_path, case_dir: str = "mariadb-10.11/rebuild-after-delete
     return [json.loads(line) for line in text.splitlines()]
 
 
-def assert_site_written(tmp_path) -> None:
+def assert_site_written(tmp_path, scenario: str = "rebuild-after-delete") -> None:
     site = tmp_path / "site"
     pages = sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html"))
-    assert pages[0].startswith(f"{RUNNER_CLASS}/mariadb-10.11/rebuild-after-delete/smoke/") and "index.html" in pages
+    assert pages[0].startswith(f"{RUNNER_CLASS}/mariadb-10.11/{scenario}/smoke/") and "index.html" in pages
     assert (site / "assets" / "dashboard.js").exists()
 
 
@@ -153,29 +153,33 @@ def commit(project: Path, message: str) -> str:
     return git("-C", str(project), "rev-parse", "HEAD").strip()
 
 
-def test_a_team_project_from_perfci_init_runs_perfcis_reusable_nightly(smoke_result, tmp_path):
+def test_a_team_project_from_perfci_init_runs_perfcis_reusable_nightly(real_server_tools, tmp_path):
     """`perfci init` in an empty directory, then its own nightly.yml under act: the
     reusable workflow is perfci's (by commit, mapped to this checkout as GitHub would
-    fetch it), the scenarios and servers are the team's. With a pinned baseline arranged
-    so that the case regresses: the job summary shows the table, the issue file carries
-    the right fingerprint and the confirmation, the night is pushed, the dashboard written.
-    (perfci's own nightly.yml calls the same workflow: the test below.)"""
+    fetch it), the scenarios and servers are the team's (a tiny scenario of its own: the
+    workflow is under test here, rebuild-after-delete runs through perfci's own nightly
+    above). With a pinned baseline arranged so that the case regresses: the job summary
+    shows the table, the issue file carries the right fingerprint and the confirmation,
+    the night is pushed, the dashboard written."""
     team, ref = team_project(tmp_path)
-    base = smoke_result["result"]
+    scenario = write_tiny(team / "scenarios", name="tiny")
+    commit(team, "a tiny scenario")
+    night_1 = run_perfci("run", str(scenario), "--profile", "smoke", "--runner-class", RUNNER_CLASS,
+                         "--out", str(tmp_path / "night-1"), "-q")
+    assert night_1.returncode == 0, night_1.stderr[-3000:]
+    [base] = [json.loads(p.read_text()) for p in (tmp_path / "night-1").glob("tiny-*.json")]
     root = tmp_path / "baselines"
-    # the baseline ran ten times as fast as this host can: throughput regresses. Twice was
-    # not enough: one CI run's shared smoke result had an `after` phase at half its usual
-    # rate (a flush stall), its doubled baseline matched the act run and after.* passed.
+    # the baseline ran ten times as fast as this host can: throughput regresses (twice was
+    # not always enough: one run's phase at half its usual rate, a flush stall, matched it)
     arranged_baseline(base, root, (9.5, 10.0, 10.5), throughput_only=True)
-    proc = run_act(tmp_path, root, tmp_path / "issues", project=team,
+    proc = run_act(tmp_path, root, tmp_path / "issues", project=team, scenario="tiny",
                    extra=("--local-repository", f"perfci-org/perfci@{ref}={REPO}"))
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert "perfci-nightly" in proc.stdout  # the reusable workflow's jobs ran
     summary = proc.stdout.split("Summary - ", 1)[1]
-    assert summary.startswith("## perfci comparison") and "| `after.tps` ↑ |" in summary
+    assert summary.startswith("## perfci comparison") and "| `only.tps` ↑ |" in summary
     assert "🔴 regression" in summary
-    expected = fingerprint(CaseIdentity.of(parse_result(
-        {**base, "host": {**base["host"], "runner_class": RUNNER_CLASS}}, "smoke result")))
+    expected = fingerprint(CaseIdentity.of(parse_result(base, "tiny result")))
     files = {p.name for p in (tmp_path / "issues").glob("*.md")}
     assert f"{expected}.md" in files, summary[:4000]
     text = (tmp_path / "issues" / f"{expected}.md").read_text()
@@ -183,12 +187,12 @@ def test_a_team_project_from_perfci_init_runs_perfcis_reusable_nightly(smoke_res
     # the second stage ran and said why it could not A/B: the baseline's samples are this very server, build and
     # config, so the issue is the runner's (or perfci's), not the server's
     assert "### A/B against the reference" in text and "- not run: tonight's server and config are the reference's" in text
-    assert text.startswith("# Runner or harness drift: ") and "| `after.tps` | " in text  # one issue for the case
+    assert text.startswith("# Runner or harness drift: ") and "| `only.tps` | " in text  # one issue for the case
     assert "what moved is this runner, perfci or the data" in text
     # the report job appended the night with what it regressed on; the push job pushed it
-    [night] = pushed_history(tmp_path)
-    assert "after.tps" in night["regressed"]
-    assert_site_written(tmp_path)
+    [night] = pushed_history(tmp_path, "mariadb-10.11/tiny")
+    assert "only.tps" in night["regressed"]
+    assert_site_written(tmp_path, "tiny")
 
 
 def fsyncing_build(root: Path) -> Path:
