@@ -192,3 +192,58 @@ def test_a_phase_typo_is_one_line_before_anything_runs(command, tmp_path):
     assert proc.stderr.startswith("error: --phase 'point-querry': not a measure phase of microbench at smoke; "
                                   "phases: point-query, ") and proc.stderr.count("\n") == 1
     assert not list((tmp_path / "out").glob("**/*.json"))
+
+
+def test_history_changes_of_a_path_that_does_not_exist_or_holds_no_history_is_bad_input(tmp_path):
+    """"no change points" would read as a clean history."""
+    missing = run_perfci("history", "changes", str(tmp_path / "nowhere"))
+    assert missing.returncode == 2 and "does not exist" in missing.stderr and missing.stderr.count("\n") == 1
+    (tmp_path / "empty").mkdir()
+    empty = run_perfci("history", "changes", str(tmp_path / "empty"))
+    assert empty.returncode == 2 and empty.stderr.count("\n") == 1, empty.stderr
+    assert "no history files" in empty.stderr and "no change points" not in empty.stdout
+
+
+def test_servers_fetch_with_nothing_to_fetch_says_so(tmp_path):
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "servers.yaml").write_text("servers:\n  - id: db\n    spec: local\n    enabled: false\n")
+    proc = run_perfci("servers", "fetch", env={"PERFCI_ROOT": str(tmp_path)})
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stdout + proc.stderr
+    assert "none enabled in servers.yaml" in proc.stderr and "known: db" in proc.stderr
+
+
+def every_option():
+    """(command path, option) of every option of every perfci command."""
+    import click
+
+    def walk(command: click.Command, path: str):
+        for param in command.params:
+            if isinstance(param, click.Option):
+                yield path, param
+        if isinstance(command, click.Group):
+            for name, sub in command.commands.items():
+                yield from walk(sub, f"{path} {name}")
+
+    for name in sorted(cli.COMMANDS):
+        command = cli.cli.get_command(click.Context(cli.cli), name)
+        assert command is not None
+        yield from walk(command, name)
+
+
+def test_every_option_says_what_it_does():
+    bare = [f"{path} {option.opts[0]}" for path, option in every_option() if not (option.help or "").strip()]
+    assert bare == []
+
+
+def test_the_profile_is_smoke_by_default_and_the_same_option_everywhere():
+    profiles = {path: option for path, option in every_option() if option.name == "profile"}
+    assert {"ab", "bisect", "calibrate", "confirm", "doctor", "run", "sweep"} <= set(profiles)
+    assert {path: option.default for path, option in profiles.items()} == {path: "smoke" for path in profiles}
+    assert all("-p" in option.opts for option in profiles.values())
+
+
+def test_help_texts_say_what_the_commands_do():
+    issues = run_perfci("issues", "sync", "--help")
+    assert "one issue per regressed case" in " ".join(issues.stdout.split())
+    dashboard = run_perfci("dashboard", "--help")
+    assert "--history" not in dashboard.stdout and "--window" in dashboard.stdout

@@ -3,9 +3,9 @@ MariaDB, every job but Pages, the history's `results` branch in a local bare rep
 a team project made by `perfci init` runs perfci's reusable nightly (mapped to this
 checkout) and, with a pinned baseline arranged so that the case regresses, the job
 summary shows the table, the issue dry-run file carries the right fingerprint, the night
-is pushed and the dashboard written; perfci's own nightly.yml with a baseline it matches
-writes no issue; the team project's PR check fails on a scenario change that regresses and
-keeps one comment on the PR (GitHub's API a recording fake)."""
+is pushed and the dashboard written; a clean night writes no issue; the team project's PR
+check fails on a scenario change that regresses and keeps one comment on the PR (GitHub's
+API a recording fake)."""
 
 from __future__ import annotations
 
@@ -107,7 +107,7 @@ def run_act(tmp_path, baselines, issues, project=REPO, extra=(), scenario="rebui
         cwd=project, capture_output=True, text=True, timeout=900, env=env)
 
 
-def pushed_history(tmp_path, case_dir: str = "mariadb-10.11/rebuild-after-delete") -> list[dict]:
+def pushed_history(tmp_path, case_dir: str) -> list[dict]:
     """The records the push job put on the bare repository's results branch."""
     listing = git("--git-dir", str(tmp_path / "results.git"), "ls-tree", "-r", "--name-only", "results").split()
     [case] = [p for p in listing if p.endswith(".jsonl") and "annotations" not in p]
@@ -116,23 +116,40 @@ def pushed_history(tmp_path, case_dir: str = "mariadb-10.11/rebuild-after-delete
     return [json.loads(line) for line in text.splitlines()]
 
 
-def assert_site_written(tmp_path, scenario: str = "rebuild-after-delete") -> None:
+def assert_site_written(tmp_path, scenario: str) -> None:
     site = tmp_path / "site"
     pages = sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html"))
     assert pages[0].startswith(f"{RUNNER_CLASS}/mariadb-10.11/{scenario}/smoke/") and "index.html" in pages
     assert (site / "assets" / "dashboard.js").exists()
 
 
-def test_nightly_under_act_without_regression_writes_no_issue(smoke_result, tmp_path):
+def test_a_clean_night_under_act_writes_no_issue(real_server_tools, tmp_path):
+    """A team project's nightly (the reusable perfci-nightly.yml that perfci's own
+    nightly.yml calls the same way) on a night that can only look better than its
+    baseline: no issue file, the night pushed with nothing regressed, the site written.
+    Its scenario is a tiny one of the team's: the workflow is under test here."""
+    team, ref = team_project(tmp_path)
+    write_tiny(team / "scenarios", name="tiny")
+    commit(team, "a tiny scenario")
     root = tmp_path / "baselines"
-    baseline_worse_everywhere(smoke_result["result"], root)
-    proc = run_act(tmp_path, root, tmp_path / "issues")
+    baseline_worse_everywhere(tiny_night(team, tmp_path), root)
+    proc = run_act(tmp_path, root, tmp_path / "issues", project=team, scenario="tiny",
+                   extra=("--local-repository", f"perfci-org/perfci@{ref}={REPO}"))
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert "Summary - ## perfci comparison" in proc.stdout and "🔴 regression" not in proc.stdout
     assert not (tmp_path / "issues").exists()
-    [night] = pushed_history(tmp_path)
+    [night] = pushed_history(tmp_path, "mariadb-10.11/tiny")
     assert night["regressed"] == [] and night["standing"] == [] and night["schema"] == "perfci.history/3"
-    assert_site_written(tmp_path)
+    assert_site_written(tmp_path, "tiny")
+
+
+def tiny_night(team: Path, tmp_path: Path) -> dict:
+    """One real night of the team's tiny scenario on this runner's class (a baseline's source)."""
+    night = run_perfci("run", str(team / "scenarios" / "tiny.yaml"), "--profile", "smoke", "--runner-class",
+                       RUNNER_CLASS, "--out", str(tmp_path / "night-1"), "-q")
+    assert night.returncode == 0, night.stderr[-3000:]
+    [result] = [json.loads(p.read_text()) for p in (tmp_path / "night-1").glob("tiny-*.json")]
+    return result
 
 
 def team_project(tmp_path) -> tuple[Path, str]:
@@ -162,12 +179,9 @@ def test_a_team_project_from_perfci_init_runs_perfcis_reusable_nightly(real_serv
     shows the table, the issue file carries the right fingerprint and the confirmation,
     the night is pushed, the dashboard written."""
     team, ref = team_project(tmp_path)
-    scenario = write_tiny(team / "scenarios", name="tiny")
+    write_tiny(team / "scenarios", name="tiny")
     commit(team, "a tiny scenario")
-    night_1 = run_perfci("run", str(scenario), "--profile", "smoke", "--runner-class", RUNNER_CLASS,
-                         "--out", str(tmp_path / "night-1"), "-q")
-    assert night_1.returncode == 0, night_1.stderr[-3000:]
-    [base] = [json.loads(p.read_text()) for p in (tmp_path / "night-1").glob("tiny-*.json")]
+    base = tiny_night(team, tmp_path)
     root = tmp_path / "baselines"
     # the baseline ran ten times as fast as this host can: throughput regresses (twice was
     # not always enough: one run's phase at half its usual rate, a flush stall, matched it)
@@ -223,7 +237,7 @@ def test_a_team_projects_nightly_opens_its_issue_the_night_its_server_changes(re
     tonight's server on this runner, the A/B flags it, and the report job opens the
     issue that same night, saying what the A/B measured."""
     team, ref = team_project(tmp_path)
-    scenario = write_tiny(team / "scenarios", name="tiny", time=60, transactions=8000, burst=400)
+    scenario = write_tiny(team / "scenarios", name="tiny", time=60, transactions=4000, burst=400)
     servers = team / "servers.yaml"
     servers.write_text(servers.read_text() + "  - id: db\n    spec: local\n    enabled: true\n")
     night_1 = run_perfci("run", str(scenario), "--profile", "smoke", "--server", "local", "--runner-class",
@@ -304,7 +318,7 @@ def test_a_team_projects_pr_check_fails_on_a_regression_and_keeps_one_comment_on
     that changes only the scenario's description passes; its comment says what the A/B
     could not see."""
     team, ref = team_project(tmp_path)
-    scenario = write_tiny(team / "scenarios", name="tiny", time=60, transactions=8000, burst=400)
+    scenario = write_tiny(team / "scenarios", name="tiny", time=60, transactions=4000, burst=400)
     base = commit(team, "a tiny scenario")
     published(team, tmp_path, "fsync")
     scenario.write_text(scenario.read_text().replace("innodb_flush_log_at_trx_commit: 0",
@@ -363,7 +377,7 @@ def test_a_team_projects_servers_yaml_bump_is_ab_d_base_spec_against_head_spec(f
     cache, _ = fetched_servers
     pinned = {e["id"]: e["spec"] for e in yaml.safe_load((REPO / "servers.yaml").read_text())["servers"]}
     team, ref = team_project(tmp_path)
-    write_tiny(team / "scenarios", name="tiny", time=60, transactions=8000, burst=400)
+    write_tiny(team / "scenarios", name="tiny", time=60, transactions=4000, burst=400)
     servers = team / "servers.yaml"
     servers.write_text(servers.read_text() + f"  - id: mysql\n    spec: {pinned['mysql-8.0.15']}\n")
     base = commit(team, "a tiny scenario, MySQL 8.0.15")

@@ -162,3 +162,35 @@ def test_old_servers_get_the_innodb_defaults_scenarios_assume():
     assert modern_innodb_defaults(identify("10.2.11-MariaDB", "MariaDB Server")) == {}
     assert modern_innodb_defaults(identify("5.7.22", "MySQL Community Server (GPL)")) == {}
     assert modern_innodb_defaults(identify("5.6.40", "MySQL Community Server (GPL)"))["innodb_large_prefix"] == "ON"
+
+
+HELP_EXCERPT = """\
+  --innodb-buffer-pool-size=#
+                      The size of the memory buffer InnoDB uses to cache data
+  --innodb-flush-log-at-trx-commit[=#]
+                      Controls the durability/speed trade-off for commits.
+  --skip-name-resolve Don't resolve hostnames. All hostnames are IP's or
+  --log-bin[=name]    Log update queries in binary format. Optional argument
+
+Variables (--variable-name=value)
+innodb-buffer-pool-size                                      134217728
+skip-name-resolve                                            FALSE
+"""
+
+
+def test_a_bare_override_of_an_option_that_needs_a_value_is_refused_by_name():
+    """mariadbd's help (the lines above are 10.11's): `--name=#` needs its value (the
+    server refuses a bare name and disables InnoDB), `[=#]` a number (a bare name is a
+    forgotten value); `[=name]` and flags do not."""
+    from perfci.model.flavor import identify_version_output
+    from perfci.providers.capabilities import Requested, UnknownOption, parse_help_options, plan_config
+
+    known = parse_help_options(HELP_EXCERPT)
+    assert known.needs_value == {"innodb_buffer_pool_size", "innodb_flush_log_at_trx_commit"}
+    assert {"innodb_flush_log_at_trx_commit", "skip_name_resolve", "log_bin"} <= known
+    server = identify_version_output("mariadbd  Ver 10.11.6-MariaDB-0+deb12u1 for debian-linux-gnu on x86_64")
+    with pytest.raises(UnknownOption, match="'innodb_buffer_pool_size' needs a value .*innodb_buffer_pool_size=VALUE"):
+        plan_config([Requested("innodb_buffer_pool_size", None, "override")], server, known)
+    ok = plan_config([Requested("skip_name_resolve", None, "override"), Requested("log_bin", None, "override"),
+                      Requested("innodb_buffer_pool_size", "64M", "override")], server, known)
+    assert ok.options == {"skip_name_resolve": None, "log_bin": None, "innodb_buffer_pool_size": "64M"}

@@ -15,7 +15,7 @@ import pytest
 from perfci.providers.capabilities import option_names
 from perfci.providers.mycnf import RESERVED, reserved_option
 
-from conftest import run_perfci
+from conftest import run_perfci, write_tiny
 
 HOSTILE = [
     ("loose-loose-skip-grant-tables", None, "skip_grant_tables", "TRUE"),
@@ -72,3 +72,16 @@ def test_the_normaliser_agrees_with_the_real_servers_parser(real_server_tools):
                    if default.get(k) != v and k in RESERVED}
         assert changed == {owned: shown}, name
         assert reserved_option(name) == owned
+
+
+def test_a_bare_name_of_an_option_that_needs_a_value_is_exit_2_before_anything_starts(real_server_tools, tmp_path):
+    """The distribution's mariadbd says which options need a value (its --help); a bare
+    `--config innodb_flush_log_at_trx_commit` is a forgotten value: one line, exit 2,
+    no server started (it used to reach the server start and fail there, exit 3)."""
+    scenario = write_tiny(tmp_path)
+    for name in ("innodb_flush_log_at_trx_commit", "innodb_buffer_pool_size"):
+        proc = run_perfci("run", str(scenario), "--config", name, "--out", str(tmp_path / "out"),
+                          "--workdir", str(tmp_path / "work"))
+        assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+        assert f"'{name}' needs a value" in proc.stderr and f"give {name}=VALUE" in proc.stderr
+        assert not (tmp_path / "out").exists() and not list((tmp_path / "work").glob("*"))

@@ -34,7 +34,7 @@ from perfci.util.runner import temp_prefix
 @click.option("--b-config", multiple=True, metavar="NAME=VALUE", help="Server option for side B only (repeatable).")
 @click.option("--a-scenario", type=click.Path(path_type=Path), default=None,
               help="Scenario file for side A only (e.g. the PR base's version of a changed scenario).")
-@click.option("--profile", "-p", default="smoke", show_default=True)
+@options.profile
 @click.option("--mode", type=click.Choice(["interleaved", "rounds", "auto"]), default="interleaved", show_default=True,
               help="interleaved: both servers alive, fixed-work bursts alternating, the idle side frozen; "
                    "rounds: whole runs on fresh servers (for what cannot be split: load time, DDL); "

@@ -83,7 +83,7 @@ def line_between(good: str, bad: str) -> tuple[list[str], list[str]]:
               help="What 'slower' means: this judged metric in any phase (e.g. tps, qps, statement_cpu_us_per_txn).")
 @click.option("--case", "case_pattern", default=None, metavar="PATTERN", help="Matrix scenarios: the case.")
 @options.ab_phases
-@click.option("--profile", "-p", default="smoke", show_default=True)
+@options.profile
 @click.option("--retries", type=click.IntRange(0, 5), default=1, show_default=True,
               help="An inconclusive step is measured again this many times before the search stops there.")
 @options.ab_plan_options

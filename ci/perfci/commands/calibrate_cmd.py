@@ -33,12 +33,13 @@ from perfci.util.progress import Progress
 @click.argument("scenario")
 @click.option("--server", "server_spec", default="local", show_default=True, metavar="SPEC",
               help="The server to calibrate (a spec or a servers.yaml id); both A/A sides run it.")
-@click.option("--profile", "-p", default="smoke", show_default=True)
+@options.profile
 @click.option("--rounds", type=click.IntRange(2, 50), default=3, show_default=True,
               help="Interleaved A/A runs (each starts both servers from the dataset afresh).")
 @click.option("--bursts", type=click.IntRange(3, 100000), default=None,
               help="Burst pairs per phase (default: the profile's).")
-@click.option("--case", "case_pattern", default=None, metavar="PATTERN")
+@click.option("--case", "case_pattern", default=None, metavar="PATTERN",
+              help="Matrix scenarios: the case to calibrate (glob; default: the profile's first case).")
 @click.option("--noise-dir", type=click.Path(path_type=Path), default=None,
               help="Where noise models are kept (default: baselines/noise of the project).")
 @click.option("--minutes", type=click.FloatRange(1, 600), default=30, show_default=True,

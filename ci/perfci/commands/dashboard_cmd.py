@@ -6,16 +6,17 @@ from pathlib import Path
 
 import click
 
-from perfci.commands import options
 from perfci.report import dashboard_site
 from perfci.util.text import web_link
 
 
 @click.command()
 @click.argument("history_dir", type=click.Path(path_type=Path, file_okay=False, exists=True))
-@click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False), default=Path("site"), show_default=True)
+@click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False), default=Path("site"), show_default=True,
+              help="Directory the site is written to (index.html and a page per case).")
 @click.option("--repo-url", default="", help="https://github.com/OWNER/NAME: case pages link to its regression issues.")
-@options.window
+@click.option("--window", type=click.IntRange(2, 1000), default=10, show_default=True,
+              help="How many of the newest usable nights make the baseline band drawn on each chart.")
 def dashboard(history_dir: Path, out_dir: Path, repo_url: str, window: int) -> None:
     """Write a static site (index + one page per case, metrics over the nights with change
     points and resets marked) from HISTORY_DIR; open OUT/index.html, or publish OUT."""

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from perfci.commands import options
 from perfci.host import host_checks
 from perfci.model.scenario import cases, load_scenario
 from perfci.providers.capabilities import parse_size
@@ -24,7 +25,7 @@ def buffer_pools(scenario: str, profile: str) -> list[int]:
 @click.option("--runner-dir", type=click.Path(path_type=Path, file_okay=False, exists=True),
               help="The actions-runner directory: check the job hooks it names, as the runner starts them.")
 @click.option("--scenario", help="Check memory for an interleaved A/B of this scenario (two servers at once).")
-@click.option("--profile", default="nightly", show_default=True, help="The scenario's profile.")
+@options.profile
 @click.option("--workdir", type=click.Path(path_type=Path), help="Where datadirs go (default: the temp dir).")
 @click.option("--json", "as_json", is_flag=True, help="The findings as JSON (check, status, found, fix).")
 def doctor(runner_dir: Path | None, scenario: str | None, profile: str, workdir: Path | None, as_json: bool) -> int:

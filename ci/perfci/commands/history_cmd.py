@@ -12,6 +12,7 @@ from perfci.model.identity import Follow, slug
 from perfci.report.plots import history_plot
 from perfci.store.history_files import append, case_files, exclude, read_history
 from perfci.store.results import expand, load_result
+from perfci.util.errors import BadInput
 
 
 @click.group()
@@ -43,13 +44,17 @@ def history_exclude(result_id: str, reason: str, history_dir: Path) -> None:
 
 
 @history.command("changes")
-@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path, exists=True))
 @click.option("--metric", "metrics", multiple=True, help="Only these metric keys (e.g. after.qps_write).")
-@click.option("--pvalue", type=click.FloatRange(0.0001, 0.5), default=DEFAULT_PVALUE, show_default=True)
+@click.option("--pvalue", type=click.FloatRange(0.0001, 0.5), default=DEFAULT_PVALUE, show_default=True,
+              help="E-Divisive's significance level for a change point.")
 @click.option("--plots", "plots_dir", type=click.Path(path_type=Path), help="Write a PNG per metric with a change.")
 def history_changes(files: tuple[Path, ...], metrics: tuple[str, ...], pvalue: float, plots_dir: Path | None) -> None:
     """Change points (E-Divisive means) in history FILES (.jsonl) or directories of them."""
     paths = [q for p in files for q in (case_files(Path(p)) if Path(p).is_dir() else [Path(p)])]
+    if not paths:  # "no change points" would read as a clean history
+        raise BadInput(f"{', '.join(map(str, files))}: no history files (<runner class>/<server>/<scenario>/<profile>/"
+                       "<case>.jsonl) under it")
     for path in paths:
         entries = read_history(path)
         found = detect(entries, list(metrics) or None, pvalue)

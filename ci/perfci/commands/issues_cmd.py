@@ -42,7 +42,7 @@ def issues() -> None:
 def issues_sync(results: tuple[Path, ...], baseline_dir: Path | None, repo: str | None, run_url: str,
                 close_after: int, dry_run: bool, issues_out: Path, confirm_dir: Path | None, noise_dir: Path | None,
                 follow: Follow, history_dir: Path | None, window: int, min_nights: int) -> None:
-    """Open, update or close one issue per regressed metric of RESULTS."""
+    """Open, update or close one issue per regressed case of RESULTS (its regressed metrics in one table)."""
     dry_run_dir = options.dry_run_dir(dry_run, issues_out)
     loaded = [load_result(p) for p in expand(list(results))]
     comparisons = compare_cases(load_cases(loaded, baseline_root=baseline_dir, follow=follow, noise_dir=noise_dir,

@@ -86,6 +86,10 @@ dry_run = click.option(
 issues_out = click.option(
     "--out", "issues_out", type=click.Path(path_type=Path, file_okay=False), default=Path("issues"), show_default=True,
     help="With --dry-run: where the issues' Markdown goes (DIR/<fingerprint>.md).")
+profile = click.option(
+    "--profile", "-p", default="smoke", show_default=True,
+    help="The scenario's profile, the scale of the runs: smoke (minutes; tests and PR checks), nightly (~30 min), "
+         "seed (the original report's size).")
 quiet = click.option("--quiet", "-q", is_flag=True, help="No progress output; print only results and summaries.")
 
 

@@ -43,8 +43,7 @@ SERVER_HELP = ("Server to test: an id from servers.yaml (perfci servers list), o
 
 @click.command(epilog=EPILOG)
 @click.argument("scenario")
-@click.option("--profile", "-p", default="smoke", show_default=True,
-              help="Scale of the run: smoke (<= 3 min), nightly (~30 min), seed (the seed report's size).")
+@options.profile
 @click.option("--server", "server_spec", default="local", show_default=True, metavar="SPEC", help=SERVER_HELP)
 @click.option("--config", "configs", multiple=True, metavar="NAME=VALUE",
               help="Server option for this run only, on top of the scenario's (repeatable). "

@@ -89,6 +89,9 @@ def fetch(ids: tuple[str, ...]) -> int:
         raise BadInput(f"servers fetch: unknown server id {', '.join(map(repr, unknown))}; "
                        f"known: {', '.join(e.id for e in known.servers) or 'none'}")
     entries = [known.get(i) for i in ids] if ids else [e for e in known.servers if e.enabled]
+    if not entries:
+        raise BadInput("servers fetch: no server id given and none enabled in servers.yaml; name the ids to fetch "
+                       f"(known: {', '.join(e.id for e in known.servers) or 'none'})")
     for entry in entries:
         assert entry is not None
         if entry.parsed.scheme not in FETCHABLE:

@@ -26,7 +26,7 @@ from perfci.util.progress import Progress
 @click.option("--between", nargs=2, default=None, metavar="FIRST LAST",
               help="Instead of --servers: the releases of one flavor from FIRST to LAST, in version order "
                    "(servers.yaml's `flavor` and `version`); the oldest is the base.")
-@click.option("--profile", "-p", default="smoke", show_default=True)
+@options.profile
 @click.option("--case", "case_patterns", multiple=True, metavar="PATTERN", help="Only these cases (glob; repeatable).")
 @options.ab_phases
 @options.ab_plan_options

@@ -174,7 +174,19 @@ class UnknownOption(Exception):
     pass
 
 
-def plan_config(requested: list[Requested], server: ServerIdentity, known: set[str] | None) -> ConfigPlan:
+class KnownOptions(frozenset[str]):
+    """The options a server binary accepts (normalized names), and which of them its
+    `--verbose --help` says need a value (`--name=#`, not `--name[=#]` or a flag)."""
+
+    needs_value: frozenset[str]
+
+    def __new__(cls, names=(), needs_value=()) -> KnownOptions:
+        known = super().__new__(cls, names)
+        known.needs_value = frozenset(needs_value)
+        return known
+
+
+def plan_config(requested: list[Requested], server: ServerIdentity, known: frozenset[str] | set[str] | None) -> ConfigPlan:
     """Apply the capability table, then the binary's option list.
 
     `known` is the set of normalized option names the binary accepts (None: do not
@@ -200,6 +212,9 @@ def plan_config(requested: list[Requested], server: ServerIdentity, known: set[s
             plan.notes.append({"option": name, "value": value, "origin": req.origin, "action": "skipped",
                                "reason": f"not an option of {server.label} (checked with --verbose --help)"})
             continue
+        if value is None and req.origin == "override" and isinstance(known, KnownOptions) and name in known.needs_value:
+            raise UnknownOption(f"server option {req.name!r} needs a value ({server.label}'s --help: "
+                                f"--{name.replace('_', '-')}=...): give {req.name}=VALUE")
         if name in plan.options and plan.options[name] != value and req.origin == "override":
             plan.notes.append({"option": name, "value": value, "origin": req.origin, "action": "overridden",
                                "reason": f"--config replaces the scenario's {plan.options[name]!r}"})
@@ -207,21 +222,27 @@ def plan_config(requested: list[Requested], server: ServerIdentity, known: set[s
     return plan
 
 
-def is_known(name: str, known: set[str]) -> bool:
+def is_known(name: str, known: frozenset[str] | set[str]) -> bool:
     """Whether the server would take `name` as one of its options. An unknown `loose-`
     name is not: the server would ignore it, and a measurement that sets nothing is
     better said (skipped, or refused as an override) than written to my.cnf."""
     return any(candidate in known for candidate in option_names(name))
 
 
-_HELP_OPTION_RE = re.compile(r"^\s{2}(?:-\w,\s+)?--([a-zA-Z0-9][a-zA-Z0-9_-]*)")
+# `--name=#` / `--name=name`: a value is required; `--name[=#]`: a number is optional to the
+# parser, but a bare name sets no number anyone meant (a forgotten value); `--name[=name]`
+# (log-bin) and flags: a bare name is meaningful
+_HELP_OPTION_RE = re.compile(r"^\s{2}(?:-\w,\s+)?--([a-zA-Z0-9][a-zA-Z0-9_-]*)(=|\[=#\])?")
 _HELP_VARIABLE_RE = re.compile(r"^([a-z0-9][a-z0-9_-]*)\s{2,}\S")
 
 
-def parse_help_options(help_text: str) -> set[str]:
+def parse_help_options(help_text: str) -> KnownOptions:
     """Option names from `mysqld --verbose --help` (the option list and the
-    variables table that follows it)."""
+    variables table that follows it), and those a bare name would leave without the
+    value they need (`--innodb-buffer-pool-size=#`: the server refuses it and disables
+    InnoDB; `--innodb-flush-log-at-trx-commit[=#]`: a forgotten number)."""
     names: set[str] = set()
+    needs_value: set[str] = set()
     in_variables = False
     for line in help_text.splitlines():
         if line.startswith("Variables (--variable-name=value)"):
@@ -230,7 +251,9 @@ def parse_help_options(help_text: str) -> set[str]:
         m = (_HELP_VARIABLE_RE if in_variables else _HELP_OPTION_RE).match(line)
         if m:
             names.add(normalize(m.group(1)))
-    return names
+            if not in_variables and m.group(2):
+                needs_value.add(normalize(m.group(1)))
+    return KnownOptions(names, needs_value)
 
 
 def install_db_options(s: ServerIdentity) -> list[str]:

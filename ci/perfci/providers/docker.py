@@ -26,7 +26,7 @@ import pymysql
 from perfci.model.flavor import ServerIdentity, identify_version_output
 from perfci.providers import mycnf
 from perfci.providers.accounts import bench_account
-from perfci.providers.capabilities import parse_help_options
+from perfci.providers.capabilities import KnownOptions, parse_help_options
 from perfci.providers.local import READY_TIMEOUT_S, ask_shutdown, copy_tree, free_port, wait_until_answers
 from perfci.util.errors import BadInput, InfraFailure
 from perfci.util.runner import RUNNER_LABEL, runner_tag, temp_prefix
@@ -199,7 +199,7 @@ class DockerServer:
         self.image_id = self._verified_image_id()  # every container runs this, not the tag (which can move)
         self.user = container_user((os.getuid(), os.getgid()), self._image_mysql_ids())
         self.identity = self._identify()
-        self._known: set[str] | None = None
+        self._known: KnownOptions | None = None
 
     # -------------------------------------------------------- the CLI
 
@@ -264,7 +264,7 @@ class DockerServer:
         except ValueError as exc:
             raise BadInput(f"docker:{self.image}: not a MySQL-family server image ({exc})") from None
 
-    def known_options(self) -> set[str]:
+    def known_options(self) -> KnownOptions:
         if self._known is None:
             self._known = parse_help_options(self._in_image("--no-defaults", "--verbose", "--help",
                                                             user=f"{self.user[0]}:{self.user[1]}"))

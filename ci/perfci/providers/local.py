@@ -21,7 +21,7 @@ import pymysql
 from perfci.model.flavor import ServerIdentity, identify_version_output
 from perfci.providers import mycnf
 from perfci.providers.accounts import bench_account
-from perfci.providers.capabilities import install_db_options, parse_help_options
+from perfci.providers.capabilities import KnownOptions, install_db_options, parse_help_options
 from perfci.util.errors import BadInput, InfraFailure
 from perfci.util.runner import temp_prefix
 
@@ -133,7 +133,7 @@ class LocalServer:
         self.basedir = basedir if basedir is None or basedir.is_dir() else basedir.parent.parent
         self.workdir = Path(workdir)
         self.identity = self._identify_binary()
-        self._known: set[str] | None = None
+        self._known: KnownOptions | None = None
         self.proc: subprocess.Popen | None = None
         self.port: int | None = None
         self.socket_dir: Path | None = None
@@ -156,7 +156,7 @@ class LocalServer:
         except ValueError as exc:
             raise BadInput(f"{self.binary}: not a MySQL-family server ({exc})") from None
 
-    def known_options(self) -> set[str]:
+    def known_options(self) -> KnownOptions:
         """The options this binary accepts, from `--verbose --help`."""
         if self._known is None:
             args = ["--no-defaults", "--verbose", "--help"]

@@ -43,7 +43,7 @@ class ServerProvider(Protocol):
     def datadir(self) -> Path:
         """The datadir a snapshot copies (only used where supports_snapshots)."""
 
-    def known_options(self) -> set[str] | None:
+    def known_options(self) -> frozenset[str] | set[str] | None:
         """Normalized option names the server accepts (None: do not check)."""
 
     def describe(self) -> dict[str, JsonValue]:
