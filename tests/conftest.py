@@ -3,9 +3,10 @@
 End-to-end tests use real components: a throwaway MariaDB started by perfci itself
 on a free loopback port, real sysbench, real act. They are marked `e2e` here, not
 by hand: every test in a `test_e2e_*.py` module and every test using a fixture that
-needs a server. `python3 -m pytest -m "not e2e and not slow"` is the quick unit suite
-(`slow`, by hand: a unit test of a second or more), and a guard makes sure no unit
-test starts a server or sysbench. A test whose tool is missing
+needs a server. `python3 -m pytest -m "not e2e"` is the quick unit suite: the tests
+marked `slow` by hand (a unit test of a second or more) run only with --slow (as
+scripts/check runs them) or when -m names them; a guard makes sure no unit test starts
+a server or sysbench. A test whose tool is missing
 skips with the reason; under CI=true any skip is an error: nothing is green by
 silence."""
 
@@ -105,10 +106,22 @@ def is_e2e(item: pytest.Item) -> bool:
     return item.module.__name__.startswith("test_e2e_") or bool(E2E_FIXTURES & set(getattr(item, "fixturenames", ())))
 
 
+def pytest_addoption(parser):
+    parser.addoption("--slow", action="store_true",
+                     help="also run the unit tests marked slow (simulations, many CLI starts); scripts/check does")
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if is_e2e(item):
             item.add_marker(pytest.mark.e2e)
+    # `pytest -m "not e2e"` is the quick unit suite: the slow ones run with --slow (scripts/check,
+    # CI) or when a -m expression names them; said in the summary as deselected, never skipped
+    if not config.getoption("--slow") and "slow" not in (config.option.markexpr or ""):
+        slow = [item for item in items if item.get_closest_marker("slow") and not item.get_closest_marker("e2e")]
+        if slow:
+            config.hook.pytest_deselected(items=slow)
+            items[:] = [item for item in items if item not in set(slow)]
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -313,10 +326,13 @@ def smoke_series(fetched_servers, tmp_path_factory) -> dict[tuple[str, str], dic
 
 @pytest.fixture(scope="session")
 def smoke_result(real_server_tools, tmp_path_factory):
-    """One real smoke run of rebuild-after-delete, shared by the end-to-end checks."""
+    """One real smoke run of rebuild-after-delete, shared by the end-to-end checks. Its
+    own snapshot cache: its dataset steps (load, layout, delete-half) run, never restored
+    from a snapshot another test's run of the scenario saved earlier in the session."""
     out = tmp_path_factory.mktemp("smoke-results")
     work = tmp_path_factory.mktemp("smoke-work")
-    proc = run_perfci("run", "rebuild-after-delete", "--profile", "smoke", "--out", str(out), "--workdir", str(work))
+    proc = run_perfci("run", "rebuild-after-delete", "--profile", "smoke", "--out", str(out), "--workdir", str(work),
+                      env={"PERFCI_SNAPSHOT_DIR": str(tmp_path_factory.mktemp("smoke-snapshots"))})
     assert proc.returncode == 0, proc.stderr[-3000:]
     files = result_files(out)
     assert len(files) == 1, files
