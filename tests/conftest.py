@@ -32,8 +32,9 @@ DATA = Path(__file__).resolve().parent / "data"
 PERFCI = [sys.executable, "-m", "perfci.cli"]
 # the checkout's code, also where perfci is pip-installed (editable or not)
 SOURCE_ENV = {"PYTHONPATH": os.pathsep.join(filter(None, [str(REPO / "ci"), os.environ.get("PYTHONPATH")])),
-              # e2e A/Bs judge effects of 30 % and more: the quick size, not the 5 % one (~24 min each)
-              "PERFCI_AB_SIZE": "profile"}
+              # e2e A/Bs judge effects of 30 % and more: the quick size, not the 5 % one (~24 min each);
+              # the explain pass only where a test asks for it (it adds profiled bursts)
+              "PERFCI_AB_SIZE": "profile", "PERFCI_EXPLAIN": "never"}
 # fixtures that start a server or sysbench: a test using one is end-to-end
 E2E_FIXTURES = {"real_server_tools", "smoke_result", "running_server", "change_buffer", "row_formats",
                 "read_only_scaling", "baseline_dir", "fetched_servers", "smoke_series"}

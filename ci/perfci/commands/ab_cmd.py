@@ -116,7 +116,8 @@ def ab(scenario: str, a_spec: str, b_spec: str, a_config: tuple[str, ...], b_con
 # options that only one mode reads: given in the other mode they would be silently ignored
 MODE_OPTIONS = {"rounds": ("rounds", "confidence"),
                 "interleaved": ("target_mde", "budget_minutes", "size_by", "bursts", "instances", "plan_only", "warmup",
-                                "min_effect", "noise_dir", "a_sql", "b_sql", "phases")}
+                                "min_effect", "noise_dir", "explain", "a_sql", "b_sql",
+                                "phases")}
 
 
 def refuse_other_modes_options(mode: str) -> None:

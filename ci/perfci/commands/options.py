@@ -145,24 +145,31 @@ ab_instances = click.option(
 min_effect = click.option(
     "--min-effect", type=click.FloatRange(0, 1), default=DEFAULT_MIN_EFFECT, show_default=True,
     help="Interleaved A/B: the smallest relative change flagged (a smaller significant one is `unchanged`).")
-AB_PLAN_OPTIONS = (ab_target, ab_budget, ab_size, ab_bursts, ab_instances, min_effect, noise_dir)
+explain = click.option(
+    "--explain", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
+    envvar="PERFCI_EXPLAIN",
+    help="Interleaved A/B: after the verdict's bursts, on the last instance pair, profile extra bursts of the "
+         "regressed phases (auto), of every measured phase (always: an A/A's 'nothing stands out'), or none: "
+         "CPU profiles (perf), statement digests and waits side by side, in the report's Why section "
+         "[env PERFCI_EXPLAIN].")
+AB_PLAN_OPTIONS = (ab_target, ab_budget, ab_size, ab_bursts, ab_instances, min_effect, noise_dir, explain)
 
 
 def ab_plan(target_mde: float, budget_minutes: float, size_by: str, bursts: int | None, instances: int | None,
-            min_effect: float, noise_dir: Path | None, phases: tuple[str, ...] = (),
+            min_effect: float, noise_dir: Path | None, explain: str = "auto", phases: tuple[str, ...] = (),
             warmup: int = DEFAULT_WARMUP_PAIRS, baseline_dir: Path | None = None) -> AbPlan:
     """THE mapping of a command's A/B options to the plan every A/B it runs is sized
     and judged by (sessions/sized_ab.AbPlan). The noise models: --noise-dir, else
     noise/ under the command's --baseline-dir (where they live beside the baselines)."""
     return AbPlan(target_mde, budget_minutes, size_by == "profile", bursts, instances, warmup, tuple(phases),
-                  min_effect, noise_dir or (baseline_dir / NOISE_DIR if baseline_dir else None))
+                  min_effect, noise_dir or (baseline_dir / NOISE_DIR if baseline_dir else None), explain)
 
 
 def ab_plan_options(fn: F) -> F:
     """The options that size and judge an interleaved A/B, declared once, handed to the
     command as one `ab: AbPlan` (with its --phase, --warmup and --baseline-dir where it
     has them)."""
-    names = ("target_mde", "budget_minutes", "size_by", "bursts", "instances", "min_effect", "noise_dir")
+    names = ("target_mde", "budget_minutes", "size_by", "bursts", "instances", "min_effect", "noise_dir", "explain")
 
     @functools.wraps(fn)
     def with_plan(*args, **kwargs):

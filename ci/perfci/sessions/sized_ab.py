@@ -12,21 +12,28 @@ from pathlib import Path
 from perfci.judge import calibration, design
 from perfci.judge.burst_verdicts import interim_look, judge_run
 from perfci.judge.paired import DEFAULT_MIN_EFFECT, PairedVerdict
+from perfci.judge.profile_diff import explain_findings
 from perfci.model.baseline import NOISE_DIR
 from perfci.model.bursts import InterleavedRun
+from perfci.model.explain import ExplainRun
 from perfci.model.identity import server_line
 from perfci.model.noise import NoiseModel
 from perfci.model.scenario import MeasureStep
 from perfci.model.verdicts import Outcome
 from perfci.providers.servers import resolve_server
 from perfci.report.interleaved import interleaved_markdown
+from perfci.report.why import why_section
 from perfci.run.plan import RunPlan
-from perfci.sessions.interleave import DEFAULT_WARMUP_PAIRS, plan_sides, run_interleaved
+from perfci.sessions.explain_pass import explain_dir, run_explain_pass
+from perfci.sessions.interleave import DEFAULT_WARMUP_PAIRS, SideServer, plan_sides, run_interleaved
 from perfci.sessions.rounds import Side
 from perfci.store import noise_files
+from perfci.store.explain_files import read_explain
+from perfci.util.errors import InfraFailure
 from perfci.util.files import write_atomic
 from perfci.util.paths import baselines_dir
 from perfci.util.progress import Progress
+from perfci.util.text import code_span, markdown
 
 PROFILE_INSTANCES = 2  # --size profile: the quick A/B (the profile's bursts, two instance pairs)
 
@@ -49,6 +56,7 @@ class AbPlan:
     phases: tuple[str, ...] = ()   # measure, size and judge only these phases (--phase)
     min_effect: float = DEFAULT_MIN_EFFECT
     noise_dir: Path | None = None  # noise models (perfci calibrate); None: the project's baselines/noise
+    explain: str = "auto"          # the explain pass: auto (regressed phases), always (every phase), never
 
     @property
     def noise_root(self) -> Path:
@@ -76,6 +84,7 @@ class SizedAB:
     design: design.Design
     report: str
     bursts_file: Path
+    explain_dir: Path | None = None  # the explain pass's directory, when one ran
 
     @property
     def regressions(self) -> list[str]:
@@ -139,15 +148,49 @@ def run_sized(scenario: str, profile: str, sides: tuple[Side, Side], parent: Pat
     progress.info(f"A/B sized: {size.describe()}")
     bursts = size.bursts + ab.warmup  # the run counts burst pairs with the warm-up
     compare = planned.plans[1].resolved.compare
+    explained: list[ExplainRun] = []
+
+    def explain_last_pair(partial: InterleavedRun, servers: list[SideServer], first: int) -> None:
+        phases, why = explain_phases(partial, compare, ab, planned.noise_model)
+        if not phases:
+            return
+        try:
+            explained.append(run_explain_pass(servers, phases, partial.id, why, out_dir, progress, first))
+        except (InfraFailure, OSError) as failure:  # the verdict stands without its explanation
+            progress.info(f"explain pass failed, the verdict stands: {failure}")
+            failed.append(str(failure))
+
+    failed: list[str] = []
     run = run_interleaved(planned.plans, sides, progress, runner_class, bursts, ab.warmup, setup_sql,
                           instances=size.instances,
                           replan=lambda: plan_sides(scenario, profile, sides, parent, case, bursts, ab.phases),
-                          stop=lambda partial: clear_at_interim(partial, compare, ab.min_effect, planned.noise_model))
+                          stop=lambda partial: clear_at_interim(partial, compare, ab.min_effect, planned.noise_model),
+                          last_pair=explain_last_pair)
     out_dir.mkdir(parents=True, exist_ok=True)
     bursts_file = out_dir / f"{run.id}.bursts.json"
     write_atomic(bursts_file, json.dumps(run.dump(), indent=1) + "\n")
     priors, prior_source = calibration.priors_for(run, planned.noise_model)
     rows = judge_run(run, compare, ab.min_effect, priors=priors)
     text = interleaved_markdown(run, rows, ab.min_effect, instance_source=prior_source, sizing=size.describe())
+    directory = explain_dir(out_dir, run.id) if explained else None
+    if directory is not None:
+        record, folded = read_explain(directory)
+        text += "\n" + why_section(record, explain_findings(record, folded), link=code_span(str(directory)))
+    elif failed:
+        text += f"\n### Why\n\nThe explain pass failed (the verdict above stands): {markdown(failed[0])}\n"
     write_atomic(out_dir / f"{run.id}.md", text)
-    return SizedAB(run, rows, size, text, bursts_file)
+    return SizedAB(run, rows, size, text, bursts_file, directory)
+
+
+def explain_phases(run: InterleavedRun, compare, ab: AbPlan, model: NoiseModel | None) -> tuple[list[str], str]:
+    """The phases the explain pass profiles, and why: every measured one (always), the
+    ones with a judged regression so far (auto), none (never)."""
+    phases = list(run.bursts_per_phase)
+    if ab.explain == "always":
+        return phases, "asked for: --explain always"
+    if ab.explain == "never":
+        return [], ""
+    priors, _ = calibration.priors_for(run, model)
+    worse = [r.key for r in judge_run(run, compare, ab.min_effect, priors=priors) if r.verdict == Outcome.REGRESSION]
+    regressed = [p for p in phases if any(key.startswith(f"{p}.") for key in worse)]
+    return regressed, f"regression in {', '.join(worse)}"

@@ -1,0 +1,126 @@
+"""CPU profiles of a server process: `perf record` (the cpu-clock software event: it
+works in a VM without hardware counters) around one burst, folded by inferno's
+collapse-perf into `frame;frame;… ns` stacks.
+
+perf starts with its events disabled and is enabled over its control FIFO; the burst
+starts only after perf acknowledged, so every burst's profile covers the whole burst
+and nothing before it. Call graphs are unwound from DWARF (release builds have no
+frame pointers); a stripped binary still profiles, with unresolved frames that
+judge/profile_diff.py recognises."""
+
+from __future__ import annotations
+
+import os
+import select
+import shutil
+import signal
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from perfci.model.explain import parse_folded
+from perfci.util.errors import InfraFailure
+
+EVENT = "cpu-clock"
+FREQUENCY = 997                 # samples per second of CPU (odd: no lockstep with timer ticks)
+CALL_GRAPH = "dwarf,16384"      # the stack bytes copied per sample
+ACK_TIMEOUT_S = 20.0
+INFERNO_VERSION = "0.12.8"      # scripts/install-deps installs this one (cargo install --locked)
+
+
+def profiler_line() -> str:
+    return f"perf record -e {EVENT} -F {FREQUENCY} --call-graph {CALL_GRAPH}"
+
+
+def tool(name: str) -> str | None:
+    """An executable on PATH, else in cargo's bin directory (where install-deps puts inferno)."""
+    cargo_bin = Path(os.environ.get("CARGO_HOME", Path.home() / ".cargo")) / "bin"
+    return shutil.which(name) or shutil.which(name, path=str(cargo_bin))
+
+
+def why_no_profiles() -> str | None:
+    """Why CPU profiles cannot be taken here (None: they can): perf, its permission,
+    inferno's collapse-perf. perf itself is tried by `perfci doctor` (record_check)."""
+    if not tool("perf"):
+        return "perf is not installed (Debian: apt-get install linux-perf)"
+    if not tool("inferno-collapse-perf"):
+        return (f"inferno is not installed (cargo install inferno --version {INFERNO_VERSION} --locked; "
+                "scripts/install-deps does it)")
+    paranoid = Path("/proc/sys/kernel/perf_event_paranoid")
+    if os.geteuid() != 0 and paranoid.exists() and int(paranoid.read_text().split()[0] or 0) > 1:
+        return (f"perf_event_paranoid is {paranoid.read_text().strip()} and perfci is not root: perf may not "
+                "profile another process (sysctl kernel.perf_event_paranoid=1, or give the runner CAP_PERFMON)")
+    return None
+
+
+def record_check() -> tuple[bool, str]:
+    """Record this check's own child for a moment: (works, what perf said)."""
+    if why := why_no_profiles():
+        return False, why
+    with tempfile.TemporaryDirectory(prefix="perfci-perf-") as tmp:
+        busy = subprocess.Popen(["sh", "-c", "i=0; while [ $i -lt 2000000 ]; do i=$((i+1)); done"])
+        try:
+            with recording(busy.pid, Path(tmp) / "check.data"):
+                busy.wait(timeout=30)
+            folded = fold(Path(tmp) / "check.data")
+        except (InfraFailure, subprocess.TimeoutExpired) as failure:
+            return False, str(failure)
+        finally:
+            busy.kill()
+            busy.wait()
+    samples = len(folded)
+    return (samples > 0, f"perf recorded {samples} stacks of a busy shell with -e {EVENT}" if samples
+            else f"perf recorded nothing with -e {EVENT}")
+
+
+@contextmanager
+def recording(pid: int, out: Path) -> Iterator[None]:
+    """perf recording process `pid` (all its threads) into `out` while the block runs."""
+    fifo_dir = Path(tempfile.mkdtemp(prefix="perfci-perfctl-"))
+    ctl, ack = fifo_dir / "ctl", fifo_dir / "ack"
+    os.mkfifo(ctl)
+    os.mkfifo(ack)
+    # read-write ends: opening a FIFO for one direction blocks until perf opens the other
+    ctl_fd, ack_fd = os.open(ctl, os.O_RDWR), os.open(ack, os.O_RDWR)
+    perf = subprocess.Popen([tool("perf") or "perf", "record", "-e", EVENT, "-F", str(FREQUENCY), "--call-graph",
+                             CALL_GRAPH, "-p", str(pid), "-o", str(out), "-D", "-1",
+                             "--control", f"fifo:{ctl},{ack}"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        os.write(ctl_fd, b"enable\n")
+        ready, _, _ = select.select([ack_fd], [], [], ACK_TIMEOUT_S)
+        if not ready:
+            perf.kill()
+            raise InfraFailure(f"perf record did not start on pid {pid} within {ACK_TIMEOUT_S:.0f} s: "
+                               f"{(perf.communicate()[1] or '').strip()[-300:]}")
+        os.read(ack_fd, 64)
+        yield
+    finally:
+        if perf.poll() is None:
+            perf.send_signal(signal.SIGINT)
+        try:
+            _, err = perf.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            perf.kill()
+            _, err = perf.communicate()
+        os.close(ctl_fd)
+        os.close(ack_fd)
+        shutil.rmtree(fifo_dir, ignore_errors=True)
+    if perf.returncode not in (0, -signal.SIGINT) or not out.exists():
+        raise InfraFailure(f"perf record on pid {pid} failed (exit {perf.returncode}): {err.strip()[-300:]}")
+
+
+def fold(data: Path) -> dict[str, int]:
+    """A perf.data file -> folded stacks {stack: CPU ns} (kernel frames marked `_[k]`)."""
+    script = subprocess.run([tool("perf") or "perf", "script", "-i", str(data)], capture_output=True, text=True,
+                            errors="replace", timeout=600)
+    if script.returncode != 0:
+        raise InfraFailure(f"perf script {data} failed: {script.stderr.strip()[-300:]}")
+    collapse = subprocess.run([tool("inferno-collapse-perf") or "inferno-collapse-perf", "--all"],
+                              input=script.stdout, capture_output=True, text=True, timeout=600)
+    if collapse.returncode != 0:
+        raise InfraFailure(f"inferno-collapse-perf failed: {collapse.stderr.strip()[-300:]}")
+    return parse_folded(collapse.stdout)
+

@@ -1,0 +1,145 @@
+"""The explain pass: why B is slower, measured on the servers that showed it.
+
+It runs inside the A/B's last instance pair, after every verdict burst (so the
+verdict's bursts are untouched: same servers, same timings, judged without it): for
+each phase to explain, `pairs` extra burst pairs in the A/B's order (A B, B A, …),
+the same seeded work on both sides, the idle side frozen as before. Each burst is
+profiled by perf (run/profiler.py) and, where performance_schema is on, counted by
+its statement digests and waits (run/digests.py: instruments enabled for this pass
+only). The data is as the A/B's last step left it: a phase whose data a later step
+changed runs its statements on that later data (the same on both sides).
+
+Writes `<run id>.explain/`: `explain.json` (model/explain.py), one folded profile per
+burst, per phase the folded sum of each side and flame graphs (report/flamegraphs.py).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from perfci.model.explain import ExplainBurst, ExplainRun, ExplainSideInfo, folded_text, parse_folded
+from perfci.model.scenario import MeasureStep
+from perfci.report import flamegraphs
+from perfci.run import digests, profiler
+from perfci.sessions.interleave import SideServer, pair_order, step_bursts, thawed
+from perfci.util.errors import InfraFailure
+from perfci.util.files import write_atomic
+from perfci.util.progress import Progress
+
+EXPLAIN_PAIRS = 4           # burst pairs per phase: replicates for the noise test (judge/profile_diff.py)
+SEED_OFFSET = 100_000       # explain bursts draw other transactions than the verdict's
+
+
+def explain_dir(out_dir: Path, run_id: str) -> Path:
+    return out_dir / f"{run_id}.explain"
+
+
+def run_explain_pass(servers: list[SideServer], phases: list[str], run_id: str, why_run: str, out_dir: Path,
+                     progress: Progress, first: int = 0, pairs: int = EXPLAIN_PAIRS) -> ExplainRun:
+    """Explain bursts of `phases` on the running `servers` (A, B; both frozen)."""
+    target = explain_dir(out_dir, run_id)
+    target.mkdir(parents=True, exist_ok=True)
+    resolved = servers[0].plan.resolved
+    steps = {s.phase: s for s in resolved.steps if isinstance(s, MeasureStep)}
+    notes: list[str] = []
+    profiling = profiler.why_no_profiles()
+    if profiling:
+        notes.append(f"no CPU profiles: {profiling}")
+    schema_on = {}
+    for s in servers:
+        with thawed(s), s.plan.provider.connect() as conn, conn.cursor() as cur:
+            schema_on[s.side.name] = digests.enabled(cur)
+            if schema_on[s.side.name]:
+                digests.enable_instruments(cur)
+    for name, on in schema_on.items():
+        if not on:
+            notes.append(f"no statement digests or waits on {name.upper()}: performance_schema is off (a startup "
+                         "option, off by default in MariaDB; give both sides --a-config performance_schema=ON "
+                         "--b-config performance_schema=ON to get them)")
+    bursts: list[ExplainBurst] = []
+    progress.info(f"== explain pass ({why_run}): {pairs} burst pairs of {', '.join(phases)}, profiled")
+    for phase in phases:
+        step = steps[phase]
+        size, _ = step_bursts(resolved.workload, step, None)
+        for k in range(pairs):
+            for side_index in pair_order(k, first):
+                s = servers[side_index]
+                progress.update(f"explain {phase}: burst {k + 1}/{pairs} on {s.label}")
+                bursts.append(_burst(s, step, size, resolved.workload.rand_seed + SEED_OFFSET + k, k, target,
+                                     profiling is None, schema_on[s.side.name]))
+    run = ExplainRun(run_id=run_id, why_run=why_run, phases=phases,
+                     sides=[ExplainSideInfo(name=s.side.name, line=side_line(s), binary=_binary(s),  # type: ignore[arg-type]
+                                            performance_schema=schema_on[s.side.name]) for s in servers],
+                     profiler=profiler.profiler_line(), bursts=bursts, notes=notes)
+    if profiling is None:
+        _draw(run, target, notes)
+    write_atomic(target / "explain.json", json.dumps(run.dump(), indent=1) + "\n")
+    return run
+
+
+def side_line(s: SideServer) -> str:
+    info = s.server_info
+    return f"{info['flavor']} {info['full_version']}" if info else "?"
+
+
+def _binary(s: SideServer) -> str:
+    try:
+        return Path(f"/proc/{s.plan.provider.pid}/exe").resolve().name
+    except OSError:
+        return "?"
+
+
+def _burst(s: SideServer, step: MeasureStep, size: int, seed: int, k: int, target: Path, profile: bool,
+           schema_on: bool) -> ExplainBurst:
+    name = f"{step.phase}-{s.side.name}-{k}"
+    data = target / f"{name}.perf.data"
+    with thawed(s):
+        if schema_on:
+            with s.plan.provider.connect() as conn, conn.cursor() as cur:
+                digests.reset(cur)
+        t0 = time.monotonic()
+        pid = s.plan.provider.pid
+        if profile and pid is not None:
+            with profiler.recording(pid, data):
+                s.burst(step, size, seed)
+        else:
+            s.burst(step, size, seed)
+        duration = time.monotonic() - t0
+        rows, waits = [], {}
+        if schema_on:
+            with s.plan.provider.connect() as conn, conn.cursor() as cur:
+                rows, waits = digests.read_digests(cur), digests.read_waits(cur)
+    folded_name, cpu = None, 0
+    if data.exists():
+        folded = profiler.fold(data)
+        data.unlink()
+        folded_name = f"{name}.folded"
+        write_atomic(target / folded_name, folded_text(folded))
+        cpu = sum(folded.values())
+    return ExplainBurst(phase=step.phase, side=s.side.name, index=k, transactions=size,  # type: ignore[arg-type]
+                        duration_s=round(duration, 4), profile=folded_name, profile_cpu_ns=cpu, digests=rows,
+                        waits_ps=waits)
+
+
+def _draw(run: ExplainRun, target: Path, notes: list[str]) -> None:
+    """Per phase: each side's bursts summed into one folded file, a flame graph of each
+    and the differential one."""
+    for phase in run.phases:
+        summed = {}
+        for side in ("a", "b"):
+            total: dict[str, int] = {}
+            for b in run.of(phase, side):
+                for stack, ns in parse_folded((target / (b.profile or "")).read_text()).items():
+                    total[stack] = total.get(stack, 0) + ns
+            summed[side] = target / f"{phase}-{side}.folded"
+            write_atomic(summed[side], folded_text(total))
+        try:
+            for side in ("a", "b"):
+                flamegraphs.flamegraph(summed[side], target / f"{phase}-{side}.svg",
+                                       f"{phase}: {side.upper()} ({run.sides[0 if side == 'a' else 1].line})")
+            flamegraphs.differential(summed["a"], summed["b"], target / f"{phase}-diff.svg",
+                                     f"{phase}: B against A, same transactions")
+        except InfraFailure as failure:
+            notes.append(f"no flame graphs for {phase}: {failure}")
