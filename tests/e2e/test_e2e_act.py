@@ -103,7 +103,7 @@ def run_act(tmp_path, baselines, issues, project=REPO, extra=(), scenario="rebui
          "--env", f"PERFCI_RESULTS_REMOTE={bare}", "--env", f"PERFCI_ACT_ARTIFACTS={tmp_path / 'artifacts'}",
          "--env", f"PERFCI_SITE_DIR={tmp_path / 'site'}", "--env", f"PERFCI_ACT_TOOL={REPO}",
          # one night of history: an issue on its first regressed night (the default waits for two)
-         "--env", "PERFCI_MIN_NIGHTS=1", "--env", "PERFCI_AB_SIZE=profile"],
+         "--env", "PERFCI_MIN_NIGHTS=1", "--env", "PERFCI_AB_SIZE=profile", "--env", "PERFCI_EXPLAIN=never"],
         cwd=project, capture_output=True, text=True, timeout=900, env=env)
 
 
@@ -277,6 +277,7 @@ def act(project: Path, event_name: str, workflow: str, event: dict, ref: str, tm
         [shutil.which("act") or "act", event_name, "-W", f".github/workflows/{workflow}", "-e", str(path),
          "--local-repository", f"perfci-org/perfci@{ref}={REPO}", "--env", f"PERFCI_ACT_TOOL={REPO}",
          "--env", "PERFCI_AB_SIZE=profile", "--env", f"PERFCI_ACT_ARTIFACTS={tmp_path / 'artifacts'}",
+         "--env", "PERFCI_EXPLAIN=never",
          "--env", "GITHUB_REPOSITORY=dev/team", *extra,
          "-P", "self-hosted=-self-hosted", "-P", "ubuntu-latest=-self-hosted", "--no-cache-server"],
         cwd=project, capture_output=True, text=True, timeout=900, env={**os.environ, "ACT_DISABLE_VERSION_CHECK": "1"})

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from perfci.alert.github import GITHUB_BODY_LIMIT, GitHub
+from perfci.report.explanation import why_of
 from perfci.util.errors import BadInput
 from perfci.util.text import code_span, inert_markdown, markdown
 
@@ -86,6 +87,9 @@ def body(reports: list[ABReport], head_sha: str, accepted: bool, run_url: str = 
     # the reports, their names and verdicts come from an artifact the PR's own run wrote:
     # rendered inert (no HTML, mention or image), as the issues render stored text
     lines += [f"- {code_span(plain_name(r.name))}: {inert_markdown(r.verdict)}" for r in reports]
+    for r in reports:  # why a regressed A/B got slower, unfolded: the explain pass's top rows
+        if r.regressed and (explained := why_of(r.text)):
+            lines += ["", f"#### Why {markdown(plain_name(r.name))} got slower: " + inert_markdown(explained)]
     folded = [["", f"<details><summary>{plain_name(r.name)}: full report</summary>", "",
                inert_markdown(r.text.strip()), "", "</details>"] for r in reports]
     size = len("\n".join(lines))

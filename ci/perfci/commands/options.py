@@ -156,8 +156,8 @@ AB_PLAN_OPTIONS = (ab_target, ab_budget, ab_size, ab_bursts, ab_instances, min_e
 
 
 def ab_plan(target_mde: float, budget_minutes: float, size_by: str, bursts: int | None, instances: int | None,
-            min_effect: float, noise_dir: Path | None, explain: str = "auto", phases: tuple[str, ...] = (),
-            warmup: int = DEFAULT_WARMUP_PAIRS, baseline_dir: Path | None = None) -> AbPlan:
+            min_effect: float, noise_dir: Path | None, phases: tuple[str, ...] = (),
+            warmup: int = DEFAULT_WARMUP_PAIRS, baseline_dir: Path | None = None, explain: str = "auto") -> AbPlan:
     """THE mapping of a command's A/B options to the plan every A/B it runs is sized
     and judged by (sessions/sized_ab.AbPlan). The noise models: --noise-dir, else
     noise/ under the command's --baseline-dir (where they live beside the baselines)."""

@@ -21,8 +21,8 @@ from perfci.model.noise import NoiseModel
 from perfci.model.scenario import MeasureStep
 from perfci.model.verdicts import Outcome
 from perfci.providers.servers import resolve_server
+from perfci.report.explanation import WHY_HEADING, why_section
 from perfci.report.interleaved import interleaved_markdown
-from perfci.report.why import why_section
 from perfci.run.plan import RunPlan
 from perfci.sessions.explain_pass import explain_dir, run_explain_pass
 from perfci.sessions.interleave import DEFAULT_WARMUP_PAIRS, SideServer, plan_sides, run_interleaved
@@ -151,11 +151,11 @@ def run_sized(scenario: str, profile: str, sides: tuple[Side, Side], parent: Pat
     explained: list[ExplainRun] = []
 
     def explain_last_pair(partial: InterleavedRun, servers: list[SideServer], first: int) -> None:
-        phases, why = explain_phases(partial, compare, ab, planned.noise_model)
+        phases, reason = explain_phases(partial, compare, ab, planned.noise_model)
         if not phases:
             return
         try:
-            explained.append(run_explain_pass(servers, phases, partial.id, why, out_dir, progress, first))
+            explained.append(run_explain_pass(servers, phases, partial.id, reason, out_dir, progress, first))
         except (InfraFailure, OSError) as failure:  # the verdict stands without its explanation
             progress.info(f"explain pass failed, the verdict stands: {failure}")
             failed.append(str(failure))
@@ -177,7 +177,7 @@ def run_sized(scenario: str, profile: str, sides: tuple[Side, Side], parent: Pat
         record, folded = read_explain(directory)
         text += "\n" + why_section(record, explain_findings(record, folded), link=code_span(str(directory)))
     elif failed:
-        text += f"\n### Why\n\nThe explain pass failed (the verdict above stands): {markdown(failed[0])}\n"
+        text += f"\n{WHY_HEADING}\n\nThe explain pass failed (the verdict above stands): {markdown(failed[0])}\n"
     write_atomic(out_dir / f"{run.id}.md", text)
     return SizedAB(run, rows, size, text, bursts_file, directory)
 
