@@ -10,6 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from perfci.alert.pr_comment import ABReport, body
+from perfci.model.confirmation import Confirmation
+from perfci.report.reference_ab import markdown_section
+
 from conftest import result_files, run_perfci, write_tiny
 
 pytestmark = pytest.mark.e2e
@@ -117,11 +121,16 @@ def test_interleaved_ab_flags_fsync_at_commit(real_server_tools, tmp_path):
     """fsync at every commit (B) vs once a second (A), both servers alive, bursts of
     the same seeded transactions alternating, the idle side frozen. The cause is
     measured per transaction (~1 fsync vs ~0.001: far outside any noise) and must be
-    flagged; the throughput it costs (~25 % here) must point the same way."""
+    flagged; the throughput it costs (~25 % here) must point the same way.
+
+    The regression is explained (--explain auto) on the last instance pair's servers,
+    performance_schema on at both sides' start: the redo log's file waits grow, and the
+    Why section says so in the report, the PR comment and the regression issue."""
     scenario = write_tiny(tmp_path, time=60, transactions=8000, burst=400)
     out = tmp_path / "out"
     proc = run_perfci("ab", str(scenario), "--b-config", "innodb_flush_log_at_trx_commit=1", "--instances", "4",
-                      "--out", str(out), "-q")
+                      "--a-config", "performance_schema=ON", "--b-config", "performance_schema=ON",
+                      "--out", str(out), "-q", env={"PERFCI_EXPLAIN": "auto"})
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "the idle side frozen (cgroup v1 freezer)" in proc.stdout
     ratio, low, high, verdict = ab_row(proc.stdout, "only.fsyncs_per_txn")
@@ -145,6 +154,34 @@ def test_interleaved_ab_flags_fsync_at_commit(real_server_tools, tmp_path):
         assert [sides[(pair["index"], k, "a")]["position"] for k in range(4)] == first_positions
     assert {b["transactions"] for b in run["bursts"]} == {400}
     assert not list(Path("/sys/fs/cgroup/freezer").glob("perfci-*")), "a freezer group was left behind"
+    explained_in_every_place(proc.stdout, out, run["id"])
+
+
+def explained_in_every_place(report: str, out: Path, run_id: str) -> None:
+    """The explain pass of the fsync A/B: its record, profiles and flame graphs kept
+    beside the bursts (which hold the verdict's bursts only: 80, checked above); the
+    redo log's waits in the Why section of the report, the PR comment and the issue."""
+    directory = out / f"{run_id}.explain"
+    record = json.loads((directory / "explain.json").read_text())
+    assert record["why_run"].startswith("regression in ") and record["phases"] == ["only"]
+    assert [(b["side"], b["index"]) for b in record["bursts"]] == [
+        ("a", 0), ("b", 0), ("b", 1), ("a", 1), ("a", 2), ("b", 2), ("b", 3), ("a", 3)] or \
+        [(b["side"], b["index"]) for b in record["bursts"]] == [
+        ("b", 0), ("a", 0), ("a", 1), ("b", 1), ("b", 2), ("a", 2), ("a", 3), ("b", 3)]
+    assert all(b["profile"] and b["profile_cpu_ns"] > 0 and b["digests"] for b in record["bursts"])
+    assert all(s["performance_schema"] for s in record["sides"])
+    for name in ("only-a.svg", "only-b.svg", "only-diff.svg"):
+        assert (directory / name).read_text().lstrip().startswith("<?xml"), name
+    why = report[report.index("### Why: the explain pass (regression in "):]
+    waits = why[why.index("Waits that changed:"):]
+    assert "`wait/io/file/innodb/innodb_log_file`" in waits.split("\n\n")[1], why
+    comment = body([ABReport("tiny", report)], "0" * 40, accepted=False)
+    assert "#### Why tiny got slower: the explain pass" in comment and "`wait/io/file/innodb/innodb_log_file`" in comment
+    issue = "\n".join(markdown_section(Confirmation(
+        result_id="r1", case="default", nightly_regressions=["only.tps"], status="confirmed",
+        reason="regression in only.fsyncs_per_txn", trigger="regression", a="local", b="local",
+        profile="smoke", report=report)))
+    assert "#### Why: the explain pass" in issue and "`wait/io/file/innodb/innodb_log_file`" in issue
 
 
 def test_interleaved_ab_of_identical_servers_flags_nothing(real_server_tools, tmp_path):

@@ -11,6 +11,7 @@ from perfci.commands import options
 from perfci.host import host_checks
 from perfci.model.scenario import cases, load_scenario
 from perfci.providers.capabilities import parse_size
+from perfci.run import profiler
 from perfci.util.errors import EXIT_INFRA
 
 MARKS = {"ok": "ok  ", "info": "info", "warn": "WARN", "fail": "FAIL"}
@@ -19,6 +20,17 @@ MARKS = {"ok": "ok  ", "info": "info", "warn": "WARN", "fail": "FAIL"}
 def buffer_pools(scenario: str, profile: str) -> list[int]:
     loaded, path = load_scenario(scenario)
     return [parse_size(str(r.config.get("innodb_buffer_pool_size", "128M"))) for r in cases(loaded, profile, str(path))]
+
+
+def profiling() -> host_checks.Finding:
+    """Whether the explain pass can take CPU profiles here: perf and inferno present,
+    perf allowed to profile another process, and a test record that samples."""
+    works, found = profiler.record_check()
+    if works:
+        return host_checks.Finding("CPU profiles (explain pass)", "ok", found)
+    return host_checks.Finding("CPU profiles (explain pass)", "warn", f"{found}: the explain pass reports digests and "
+                               "counters only", "scripts/install-deps installs perf (linux-perf) and inferno; "
+                               "as a non-root runner: sysctl kernel.perf_event_paranoid=1")
 
 
 @click.command()
@@ -31,7 +43,7 @@ def buffer_pools(scenario: str, profile: str) -> list[int]:
 def doctor(runner_dir: Path | None, scenario: str | None, profile: str, workdir: Path | None, as_json: bool) -> int:
     """Check this host as a benchmark runner: other servers, tools, CPU governor, THP,
     swap, cgroup freezer, thread CPU time, PMU, disk, memory for two buffer pools, the
-    runner's job hooks, the host lock. Each problem comes with its fix.
+    runner's job hooks, the host lock, CPU profiles for the explain pass (a test record). Each problem comes with its fix.
 
     \b
     Exit codes: 0 ready (warnings may remain), 3 a check failed (perfci would refuse
@@ -41,7 +53,7 @@ def doctor(runner_dir: Path | None, scenario: str | None, profile: str, workdir:
       perfci doctor
       perfci doctor --runner-dir /home/runner/actions-runner --scenario change-buffer-matrix"""
     pools = buffer_pools(scenario, profile) if scenario else []
-    findings = host_checks.diagnose(runner_dir, pools, f"{scenario} --profile {profile}", workdir)
+    findings = [*host_checks.diagnose(runner_dir, pools, f"{scenario} --profile {profile}", workdir), profiling()]
     if as_json:
         click.echo(json.dumps(host_checks.as_dicts(findings), indent=2))
     else:

@@ -11,6 +11,7 @@ from pydantic.json_schema import models_json_schema
 from perfci.model.baseline import BASELINE_FILE
 from perfci.model.bursts import BURSTS_FILE
 from perfci.model.confirmation import CONFIRMATION_FILE
+from perfci.model.explain import EXPLAIN_FILE
 from perfci.model.history import HISTORY_LINE, Annotation
 from perfci.model.noise import NOISE_FILE
 from perfci.model.result import Result, ResultV1
@@ -30,6 +31,7 @@ FORMATS: dict[str, tuple[type[BaseModel], str]] = {
     "noise": (NOISE_FILE.model, "a case's noise model (perfci calibrate): baselines/noise/.../CASE.json"),
     "bursts": (BURSTS_FILE.model, "an interleaved A/B's bursts: *.bursts.json"),
     "confirmation": (CONFIRMATION_FILE.model, "a nightly A/B against the reference: *.confirmation.json"),
+    "explain": (EXPLAIN_FILE.model, "an explain pass: RUN.explain/explain.json (profiles beside it)"),
     "sweep": (SWEEP_FILE.model, "a sweep across servers (perfci sweep): sweep-SCENARIO-PROFILE.json"),
     "scenario": (Scenario, "a scenario: scenarios/NAME.yaml"),
     "servers": (ServersFile, "the named servers: servers.yaml"),

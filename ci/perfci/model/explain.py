@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import Field
 
 from perfci.model.base import StrictModel
+from perfci.model.formats import FileFormat
 
 
 def parse_folded(text: str) -> dict[str, int]:
@@ -78,3 +79,6 @@ class ExplainRun(StrictModel):
 
     def of(self, phase: str, side: str) -> list[ExplainBurst]:
         return [b for b in self.bursts if b.phase == phase and b.side == side]
+
+
+EXPLAIN_FILE = FileFormat("explain record", ExplainRun, "perfci.explain/1")

@@ -23,6 +23,8 @@ class SweepCell(StrictModel):
     sizing: str = ""
     bursts_file: str | None = None
     report_file: str | None = None
+    why: str = Field("", description="the explain pass's Why section of a regressed cell (its report's), if one ran")
+    explain_dir: str | None = Field(None, description="the explain pass's directory: profiles and flame graphs")
 
 
 class Sweep(StrictModel):

@@ -10,7 +10,7 @@ from perfci.model.abratio import AbRatio
 from perfci.model.sweep import Sweep
 from perfci.report.plots import pyplot
 from perfci.report.table import table
-from perfci.util.text import code_span, markdown
+from perfci.util.text import code_span, inert_markdown, markdown
 
 THROUGHPUT = ("qps", "tps")
 MARK = {"regression": "🔴 slower", "improvement": "🟢 faster", "unchanged": "within tolerance",
@@ -64,6 +64,10 @@ def sweep_markdown(sweep: Sweep, heatmap: Path | None = None) -> str:
             mdes.append(f"{min(values):.1%}–{max(values):.1%}" if values else "–")
         body.append(["", "MDE (90 % power)", *mdes])
         lines += [*table(header, body), ""]
+    for c in measured:  # why a regressed cell got slower: its explain pass, top rows
+        if c.regressions and c.why:
+            lines += [f"### Why {markdown(c.case)} on {code_span(c.server)} got slower: "
+                      + inert_markdown(c.why), ""]
     failed = [c for c in sweep.cells if c.status != "measured"]
     if failed:
         lines += ["Not measured:", ""] + [f"- {markdown(c.case)} on {code_span(c.server)}: {c.status}, "

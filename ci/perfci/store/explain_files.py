@@ -1,8 +1,9 @@
 """An explain pass's directory (`<run id>.explain/`): its record and the folded
-profiles of its bursts."""
+profiles of its bursts (plain, or gzipped as kept findings store them)."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -25,6 +26,14 @@ def read_explain(directory: Path) -> tuple[ExplainRun, dict[str, dict[str, int]]
         raise BadInput(f"{path}: not an explain record ({str(bad).splitlines()[0]})") from None
     folded = {}
     for burst in run.bursts:
-        if burst.profile and (directory / burst.profile).is_file():
-            folded[burst.profile] = parse_folded((directory / burst.profile).read_text())
+        if burst.profile and (text := _folded_text(directory / burst.profile)) is not None:
+            folded[burst.profile] = parse_folded(text)
     return run, folded
+
+
+def _folded_text(path: Path) -> str | None:
+    """A burst's folded profile, or its gzipped copy (how kept findings store them)."""
+    if path.is_file():
+        return path.read_text()
+    packed = path.with_name(path.name + ".gz")
+    return gzip.decompress(packed.read_bytes()).decode() if packed.is_file() else None
