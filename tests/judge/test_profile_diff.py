@@ -1,6 +1,6 @@
 """judge/profile_diff.py: folding, per-transaction normalisation, and the noise
 threshold, on small hand-made profiles and on the kept A/A explain pass of
-benchmarks/results/explain-20261126/aa (real perf profiles of two mariadbd 10.11
+docs/findings/data/2026-11-26-explain/aa (real perf profiles of two mariadbd 10.11
 servers running the same work)."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from perfci.judge.profile_diff import (
 from perfci.model.explain import DigestRow, ExplainRun, parse_folded
 from perfci.store.explain_files import read_explain
 
-KEPT = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "explain-20261126"
+KEPT = Path(__file__).resolve().parents[2] / "docs" / "findings" / "data" / "2026-11-26-explain"
 
 
 def test_folded_lines_parse_with_spaces_in_frames_and_repeated_stacks_summed():
@@ -103,7 +103,7 @@ def test_waits_are_judged_per_transaction_against_a_share_of_the_transaction_tim
     b = [({"wait/io/file/innodb/innodb_log_file": 100_000_000 * (900 + k * 3)}, 100, 1.0) for k in range(4)]
     rows = wait_changes(a, b)
     assert rows[0].name == "wait/io/file/innodb/innodb_log_file" and rows[0].stands_out
-    assert rows[0].a == pytest.approx(115.0) and rows[0].unit == "µs/txn"
+    assert rows[0].a == pytest.approx(11.5) and rows[0].unit == "µs/txn"  # 1.15e9 ps over 100 txns
 
 
 @pytest.fixture(scope="module")
@@ -133,3 +133,13 @@ def test_a_cost_planted_into_the_kept_aas_b_bursts_stands_out(kept_aa):
                                   "mariadbd;start_thread;do_command;sp_head::execute_trigger;my_md5": int(extra)}
     after = next(f for f in explain_findings(run, planted) if f.phase == "after")
     assert {r.name for r in after.standing_out()} >= {"my_md5", "sp_head::execute_trigger"}
+
+
+def test_the_kept_trigger_explain_pass_names_the_trigger_path_in_both_phases():
+    """The detection benchmark's known cost (a BEFORE UPDATE trigger burning MD5 per
+    row on B, ~5-8 % of throughput): the trigger's execution path is what grew."""
+    run, folded = read_explain(KEPT / "trigger")
+    for f in explain_findings(run, folded):
+        grown = {r.name for r in f.standing_out() if r.delta > 0}
+        assert {"sp_head::execute_trigger", "Table_triggers_list::process_triggers"} <= grown, (f.phase, grown)
+        assert not [r for r in f.standing_out() if r.delta < 0 and "trigger" in r.name]

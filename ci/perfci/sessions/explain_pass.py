@@ -53,11 +53,11 @@ def run_explain_pass(servers: list[SideServer], phases: list[str], run_id: str, 
             schema_on[s.side.name] = digests.enabled(cur)
             if schema_on[s.side.name]:
                 digests.enable_instruments(cur)
-    for name, on in schema_on.items():
-        if not on:
-            notes.append(f"no statement digests or waits on {name.upper()}: performance_schema is off (a startup "
-                         "option, off by default in MariaDB; give both sides --a-config performance_schema=ON "
-                         "--b-config performance_schema=ON to get them)")
+    off = [name.upper() for name, on in schema_on.items() if not on]
+    if off:
+        notes.append(f"no statement digests or waits on {' and '.join(off)}: performance_schema is off (a startup "
+                     "option, off by default in MariaDB; give both sides --a-config performance_schema=ON "
+                     "--b-config performance_schema=ON to get them)")
     bursts: list[ExplainBurst] = []
     progress.info(f"== explain pass ({why_run}): {pairs} burst pairs of {', '.join(phases)}, profiled")
     for phase in phases:
