@@ -124,8 +124,9 @@ def test_interleaved_ab_flags_fsync_at_commit(real_server_tools, tmp_path):
     flagged; the throughput it costs (~25 % here) must point the same way.
 
     The regression is explained (--explain auto) on the last instance pair's servers,
-    performance_schema on at both sides' start: the redo log's file waits grow, and the
-    Why section says so in the report, the PR comment and the regression issue."""
+    performance_schema on at both sides' start: the commit's path (the redo log's write
+    and fsync) grows; the Why section says so in the report, the PR comment and the
+    regression issue."""
     scenario = write_tiny(tmp_path, time=60, transactions=8000, burst=400)
     out = tmp_path / "out"
     proc = run_perfci("ab", str(scenario), "--b-config", "innodb_flush_log_at_trx_commit=1", "--instances", "4",
@@ -160,7 +161,7 @@ def test_interleaved_ab_flags_fsync_at_commit(real_server_tools, tmp_path):
 def explained_in_every_place(report: str, out: Path, run_id: str) -> None:
     """The explain pass of the fsync A/B: its record, profiles and flame graphs kept
     beside the bursts (which hold the verdict's bursts only: 80, checked above); the
-    redo log's waits in the Why section of the report, the PR comment and the issue."""
+    commit path in the Why section of the report, the PR comment and the issue."""
     directory = out / f"{run_id}.explain"
     record = json.loads((directory / "explain.json").read_text())
     assert record["why_run"].startswith("regression in ") and record["phases"] == ["only"]
@@ -168,20 +169,22 @@ def explained_in_every_place(report: str, out: Path, run_id: str) -> None:
         ("a", 0), ("b", 0), ("b", 1), ("a", 1), ("a", 2), ("b", 2), ("b", 3), ("a", 3)] or \
         [(b["side"], b["index"]) for b in record["bursts"]] == [
         ("b", 0), ("a", 0), ("a", 1), ("b", 1), ("b", 2), ("a", 2), ("a", 3), ("b", 3)]
-    assert all(b["profile"] and b["profile_cpu_ns"] > 0 and b["digests"] for b in record["bursts"])
+    assert all(b["profile"] and b["profile_cpu_ns"] > 0 and b["waits_ps"] for b in record["bursts"])
     assert all(s["performance_schema"] for s in record["sides"])
+    # the tiny scenario's statements are server-side prepared: MariaDB digests none, and the note says why
+    assert any("server-side prepared statements" in n for n in record["notes"]), record["notes"]
     for name in ("only-a.svg", "only-b.svg", "only-diff.svg"):
         assert (directory / name).read_text().lstrip().startswith("<?xml"), name
     why = report[report.index("### Why: the explain pass (regression in "):]
-    waits = why[why.index("Waits that changed:"):]
-    assert "`wait/io/file/innodb/innodb_log_file`" in waits.split("\n\n")[1], why
+    paths = why[why.index("Call paths whose CPU per transaction changed"):].split("\n\n")[1]
+    assert "| `ha_commit_trans` | inclusive |" in paths, why  # the commit's fsync path grew
     comment = body([ABReport("tiny", report)], "0" * 40, accepted=False)
-    assert "#### Why tiny got slower: the explain pass" in comment and "`wait/io/file/innodb/innodb_log_file`" in comment
+    assert "#### Why tiny got slower: the explain pass" in comment and "`ha_commit_trans`" in comment
     issue = "\n".join(markdown_section(Confirmation(
         result_id="r1", case="default", nightly_regressions=["only.tps"], status="confirmed",
         reason="regression in only.fsyncs_per_txn", trigger="regression", a="local", b="local",
         profile="smoke", report=report)))
-    assert "#### Why: the explain pass" in issue and "`wait/io/file/innodb/innodb_log_file`" in issue
+    assert "#### Why: the explain pass" in issue and "`ha_commit_trans`" in issue
 
 
 def test_interleaved_ab_of_identical_servers_flags_nothing(real_server_tools, tmp_path):

@@ -64,7 +64,9 @@ def symbol_coverage(folded: Mapping[str, int]) -> float | None:
 
 
 def per_function(folded: Mapping[str, int], transactions: int) -> tuple[dict[str, float], dict[str, float]]:
-    """(self, inclusive) µs of CPU per transaction of every named function."""
+    """(self, inclusive) µs of CPU per transaction of every named function. Self time
+    includes unnamed code the function called (a stack's CPU goes to its leaf-most
+    named frame: MD5 inside an unnamed libcrypto frame is `my_md5`'s)."""
     own: dict[str, float] = {}
     incl: dict[str, float] = {}
     scale = 1 / 1000 / max(transactions, 1)
@@ -73,8 +75,9 @@ def per_function(folded: Mapping[str, int], transactions: int) -> tuple[dict[str
         if not fs:
             continue
         us = ns * scale
-        if not unresolved(fs[-1]):
-            own[fs[-1]] = own.get(fs[-1], 0.0) + us
+        leaf = next((f for f in reversed(fs) if not unresolved(f)), None)
+        if leaf is not None:
+            own[leaf] = own.get(leaf, 0.0) + us
         for f in set(fs):
             if not unresolved(f):
                 incl[f] = incl.get(f, 0.0) + us

@@ -53,11 +53,13 @@ def why_section(run: ExplainRun, findings: list[PhaseFindings], link: str | None
             cover = ", ".join(f"{side.upper()} {c:.0%}" for side, c in f.coverage.items() if c is not None)
             lines += ["", f"CPU profile: {NO_SYMBOLS} (named frames: {cover})."]
         elif f.profiled:
-            grew = [r for r in f.functions if r.stands_out]
-            if grew:
-                lines += ["", "Functions whose CPU per transaction changed:", "",
-                          *_rows(grew, _function_cell)]
-                shown = True
+            for kind, title in (("self", "Where the CPU per transaction changed (self time, with unnamed code "
+                                         "the function called):"),
+                                ("inclusive", "Call paths whose CPU per transaction changed (inclusive):")):
+                rows = [r for r in f.functions if r.stands_out and r.kind == kind]
+                if rows:
+                    lines += ["", title, "", *_rows(rows, _function_cell)]
+                    shown = True
         digests = [r for r in f.digests if r.stands_out]
         if digests:
             lines += ["", "Statements (performance_schema digests) that changed:", "",

@@ -4,7 +4,8 @@ performance_schema itself is a startup option (on by default in MySQL 5.7+/8.0, 
 MariaDB): perfci never turns it on for a verdict. When it is on, the explain pass
 enables the statement and wait instruments and their consumers (they cost time: the
 verdict's bursts are all done by then, and the servers are stopped after the pass, so
-nothing is restored), empties the summaries before each burst and reads them after."""
+nothing is restored), empties the summaries before each burst and reads them after:
+the digests of the benchmark's schema, the waits of the benchmark's account."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ ENABLE = [
     "WHERE NAME IN ('global_instrumentation', 'thread_instrumentation', 'statements_digest')",
 ]
 RESET = ["TRUNCATE TABLE performance_schema.events_statements_summary_by_digest",
-         "TRUNCATE TABLE performance_schema.events_waits_summary_global_by_event_name"]
+         "TRUNCATE TABLE performance_schema.events_waits_summary_by_user_by_event_name"]
 
 
 def enabled(cur) -> bool:
@@ -52,8 +53,10 @@ def read_digests(cur) -> list[DigestRow]:
             for r in cur.fetchall()]
 
 
-def read_waits(cur) -> dict[str, int]:
-    """Instrumented waits since the last reset: event -> picoseconds waited (idle excluded)."""
-    cur.execute("SELECT EVENT_NAME, SUM_TIMER_WAIT FROM performance_schema.events_waits_summary_global_by_event_name "
-                "WHERE SUM_TIMER_WAIT > 0 AND EVENT_NAME <> 'idle'")
+def read_waits(cur, user: str) -> dict[str, int]:
+    """What the benchmark's connections (its account, `user`) waited for since the last
+    reset: event -> picoseconds (idle excluded). The server's background threads are not
+    in it: their timers and condition waits are idle time, not the statements' cost."""
+    cur.execute("SELECT EVENT_NAME, SUM_TIMER_WAIT FROM performance_schema.events_waits_summary_by_user_by_event_name "
+                "WHERE USER = %s AND SUM_TIMER_WAIT > 0 AND EVENT_NAME <> 'idle'", (user,))
     return {str(name): int(ps) for name, ps in cur.fetchall()}

@@ -84,8 +84,9 @@ def recording(pid: int, out: Path) -> Iterator[None]:
     os.mkfifo(ack)
     # read-write ends: opening a FIFO for one direction blocks until perf opens the other
     ctl_fd, ack_fd = os.open(ctl, os.O_RDWR), os.open(ack, os.O_RDWR)
-    perf = subprocess.Popen([tool("perf") or "perf", "record", "-e", EVENT, "-F", str(FREQUENCY), "--call-graph",
-                             CALL_GRAPH, "-p", str(pid), "-o", str(out), "-D", "-1",
+    # --no-buildid-cache: no copy of every profiled binary under ~/.debug (the binary is where perf found it)
+    perf = subprocess.Popen([tool("perf") or "perf", "record", "--no-buildid-cache", "-e", EVENT, "-F", str(FREQUENCY),
+                             "--call-graph", CALL_GRAPH, "-p", str(pid), "-o", str(out), "-D", "-1",
                              "--control", f"fifo:{ctl},{ack}"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
@@ -114,8 +115,10 @@ def recording(pid: int, out: Path) -> Iterator[None]:
 
 def fold(data: Path) -> dict[str, int]:
     """A perf.data file -> folded stacks {stack: CPU ns} (kernel frames marked `_[k]`)."""
-    script = subprocess.run([tool("perf") or "perf", "script", "-i", str(data)], capture_output=True, text=True,
-                            errors="replace", timeout=600)
+    # --no-inline: perf would resolve inlined frames through addr2line, one process per
+    # binary: ~45 s per burst of a MySQL release binary instead of about one
+    script = subprocess.run([tool("perf") or "perf", "script", "--no-inline", "-i", str(data)], capture_output=True,
+                            text=True, errors="replace", timeout=600)
     if script.returncode != 0:
         raise InfraFailure(f"perf script {data} failed: {script.stderr.strip()[-300:]}")
     collapse = subprocess.run([tool("inferno-collapse-perf") or "inferno-collapse-perf", "--all"],

@@ -3,7 +3,8 @@
 It runs inside the A/B's last instance pair, after every verdict burst (so the
 verdict's bursts are untouched: same servers, same timings, judged without it): for
 each phase to explain, `pairs` extra burst pairs in the A/B's order (A B, B A, …),
-the same seeded work on both sides, the idle side frozen as before. Each burst is
+each as long as ~2 s (the phase's burst repeated: enough samples), the same seeded
+work on both sides, the idle side frozen as before. Each burst is
 profiled by perf (run/profiler.py) and, where performance_schema is on, counted by
 its statement digests and waits (run/digests.py: instruments enabled for this pass
 only). The data is as the A/B's last step left it: a phase whose data a later step
@@ -16,9 +17,10 @@ burst, per phase the folded sum of each side and flame graphs (report/flamegraph
 from __future__ import annotations
 
 import json
-import time
+import math
 from pathlib import Path
 
+from perfci.model.bursts import InterleavedRun
 from perfci.model.explain import ExplainBurst, ExplainRun, ExplainSideInfo, folded_text, parse_folded
 from perfci.model.scenario import MeasureStep
 from perfci.report import flamegraphs
@@ -30,15 +32,29 @@ from perfci.util.progress import Progress
 
 EXPLAIN_PAIRS = 4           # burst pairs per phase: replicates for the noise test (judge/profile_diff.py)
 SEED_OFFSET = 100_000       # explain bursts draw other transactions than the verdict's
+PROFILE_SECONDS = 2.0       # an explain burst runs at least this long: ~2000 samples at 997 Hz per CPU
+MAX_STRETCH = 20
+
+
+def explain_transactions(verdict: InterleavedRun | None, phase: str, size: int) -> int:
+    """Transactions per explain burst: the phase's burst, repeated until it lasts about
+    PROFILE_SECONDS (as long as the verdict's bursts took): a burst of a few hundred
+    samples cannot tell a function's change from sampling noise."""
+    took = [b.duration_s for b in (verdict.bursts if verdict else []) if b.phase == phase and not b.warmup]
+    if not took:
+        return size
+    return size * min(MAX_STRETCH, max(1, math.ceil(PROFILE_SECONDS / (sum(took) / len(took)))))
 
 
 def explain_dir(out_dir: Path, run_id: str) -> Path:
     return out_dir / f"{run_id}.explain"
 
 
-def run_explain_pass(servers: list[SideServer], phases: list[str], run_id: str, why_run: str, out_dir: Path,
-                     progress: Progress, first: int = 0, pairs: int = EXPLAIN_PAIRS) -> ExplainRun:
-    """Explain bursts of `phases` on the running `servers` (A, B; both frozen)."""
+def run_explain_pass(servers: list[SideServer], phases: list[str], verdict: InterleavedRun, why_run: str,
+                     out_dir: Path, progress: Progress, first: int = 0, pairs: int = EXPLAIN_PAIRS) -> ExplainRun:
+    """Explain bursts of `phases` on the running `servers` (A, B; both frozen), after
+    the `verdict` run's bursts (sized from their durations)."""
+    run_id = verdict.id
     target = explain_dir(out_dir, run_id)
     target.mkdir(parents=True, exist_ok=True)
     resolved = servers[0].plan.resolved
@@ -56,19 +72,26 @@ def run_explain_pass(servers: list[SideServer], phases: list[str], run_id: str, 
     off = [name.upper() for name, on in schema_on.items() if not on]
     if off:
         notes.append(f"no statement digests or waits on {' and '.join(off)}: performance_schema is off (a startup "
-                     "option, off by default in MariaDB; give both sides --a-config performance_schema=ON "
-                     "--b-config performance_schema=ON to get them)")
+                     "option: off in the scenario's config, or by the server's default as in MariaDB; "
+                     "--a-config performance_schema=ON --b-config performance_schema=ON turns it on for both sides)")
     bursts: list[ExplainBurst] = []
     progress.info(f"== explain pass ({why_run}): {pairs} burst pairs of {', '.join(phases)}, profiled")
     for phase in phases:
         step = steps[phase]
-        size, _ = step_bursts(resolved.workload, step, None)
+        size = explain_transactions(verdict, phase, step_bursts(resolved.workload, step, None)[0])
         for k in range(pairs):
             for side_index in pair_order(k, first):
                 s = servers[side_index]
                 progress.update(f"explain {phase}: burst {k + 1}/{pairs} on {s.label}")
                 bursts.append(_burst(s, step, size, resolved.workload.rand_seed + SEED_OFFSET + k, k, target,
                                      profiling is None, schema_on[s.side.name]))
+    undigested = [s.label for s in servers
+                  if schema_on[s.side.name] and not any(b.digests for b in bursts if b.side == s.side.name)]
+    if undigested:
+        notes.append(f"no statement digests on {' and '.join(undigested)}: the benchmark's statements ran as "
+                     "server-side prepared statements (sysbench's --db-ps-mode auto), which MariaDB's "
+                     "performance_schema does not digest; a phase with `db-ps-mode: disable` in its options "
+                     "sends them as text")
     run = ExplainRun(run_id=run_id, why_run=why_run, phases=phases,
                      sides=[ExplainSideInfo(name=s.side.name, line=side_line(s), binary=_binary(s),  # type: ignore[arg-type]
                                             performance_schema=schema_on[s.side.name]) for s in servers],
@@ -99,18 +122,16 @@ def _burst(s: SideServer, step: MeasureStep, size: int, seed: int, k: int, targe
         if schema_on:
             with s.plan.provider.connect() as conn, conn.cursor() as cur:
                 digests.reset(cur)
-        t0 = time.monotonic()
         pid = s.plan.provider.pid
         if profile and pid is not None:
             with profiler.recording(pid, data):
-                s.burst(step, size, seed)
+                duration, _, _ = s.burst(step, size, seed)  # sysbench's own time: perf's start and stop not in it
         else:
-            s.burst(step, size, seed)
-        duration = time.monotonic() - t0
+            duration, _, _ = s.burst(step, size, seed)
         rows, waits = [], {}
         if schema_on:
             with s.plan.provider.connect() as conn, conn.cursor() as cur:
-                rows, waits = digests.read_digests(cur), digests.read_waits(cur)
+                rows, waits = digests.read_digests(cur), digests.read_waits(cur, s.ctx.bench.user)
     folded_name, cpu = None, 0
     if data.exists():
         folded = profiler.fold(data)

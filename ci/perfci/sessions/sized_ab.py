@@ -155,7 +155,7 @@ def run_sized(scenario: str, profile: str, sides: tuple[Side, Side], parent: Pat
         if not phases:
             return
         try:
-            explained.append(run_explain_pass(servers, phases, partial.id, reason, out_dir, progress, first))
+            explained.append(run_explain_pass(servers, phases, partial, reason, out_dir, progress, first))
         except (InfraFailure, OSError) as failure:  # the verdict stands without its explanation
             progress.info(f"explain pass failed, the verdict stands: {failure}")
             failed.append(str(failure))
