@@ -30,6 +30,7 @@ COMMANDS = {
     "compare": ("compare_cmd", "compare"),
     "dashboard": ("dashboard_cmd", "dashboard"),
     "doctor": ("doctor_cmd", "doctor"),
+    "explain": ("explain_cmd", "explain"),
     "harness-check": ("harness_cmd", "harness_check"),
     "confirm": ("confirm_cmd", "confirm"),
     "history": ("history_cmd", "history"),

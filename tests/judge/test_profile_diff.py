@@ -12,6 +12,8 @@ import pytest
 
 from perfci.judge.profile_diff import (
     SHARE_FLOOR,
+    Change,
+    call_paths,
     digest_changes,
     explain_findings,
     function_changes,
@@ -40,7 +42,8 @@ def test_self_and_inclusive_time_per_transaction_count_a_recursive_frame_once():
               "mariadbd;do_command;row_search": 2_000_000,
               "mariadbd;do_command;[mariadbd]": 1_000_000}
     own, incl = per_function(folded, transactions=100)
-    assert own == {"my_md5": 40.0, "row_search": 20.0}            # µs per transaction; [mariadbd] names nothing
+    # µs per transaction; the unnamed [mariadbd] leaf is its named caller's self time
+    assert own == {"my_md5": 40.0, "row_search": 20.0, "do_command": 10.0}
     assert incl["sp_head::execute"] == 40.0 and incl["do_command"] == 70.0
     assert "[mariadbd]" not in incl and total_us(folded, 100) == 70.0
 
@@ -143,3 +146,16 @@ def test_the_kept_trigger_explain_pass_names_the_trigger_path_in_both_phases():
         grown = {r.name for r in f.standing_out() if r.delta > 0}
         assert {"sp_head::execute_trigger", "Table_triggers_list::process_triggers"} <= grown, (f.phase, grown)
         assert not [r for r in f.standing_out() if r.delta < 0 and "trigger" in r.name]
+
+
+def test_a_change_passed_down_a_call_chain_is_one_path_from_where_it_enters_to_how_deep_it_goes():
+    def row(name: str, a: float, b: float) -> Change:
+        return Change(name, "inclusive", a, b, "µs/txn", 0.001, 0.001, True)
+    rows = [row("start_thread", 1000, 1100), row("do_command", 900, 1000), row("execute_trigger", 5, 104),
+            row("my_md5", 0, 97), row("row_search", 300, 200)]
+    stacks = ["p;start_thread;do_command;execute_trigger;my_md5;[libcrypto.so.3]",
+              "p;start_thread;do_command;row_search", "p;start_thread;do_command"]
+    paths = {p.name: (p.top.name, p.bottom.name, p.frames) for p in call_paths(rows, stacks)}
+    # +100 from the thread's start down to MD5 is one change; the opposite one in row_search is its own
+    assert paths == {"start_thread → … → my_md5": ("start_thread", "my_md5", 4),
+                     "row_search": ("row_search", "row_search", 1)}

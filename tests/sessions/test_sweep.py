@@ -62,6 +62,8 @@ def _sweep() -> Sweep:
     cells = [
         SweepCell(case="default", server="mysql-8.0.31", status="measured", version="8.0.31",
                             base_version="8.0.15", regressions=["point-query.qps"], sizing="2 x 10",
+                            why="the explain pass (regression in point-query.qps)\n\n| `rec_init_offsets` | self |"
+                                " <img src=x> @team |",
                             ratios={"point-query.qps": _ratio(0.90, "regression"),
                                     "insert.qps": _ratio(1.01, "inconclusive", 0.08),
                                     "point-query.statement_cpu_us_per_txn": _ratio(1.12, "regression")}),
@@ -85,6 +87,9 @@ def test_the_sweep_table_shows_b_over_base_with_intervals_and_what_was_not_measu
     assert "| | MDE (90 % power) | 4.0%–8.0% | – |" in text
     assert "- default on `mysql-8.0.12`: skipped, innodb\\_redo\\_log\\_capacity: unknown" in text
     assert "![heatmap](sweep.png)" in text
+    # the regressed cell's Why, from the sweep file (input): shown, rendered inert
+    assert "### Why default on `mysql-8.0.31` got slower: the explain pass (regression in point-query.qps)" in text
+    assert "`rec_init_offsets`" in text and "<img" not in text and "@team" not in text
 
 
 def test_a_sweep_resumes_only_its_own_servers_and_scenario(tmp_path):

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from perfci.judge.paired import benjamini_hochberg
 from perfci.judge.stats import t_two_sided_p
@@ -211,6 +211,59 @@ def wait_changes(a: Sequence[tuple[Mapping[str, int], int, float]], b: Sequence[
     return _adjust(rows, lambda r: floor)
 
 
+@dataclass(frozen=True)
+class CallPath:
+    """Inclusive rows that carry one change down a call chain: a caller and the callee
+    it passes (nearly) all of its change to are one path. `top` is where the change
+    enters (the shallowest), `bottom` how deep it goes (the deepest)."""
+    top: Change
+    bottom: Change
+    frames: int                       # functions on the path that stand out
+
+    @property
+    def name(self) -> str:
+        if self.frames == 1:
+            return self.top.name
+        return f"{self.top.name} → {'… → ' if self.frames > 2 else ''}{self.bottom.name}"
+
+
+def call_paths(rows: Sequence[Change], stacks: Iterable[str], tolerance: float = 0.05) -> list[CallPath]:
+    """The inclusive rows that stand out, grouped into call paths: a function and a
+    descendant whose changes agree within `tolerance` (same sign) are one path. A change
+    shows in every caller up to the thread's start; the reader wants where it enters and
+    how deep it goes, once, not twenty rows of the same microseconds."""
+    out = [r for r in rows if r.stands_out and r.kind == "inclusive"]
+    names = {r.name for r in out}
+    depth = {n: 10**9 for n in names}
+    below: dict[str, set[str]] = {n: set() for n in names}
+    for stack in stacks:
+        fs = frames(stack)
+        for i, f in enumerate(fs):
+            if f in below:
+                depth[f] = min(depth[f], i)
+                below[f].update(g for g in fs[i + 1:] if g in names)
+    by_name = {r.name: r for r in out}
+    parent = {n: n for n in names}
+
+    def root(n: str) -> str:
+        while parent[n] != n:
+            n = parent[n]
+        return n
+    for f in names:
+        for g in below[f]:
+            a, b = by_name[f].delta, by_name[g].delta
+            if g != f and a * b > 0 and abs(a - b) <= tolerance * abs(a):
+                parent[root(g)] = root(f)
+    groups: dict[str, list[Change]] = {}
+    for n in names:
+        groups.setdefault(root(n), []).append(by_name[n])
+    def outer(group: list[Change]):  # callers of more of the path first (depth breaks ties: unwinds can be cut short)
+        members = {r.name for r in group}
+        return lambda r: (len(below[r.name] & members), -depth[r.name])
+    paths = [CallPath(max(g, key=outer(g)), min(g, key=outer(g)), len(g)) for g in groups.values()]
+    return sorted(paths, key=lambda p: -abs(p.top.delta))
+
+
 def standing_out(rows: Iterable[Change]) -> list[Change]:
     return [r for r in rows if r.stands_out]
 
@@ -225,6 +278,7 @@ class PhaseFindings:
     digests: list[Change]
     waits: list[Change]
     bursts: int                           # explain bursts per side
+    paths: list[CallPath] = field(default_factory=list)  # inclusive rows that stand out, as call paths
 
     @property
     def symbols(self) -> bool:
@@ -249,11 +303,13 @@ def explain_findings(run: ExplainRun, folded: Mapping[str, Mapping[str, int]],
                 for side, bursts in (("a", a), ("b", b))}
         profiled = bool(prof["a"]) and bool(prof["b"])
         merged = {side: _merge(f for f, _ in prof[side]) for side in prof}
+        functions = function_changes(prof["a"], prof["b"], share_floor) if profiled else []
         out.append(PhaseFindings(
             phase=phase,
             cpu_us={side: _mean([total_us(f, t) for f, t in prof[side]]) for side in prof} if profiled else {},
             coverage={side: symbol_coverage(merged[side]) for side in prof} if profiled else {},
-            functions=function_changes(prof["a"], prof["b"], share_floor) if profiled else [],
+            functions=functions,
+            paths=call_paths(functions, [*merged["a"], *merged["b"]]),
             digests=digest_changes([x.digests for x in a if x.digests], [x.digests for x in b if x.digests]),
             waits=wait_changes([(x.waits_ps, x.transactions, x.duration_s) for x in a if x.waits_ps],
                                [(x.waits_ps, x.transactions, x.duration_s) for x in b if x.waits_ps]),

@@ -37,12 +37,13 @@ def _function_cell(r: Change) -> str:
     return code_span(r.name.removesuffix("_[k]")) + (" (kernel)" if kernel else "")
 
 
-def why_section(run: ExplainRun, findings: list[PhaseFindings], link: str | None = None) -> str:
+def why_section(run: ExplainRun, findings: list[PhaseFindings], link: str | None = None,
+                share_floor: float = SHARE_FLOOR) -> str:
     lines = [f"{WHY_HEADING}: the explain pass ({markdown(run.why_run)})", "",
              f"After the verdict's bursts, on the last instance pair's servers: {findings[0].bursts if findings else 0} "
              f"extra burst pairs per phase (not judged), the same transactions on A and B, each profiled "
              f"({code_span(run.profiler)}). Shown: only what changed beyond these bursts' own spread (Welch, "
-             f"Benjamini-Hochberg {FDR:.0%}) and by at least {SHARE_FLOOR:.0%} of A's CPU per transaction "
+             f"Benjamini-Hochberg {FDR:.0%}) and by at least {share_floor:.1%} of A's CPU per transaction "
              "(functions), 5 % of a call's latency or 1 % of its rows (digests), 1 % of A's transaction time (waits)."]
     for f in findings:
         lines += ["", f"**{markdown(f.phase)}**" + (
@@ -53,13 +54,21 @@ def why_section(run: ExplainRun, findings: list[PhaseFindings], link: str | None
             cover = ", ".join(f"{side.upper()} {c:.0%}" for side, c in f.coverage.items() if c is not None)
             lines += ["", f"CPU profile: {NO_SYMBOLS} (named frames: {cover})."]
         elif f.profiled:
-            for kind, title in (("self", "Where the CPU per transaction changed (self time, with unnamed code "
-                                         "the function called):"),
-                                ("inclusive", "Call paths whose CPU per transaction changed (inclusive):")):
-                rows = [r for r in f.functions if r.stands_out and r.kind == kind]
-                if rows:
-                    lines += ["", title, "", *_rows(rows, _function_cell)]
-                    shown = True
+            own = [r for r in f.functions if r.stands_out and r.kind == "self"]
+            if own:
+                lines += ["", "Where the CPU per transaction changed (self time, with unnamed code the function "
+                              "called):", "", *_rows(own, _function_cell)]
+                shown = True
+            if f.paths:
+                lines += ["", "Call paths whose CPU per transaction changed (inclusive: where the change enters → "
+                              "how deep it goes, callers that only pass it on left out):", "",
+                          *table(["path", "A", "B", "B − A", "change", "adj. p"],
+                                 ([" → ".join(_function_cell(r) for r in ((p.top,) if p.frames == 1 else
+                                                                        (p.top, p.bottom)))
+                                   + (f" ({p.frames} functions)" if p.frames > 2 else ""),
+                                   _num(p.top.a), _num(p.top.b), f"{_num(p.top.delta)} {p.top.unit}",
+                                   _change(p.top), f"{p.top.adjusted:.2g}"] for p in f.paths[:TOP]))]
+                shown = True
         digests = [r for r in f.digests if r.stands_out]
         if digests:
             lines += ["", "Statements (performance_schema digests) that changed:", "",
