@@ -73,6 +73,7 @@ class ExplainRun(StrictModel):
     profiler: str                  # e.g. "perf record -e cpu-clock -F 499 --call-graph dwarf"
     bursts: list[ExplainBurst]
     notes: list[str] = []          # what could not be collected, and why
+    seconds: float | None = None   # the pass's wall time (bursts, profiling, folding, flame graphs)
 
     def dump(self) -> dict:
         return self.model_dump(mode="json", by_alias=True)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from pathlib import Path
 
 from perfci.model.bursts import InterleavedRun
@@ -55,6 +56,7 @@ def run_explain_pass(servers: list[SideServer], phases: list[str], verdict: Inte
     """Explain bursts of `phases` on the running `servers` (A, B; both frozen), after
     the `verdict` run's bursts (sized from their durations)."""
     run_id = verdict.id
+    started = time.monotonic()
     target = explain_dir(out_dir, run_id)
     target.mkdir(parents=True, exist_ok=True)
     resolved = servers[0].plan.resolved
@@ -96,8 +98,9 @@ def run_explain_pass(servers: list[SideServer], phases: list[str], verdict: Inte
                      sides=[ExplainSideInfo(name=s.side.name, line=side_line(s), binary=_binary(s),  # type: ignore[arg-type]
                                             performance_schema=schema_on[s.side.name]) for s in servers],
                      profiler=profiler.profiler_line(), bursts=bursts, notes=notes)
-    if profiling is None:
-        _draw(run, target, notes)
+    drawn = _draw(run, target) if profiling is None else []
+    run = run.model_copy(update={"notes": [*run.notes, *drawn], "seconds": round(time.monotonic() - started, 1)})
+    progress.info(f"== explain pass done in {run.seconds:.0f} s")
     write_atomic(target / "explain.json", json.dumps(run.dump(), indent=1) + "\n")
     return run
 
@@ -144,9 +147,10 @@ def _burst(s: SideServer, step: MeasureStep, size: int, seed: int, k: int, targe
                         waits_ps=waits)
 
 
-def _draw(run: ExplainRun, target: Path, notes: list[str]) -> None:
+def _draw(run: ExplainRun, target: Path) -> list[str]:
     """Per phase: each side's bursts summed into one folded file, a flame graph of each
-    and the differential one."""
+    and the differential one; notes on what could not be drawn."""
+    notes = []
     for phase in run.phases:
         summed = {}
         for side in ("a", "b"):
@@ -164,3 +168,4 @@ def _draw(run: ExplainRun, target: Path, notes: list[str]) -> None:
                                      f"{phase}: B against A, same transactions")
         except InfraFailure as failure:
             notes.append(f"no flame graphs for {phase}: {failure}")
+    return notes
