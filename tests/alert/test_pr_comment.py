@@ -4,9 +4,11 @@ the A/B did not measure."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from perfci.alert.pr_comment import MARK, ABReport, body
+from perfci.alert.pr_comment import MARK, ABReport, body, load_reports
 
 from conftest import run_perfci
 from fake_github import FakeGitHub
@@ -105,3 +107,29 @@ def test_a_body_over_githubs_limit_is_capped_with_a_pointer_to_the_artifact():
     assert len(text) <= 65_536
     assert "a: the full report is in the run's artifacts ([run](https://x/run/1)) (too long for a comment)." in text
     assert "b: full report</summary>" in text  # what fits is kept
+
+
+def verdict_json(outcome: str, line: str, blind: float | None = None) -> dict:
+    return {"schema": "perfci.ab-verdict/1", "outcome": outcome, "verdict_line": line, "mode": "interleaved",
+            "scenario": "tiny", "profile": "smoke", "case": "default", "scenario_hash": "sha256:x",
+            "runner_class": "local", "host": "vm", "a": {"spec": "local", "version": "10.11"},
+            "b": {"spec": "local", "version": "10.11"}, "blind_below": blind,
+            "regressions": ["only.tps"] if outcome == "regression" else [],
+            "metrics": [{"key": "only.tps", "judged": True, "verdict": outcome if outcome == "regression" else
+                         "unchanged", "a": 100.0, "b": 70.0 if outcome == "regression" else 99.0}]}
+
+
+def test_the_typed_verdict_beside_a_report_decides_not_its_prose(tmp_path):
+    """perfci ab --json writes ab-NAME.json beside ab-NAME.md: the comment reads the
+    outcome from it, whatever the report's wording says."""
+    [md] = reports(tmp_path, tiny=CLEAN)  # the prose says "No change"
+    (tmp_path / "ab-tiny.json").write_text(json.dumps(verdict_json("regression", "**Regression** in 1 of 4")))
+    [report] = load_reports([tmp_path / "ab-tiny.md"])
+    assert report.regressed and report.verdict == "**Regression** in 1 of 4"
+    assert "🔴 **Regression**" in body([report], SHA1, accepted=False).splitlines()[1]
+    (tmp_path / "ab-tiny.json").write_text(json.dumps(verdict_json("unchanged", "**No change** in 4", blind=0.081)))
+    [report] = load_reports([tmp_path / "ab-tiny.md"])
+    assert not report.regressed and report.blind_below == 8.1
+    (tmp_path / "ab-tiny.json").write_text('{"schema": "perfci.ab-verdict/9"}')
+    proc = run_perfci("issues", "pr-comment", md, "--pr", "7", "--head-sha", SHA1, "--dry-run")
+    assert proc.returncode == 2 and "ab-tiny.json" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr

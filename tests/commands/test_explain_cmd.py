@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from perfci.commands.bisect_cmd import culprit_why
+from perfci.judge.bisect import Bisection
+
 from conftest import REPO, run_perfci
 
 KEPT = REPO / "docs" / "findings" / "data" / "2026-11-26-explain"
@@ -26,3 +29,10 @@ def test_a_directory_without_an_explain_record_is_bad_input(tmp_path):
     proc = run_perfci("explain", str(tmp_path))
     assert proc.returncode == 2 and proc.stderr.strip().endswith("(not an explain pass's directory)"), proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_a_bisect_summary_ends_with_the_why_of_the_step_that_names_the_first_slower_release():
+    found = Bisection(first_bad="mysql-8.0.31", last_good="mysql-8.0.30")
+    whys = {("mysql-8.0.15", "mysql-8.0.31"): "the ends' pass", ("mysql-8.0.30", "mysql-8.0.31"): "the culprit's pass"}
+    assert culprit_why(found, whys) == ["### Why mysql-8.0.31 is slower than mysql-8.0.30: the culprit's pass", ""]
+    assert culprit_why(Bisection(spread_between=("a", "b")), whys) == []  # no single step: no single why

@@ -8,6 +8,7 @@ import json
 import re
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from perfci.alert.pr_comment import ABReport, body
@@ -16,7 +17,7 @@ from perfci.model.confirmation import Confirmation
 from perfci.report.reference_ab import markdown_section
 from perfci.store.explain_files import read_explain
 
-from conftest import result_files, run_perfci, write_tiny
+from conftest import REPO, result_files, run_perfci, write_tiny
 
 pytestmark = pytest.mark.e2e
 
@@ -133,7 +134,7 @@ def test_interleaved_ab_flags_fsync_at_commit(real_server_tools, tmp_path):
     out = tmp_path / "out"
     proc = run_perfci("ab", str(scenario), "--b-config", "innodb_flush_log_at_trx_commit=1", "--instances", "4",
                       "--a-config", "performance_schema=ON", "--b-config", "performance_schema=ON",
-                      "--out", str(out), "-q", env={"PERFCI_EXPLAIN": "auto"})
+                      "--out", str(out), "--json", str(tmp_path / "verdict.json"), "-q", env={"PERFCI_EXPLAIN": "auto"})
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "the idle side frozen (cgroup v1 freezer)" in proc.stdout
     ratio, low, high, verdict = ab_row(proc.stdout, "only.fsyncs_per_txn")
@@ -158,6 +159,12 @@ def test_interleaved_ab_flags_fsync_at_commit(real_server_tools, tmp_path):
     assert {b["transactions"] for b in run["bursts"]} == {400}
     assert not list(Path("/sys/fs/cgroup/freezer").glob("perfci-*")), "a freezer group was left behind"
     explained_in_every_place(proc.stdout, out, run["id"])
+    # the same verdict for machines: valid against its published schema, the outcome typed
+    verdict = json.loads((tmp_path / "verdict.json").read_text())
+    jsonschema.validate(verdict, json.loads((REPO / "docs" / "schema" / "ab-verdict.schema.json").read_text()))
+    assert verdict["outcome"] == "regression" and "only.fsyncs_per_txn" in verdict["regressions"]
+    assert verdict["verdict_line"] == proc.stdout.splitlines()[2] and verdict["bursts_file"] == str(bursts_file)
+    assert verdict["why"].startswith("the explain pass (regression in ") and verdict["explain_dir"]
 
 
 def explained_in_every_place(report: str, out: Path, run_id: str) -> None:

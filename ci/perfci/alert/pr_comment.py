@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from perfci.alert.github import GITHUB_BODY_LIMIT, GitHub
+from perfci.model.ab_verdict import AB_VERDICT_FILE, AbVerdict
+from perfci.model.verdicts import Outcome
 from perfci.report.explanation import why_of
 from perfci.util.errors import BadInput
 from perfci.util.text import code_span, inert_markdown, markdown
@@ -32,12 +34,18 @@ CAPPED = " (too long for a comment)."
 
 @dataclass(frozen=True)
 class ABReport:
+    """One A/B of the PR check: its report (shown folded) and, from `perfci ab --json`,
+    its typed verdict, which decides. Reports without one (the harness check, the
+    baselines diff) are read from their own verdict line."""
     name: str
     text: str
+    data: AbVerdict | None = None
 
     @property
     def verdict(self) -> str:
-        """The report's own verdict line, or one read from its table (rounds reports)."""
+        """The verdict line: the JSON verdict's, the report's own, or one read from its table."""
+        if self.data is not None:
+            return self.data.verdict_line
         for line in self.text.splitlines():
             if line.startswith("**"):
                 return line
@@ -49,12 +57,16 @@ class ABReport:
     def blind_below(self) -> float | None:
         """The largest change, in %, this A/B could have missed (its worst judged
         metric's smallest detectable change), as its verdict line states it."""
+        if self.data is not None:
+            return round(self.data.blind_below * 100, 1) if self.data.blind_below is not None else None
         found = BLIND_RE.search(self.verdict)
         values = [float(v) for v in PERCENT_RE.findall(found.group(1))] if found else []
         return max(values) if values else None
 
     @property
     def regressed(self) -> bool:
+        if self.data is not None:
+            return self.data.outcome == Outcome.REGRESSION
         return self.verdict.startswith("**Regression**") or "; **Regression**" in self.verdict
 
 
@@ -62,7 +74,9 @@ def load_reports(paths: list[Path]) -> list[ABReport]:
     out = []
     for path in paths:
         try:
-            out.append(ABReport(path.stem.removeprefix("ab-"), path.read_text(encoding="utf-8")))
+            verdict = path.with_suffix(".json")
+            out.append(ABReport(path.stem.removeprefix("ab-"), path.read_text(encoding="utf-8"),
+                                AB_VERDICT_FILE.load(verdict) if verdict.is_file() else None))
         except (OSError, UnicodeDecodeError) as exc:
             raise BadInput(f"{path}: cannot read the A/B report ({exc})") from None
     return out

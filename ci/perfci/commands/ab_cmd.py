@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import tempfile
 from pathlib import Path
 
@@ -10,12 +11,13 @@ from click.core import ParameterSource
 
 from perfci.commands import options
 from perfci.host.hostlock import command_line, exclusive_host
+from perfci.model.ab_verdict import AbVerdict
 from perfci.model.result import Result
 from perfci.model.verdicts import Outcome
 from perfci.providers.mycnf import parse_override
 from perfci.run.plan import plan_run
 from perfci.sessions.interleave import why_not_interleaved
-from perfci.sessions.rounds import Side, ab_markdown, judge_pairs, run_ab
+from perfci.sessions.rounds import Side, ab_markdown, judge_pairs, rounds_verdict, run_ab
 from perfci.sessions.session import handle_cancellation
 from perfci.sessions.sized_ab import AbPlan, plan_and_size, run_sized
 from perfci.util.errors import EXIT_INTERRUPTED, EXIT_REGRESSION
@@ -55,6 +57,7 @@ from perfci.util.runner import temp_prefix
 @options.workdir
 @options.confidence
 @options.report
+@options.json_out
 @options.runner_class
 @options.allow_busy
 @options.host_wait
@@ -63,8 +66,8 @@ def ab(scenario: str, a_spec: str, b_spec: str, a_config: tuple[str, ...], b_con
        a_scenario: Path | None, profile: str, mode: str, rounds: int, ab: AbPlan, plan_only: bool,
        a_sql: tuple[str, ...], b_sql: tuple[str, ...], case_pattern: str | None,
        phases: tuple[str, ...], out_dir: Path,
-       workdir: Path | None, confidence: float, report_file: Path | None, runner_class: str, allow_busy: bool, host_wait: float,
-       quiet: bool) -> int:
+       workdir: Path | None, confidence: float, report_file: Path | None, json_out: Path | None, runner_class: str,
+       allow_busy: bool, host_wait: float, quiet: bool) -> int:
     """A/B of SCENARIO on this host: B against A, interleaved by default (both servers
     alive from one dataset, fixed-work bursts alternating A B B A, the idle side
     frozen); --mode rounds runs whole runs on fresh servers instead.
@@ -96,8 +99,8 @@ def ab(scenario: str, a_spec: str, b_spec: str, a_config: tuple[str, ...], b_con
             click.echo(f"{resolved.name} case {resolved.case}: {sized.design.describe()}")
             return 0
         return _interleaved(scenario, profile, sides, parent, case_pattern, ab,
-                            (list(a_sql), list(b_sql)), out_dir, report_file, runner_class, allow_busy, host_wait,
-                            dsn_only, progress)
+                            (list(a_sql), list(b_sql)), out_dir, report_file, json_out, runner_class, allow_busy,
+                            host_wait, dsn_only, progress)
     try:
         with exclusive_host(command_line(), allow_busy, ignore_servers=dsn_only, wait_s=host_wait):
             results = _checked_rounds(scenario, profile, sides, rounds, out_dir, parent, progress, runner_class,
@@ -107,10 +110,23 @@ def ab(scenario: str, a_spec: str, b_spec: str, a_config: tuple[str, ...], b_con
         return EXIT_INTERRUPTED
     rows = judge_pairs(results, confidence)
     text = ab_markdown(sides, results, rows, confidence)
+    verdict = rounds_verdict(sides, results, rows, str(report_file) if report_file else None)
+    return _verdict_out(text, verdict, report_file, json_out)
+
+
+def _verdict_out(text: str, verdict: AbVerdict, report_file: Path | None, json_out: Path | None) -> int:
+    """The report (to --report, and stdout unless the JSON goes there) and the JSON
+    verdict (--json); the exit code from the typed outcome."""
     if report_file:
         write_atomic(report_file, text)
-    click.echo(text)
-    return EXIT_REGRESSION if any(r.verdict.verdict == Outcome.REGRESSION for r in rows) else 0
+    data = json.dumps(verdict.dump(), indent=1) + "\n"
+    if json_out is not None and str(json_out) != "-":
+        write_atomic(json_out, data)
+    if json_out is not None and str(json_out) == "-":
+        click.echo(data, nl=False)
+    else:
+        click.echo(text)
+    return EXIT_REGRESSION if verdict.outcome == Outcome.REGRESSION else 0
 
 
 # options that only one mode reads: given in the other mode they would be silently ignored
@@ -143,8 +159,8 @@ def _checked_rounds(scenario: str, profile: str, sides: tuple[Side, Side], round
 
 
 def _interleaved(scenario: str, profile: str, sides: tuple[Side, Side], parent: Path, case_pattern: str | None,
-                 ab: AbPlan, setup_sql: tuple[list[str], list[str]],
-                 out_dir: Path, report_file: Path | None, runner_class: str, allow_busy: bool, host_wait: float,
+                 ab: AbPlan, setup_sql: tuple[list[str], list[str]], out_dir: Path, report_file: Path | None,
+                 json_out: Path | None, runner_class: str, allow_busy: bool, host_wait: float,
                  dsn_only: bool, progress: Progress) -> int:
     try:
         with exclusive_host(command_line(), allow_busy, ignore_servers=dsn_only, wait_s=host_wait):
@@ -156,7 +172,6 @@ def _interleaved(scenario: str, profile: str, sides: tuple[Side, Side], parent: 
     except KeyboardInterrupt:
         click.echo("interrupted: both servers were shut down; nothing was judged", err=True)
         return EXIT_INTERRUPTED
-    if report_file:
-        write_atomic(report_file, done.report)
-    click.echo(done.report)
-    return EXIT_REGRESSION if done.regressions else 0
+    assert done.verdict is not None
+    verdict = done.verdict.model_copy(update={"report_file": str(report_file)}) if report_file else done.verdict
+    return _verdict_out(done.report, verdict, report_file, json_out)

@@ -11,13 +11,14 @@ import click
 
 from perfci.commands import options
 from perfci.host.hostlock import command_line, exclusive_host
-from perfci.judge.bisect import Step, Verdict, bisect
+from perfci.judge.bisect import Bisection, Step, Verdict, bisect
 from perfci.judge.paired import PairedVerdict
 from perfci.model.scenario import cases, load_scenario, only_phases
 from perfci.model.verdicts import Outcome
 from perfci.providers.basedirs import build_line
 from perfci.providers.servers import load_servers, resolve_server
 from perfci.providers.spec import parse_spec
+from perfci.report.explanation import why_of
 from perfci.sessions.session import handle_cancellation
 from perfci.sessions.sized_ab import AbPlan, run_sized, sides_of
 from perfci.util.errors import EXIT_INTERRUPTED, EXIT_REGRESSION, BadInput
@@ -73,6 +74,12 @@ def line_between(good: str, bad: str) -> tuple[list[str], list[str]]:
     return releases, [f"Releases in order: {', '.join(releases)}"]
 
 
+def culprit_why(found: Bisection, whys: dict[tuple[str, str], str]) -> list[str]:
+    """The explain pass of the step that names the first slower release, if it ran."""
+    why = whys.get((found.last_good or "", found.first_bad or ""))
+    return [f"### Why {found.first_bad} is slower than {found.last_good}: {why}", ""] if why else []
+
+
 @click.command()
 @click.argument("scenario")
 @click.option("--good", required=True, metavar="ID|SPEC",
@@ -122,15 +129,20 @@ def bisect_command(scenario: str, good: str, bad: str, metric: str, case_pattern
     log = out_dir / f"bisect-{Path(scenario).stem}-{stamp}.jsonl"
     out_dir.mkdir(parents=True, exist_ok=True)
 
+    whys: dict[tuple[str, str], str] = {}  # a step's explain pass, by (reference, candidate)
+
     def measure(reference: str, candidate: str) -> Step:
         progress.info(f"== bisect step: {candidate} against {reference}")
         done = run_sized(scenario, profile, sides_of(reference, candidate), parent, case_pattern, ab,
                          out_dir / "ab", progress, runner_class)
         step = step_of(reference, candidate, done.rows, metric)
+        if why := why_of(done.report):
+            whys[(reference, candidate)] = why
         with log.open("a") as f:
             f.write(json.dumps({"reference": reference, "candidate": candidate, "verdict": step.verdict,
                                 "ratio": step.ratio, "low": step.low, "high": step.high, "metric": metric, "phases": list(phases),
-                                "sizing": done.design.describe(), "bursts_file": str(done.bursts_file)}) + "\n")
+                                "sizing": done.design.describe(), "bursts_file": str(done.bursts_file),
+                                "explain_dir": str(done.explain_dir) if done.explain_dir else None}) + "\n")
         progress.info(f"   {step.line()}")
         return step
 
@@ -145,7 +157,8 @@ def bisect_command(scenario: str, good: str, bad: str, metric: str, case_pattern
     judged = f"{metric} in {', '.join(phases)}" if phases else metric
     text = "\n".join([f"## perfci bisect: {scenario} · profile {profile} · {judged}", "",
                       f"**{found.summary()}**", "", *listing, "", "Steps:", "",
-                      *[f"{i}. {s.line()}" for i, s in enumerate(found.steps, 1)], "", f"Log: {log}", ""])
+                      *[f"{i}. {s.line()}" for i, s in enumerate(found.steps, 1)], "", f"Log: {log}", "",
+                      *culprit_why(found, whys)])
     write_atomic(log.with_suffix(".md"), text)
     click.echo(text)
     return EXIT_REGRESSION if found.ends_apart else 0  # (also when where it happened stayed undecided)

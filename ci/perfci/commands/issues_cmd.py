@@ -66,7 +66,8 @@ def issues_sync(results: tuple[Path, ...], baseline_dir: Path | None, repo: str 
 def issues_pr_comment(reports: tuple[Path, ...], number: int, head_sha: str, accepted: bool, repo: str | None,
                       run_url: str, dry_run: bool) -> None:
     """Write or edit the one perfci comment of pull request --pr from the PR check's A/B
-    REPORTS (ab-*.md): a verdict line first, each A/B's verdict, the full reports folded.
+    REPORTS (ab-*.md; the verdict from the ab-*.json beside one, when perfci ab --json wrote it): a verdict
+    line first, each A/B's verdict, the full reports folded.
 
     \b
     Exit codes: 0 written, 2 bad input (also: the PR's head moved on), 3 GitHub API failure."""

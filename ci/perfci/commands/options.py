@@ -145,6 +145,11 @@ ab_instances = click.option(
 min_effect = click.option(
     "--min-effect", type=click.FloatRange(0, 1), default=DEFAULT_MIN_EFFECT, show_default=True,
     help="Interleaved A/B: the smallest relative change flagged (a smaller significant one is `unchanged`).")
+json_out = click.option(
+    "--json", "json_out", is_flag=False, flag_value="-", default=None, metavar="[PATH]",
+    type=click.Path(path_type=Path, dir_okay=False, allow_dash=True),
+    help="The verdict as JSON (`perfci schema ab-verdict`): into PATH, or to stdout when no PATH is given "
+         "(the Markdown report then goes only to --report).")
 explain = click.option(
     "--explain", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
     envvar="PERFCI_EXPLAIN",

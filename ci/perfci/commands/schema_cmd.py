@@ -8,6 +8,7 @@ import click
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
+from perfci.model.ab_verdict import AB_VERDICT_FILE
 from perfci.model.baseline import BASELINE_FILE
 from perfci.model.bursts import BURSTS_FILE
 from perfci.model.confirmation import CONFIRMATION_FILE
@@ -29,6 +30,7 @@ FORMATS: dict[str, tuple[type[BaseModel], str]] = {
     "annotation": (Annotation, "one line of history/perfci-annotations.jsonl (exclusions, resets)"),
     "comparison": (COMPARISON_FILE.model, "perfci compare --json"),
     "noise": (NOISE_FILE.model, "a case's noise model (perfci calibrate): baselines/noise/.../CASE.json"),
+    "ab-verdict": (AB_VERDICT_FILE.model, "an A/B's verdict: perfci ab --json"),
     "bursts": (BURSTS_FILE.model, "an interleaved A/B's bursts: *.bursts.json"),
     "confirmation": (CONFIRMATION_FILE.model, "a nightly A/B against the reference: *.confirmation.json"),
     "explain": (EXPLAIN_FILE.model, "an explain pass: RUN.explain/explain.json (profiles beside it)"),

@@ -13,6 +13,7 @@ from perfci.judge.burst_verdicts import (
     work_differences,
 )
 from perfci.judge.paired import ALPHA, FDR, PairedVerdict
+from perfci.model.ab_verdict import AbMetric, AbSide, AbVerdict, overall
 from perfci.model.bursts import InterleavedRun
 from perfci.model.verdicts import Outcome
 from perfci.report.table import VERDICT_LABEL, table
@@ -147,3 +148,26 @@ def _cells(r: PairedVerdict) -> list[str]:
             f"{r.mde:.1%}" if r.mde is not None else "–",
             f"{e.n_pairs} ({e.block}) · {e.instance_sd:.1%}" if e else "–",
             VERDICT_LABEL[r.verdict]]
+
+
+def verdict_record(run: InterleavedRun, rows: list[PairedVerdict], sizing: str = "", why: str | None = None,
+                   explain_dir: str | None = None, report_file: str | None = None,
+                   bursts_file: str | None = None) -> AbVerdict:
+    """The interleaved A/B's verdict for machines (`perfci ab --json`): the same rows the
+    report renders, typed."""
+    metrics = [AbMetric(key=r.key, judged=r.spec is not None, verdict=r.verdict, a=r.a_mean, b=r.b_mean,
+                        ratio=r.estimate.ratio if r.estimate else None, low=r.estimate.low if r.estimate else None,
+                        high=r.estimate.high if r.estimate else None,
+                        confidence=r.estimate.confidence if r.estimate else None, p_adjusted=r.p_adjusted,
+                        mde=r.mde, reason=r.reason) for r in rows]
+    judged = [m for m in metrics if m.judged]
+    outcome = overall(judged)
+    mdes = [m.mde for m in judged if m.mde is not None]
+    a, b = run.sides
+    return AbVerdict(outcome=outcome, verdict_line=verdict_line(rows, work_differences(run)), mode="interleaved",
+                     scenario=run.scenario, profile=run.profile, case=run.case, scenario_hash=run.scenario_hash,
+                     runner_class=run.runner_class, host=run.host.hostname,
+                     a=AbSide(spec=a.described, version=a.full_version), b=AbSide(spec=b.described, version=b.full_version),
+                     sizing=sizing, regressions=[m.key for m in judged if m.verdict == Outcome.REGRESSION],
+                     blind_below=max(mdes) if mdes and outcome != Outcome.REGRESSION else None, metrics=metrics,
+                     why=why, explain_dir=explain_dir, report_file=report_file, bursts_file=bursts_file)

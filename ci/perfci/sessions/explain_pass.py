@@ -78,15 +78,17 @@ def run_explain_pass(servers: list[SideServer], phases: list[str], verdict: Inte
                      "--a-config performance_schema=ON --b-config performance_schema=ON turns it on for both sides)")
     bursts: list[ExplainBurst] = []
     progress.info(f"== explain pass ({why_run}): {pairs} burst pairs of {', '.join(phases)}, profiled")
+    progress.plan(2 * pairs * len(phases))
     for phase in phases:
         step = steps[phase]
         size = explain_transactions(verdict, phase, step_bursts(resolved.workload, step, None)[0])
         for k in range(pairs):
             for side_index in pair_order(k, first):
                 s = servers[side_index]
-                progress.update(f"explain {phase}: burst {k + 1}/{pairs} on {s.label}")
                 bursts.append(_burst(s, step, size, resolved.workload.rand_seed + SEED_OFFSET + k, k, target,
                                      profiling is None, schema_on[s.side.name]))
+                progress.advance(f"explain {phase}: burst {k + 1}/{pairs} on {s.label}")
+    progress.finish()
     undigested = [s.label for s in servers
                   if schema_on[s.side.name] and not any(b.digests for b in bursts if b.side == s.side.name)]
     if undigested:

@@ -296,6 +296,9 @@ def run_interleaved(plans: list[RunPlan], sides: tuple[Side, Side], progress: Pr
     sizes: dict[str, int] = {}
     counts: dict[str, int] = {}
     infos: list[SideInfo] = []
+    per_pair = sum(2 * step_bursts(resolved.workload, s, bursts)[1] for s in resolved.steps
+                   if isinstance(s, MeasureStep))
+    progress.plan(instances * per_pair)  # every burst planned: the time left, on a terminal and in CI logs
     for index in range(instances):
         if index:
             plans = replan()  # type: ignore[misc]  # checked above
@@ -307,7 +310,7 @@ def run_interleaved(plans: list[RunPlan], sides: tuple[Side, Side], progress: Pr
         ordered = servers if first == "a" else servers[::-1]
         with both_running(ordered):
             records += _instance_bursts(servers, index, 0 if first == "a" else 1, resolved, setup_sql, bursts, warmup,
-                                        sizes, counts, progress)
+                                        sizes, counts, progress, f"instance pair {index + 1} of {instances}")
             infos = [side_info(s, sql) for s, sql in zip(servers, setup_sql)]
             run = InterleavedRun(
                 id=run_id, scenario=resolved.name, profile=resolved.profile, case=resolved.case,
@@ -322,11 +325,13 @@ def run_interleaved(plans: list[RunPlan], sides: tuple[Side, Side], progress: Pr
         if why:
             progress.info(f"== stopped after instance pair {index + 1} of {instances}: {why}")
             break
+    progress.finish()
     return run
 
 
 def _instance_bursts(servers: list[SideServer], instance: int, first: int, resolved, setup_sql, bursts: int | None,
-                     warmup: int, sizes: dict[str, int], counts: dict[str, int], progress: Progress) -> list[Burst]:
+                     warmup: int, sizes: dict[str, int], counts: dict[str, int], progress: Progress,
+                     where: str = "") -> list[Burst]:
     """One instance pair, both servers running: setup SQL, the steps after the
     dataset, every measured phase as burst pairs."""
     records: list[Burst] = []
@@ -350,8 +355,8 @@ def _instance_bursts(servers: list[SideServer], instance: int, first: int, resol
                 s = servers[side_index]
                 seed = resolved.workload.rand_seed + k
                 with thawed(s):
-                    progress.update(f"{step.phase}: burst {k + 1}/{count} on {s.label}")
                     duration, metrics, cpu = s.burst(step, size, seed)
+                progress.advance(f"{where} · {step.phase}: burst {k + 1}/{count} on {s.label}")
                 records.append(Burst(phase=step.phase, index=k, side=s.side.name, position=position,
                                      warmup=k < warmup, rand_seed=seed, transactions=size,
                                      duration_s=round(duration, 4), metrics=metrics, host_cpu=cpu,

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from perfci.judge.compare import compare_specs
 from perfci.judge.stats import DEFAULT_CONFIDENCE, Verdict, before_ratio, judge_estimate, paired_interval
+from perfci.model.ab_verdict import AbMetric, AbSide, AbVerdict, overall
 from perfci.model.metrics import MetricSpec, flatten, judged_keys
 from perfci.model.result import AbRole, Result
 from perfci.model.verdicts import Outcome
@@ -119,3 +120,27 @@ def paired_cells(row: PairedRow) -> list[str]:
             f"{statistics.mean(row.b):.4g}" if row.b else "–", f"{est.ratio:.3f}" if est else "–",
             f"[{est.low:.3f}, {est.high:.3f}]" if est and est.low is not None else "–",
             f"±{row.spec.tolerance:.0%}", VERDICT_LABEL[row.verdict.verdict]]
+
+
+def rounds_verdict(sides: tuple[Side, Side], results: list[list[Result]], rows: list[PairedRow],
+                   report_file: str | None = None) -> AbVerdict:
+    """A rounds A/B's verdict for machines (`perfci ab --json`)."""
+    first = results[0][0]
+    metrics = [AbMetric(key=r.key, judged=True, verdict=r.verdict.verdict, a=statistics.mean(r.a) if r.a else 0.0,
+                        b=statistics.mean(r.b) if r.b else 0.0,
+                        ratio=r.verdict.estimate.ratio if r.verdict.estimate else None,
+                        low=r.verdict.estimate.low if r.verdict.estimate else None,
+                        high=r.verdict.estimate.high if r.verdict.estimate else None,
+                        confidence=r.verdict.estimate.confidence if r.verdict.estimate else None,
+                        reason=r.verdict.reason) for r in rows]
+    outcome = overall(metrics)
+    worse = [m.key for m in metrics if m.verdict == Outcome.REGRESSION]
+    line = (f"**Regression** in {len(worse)} of {len(metrics)} judged metrics: {', '.join(worse[:3])}" if worse
+            else "**No regression found.**")
+    return AbVerdict(outcome=outcome, verdict_line=line, mode="rounds", scenario=first.scenario.name,
+                     profile=first.scenario.profile, case=first.case, scenario_hash=first.scenario.hash,
+                     runner_class=first.host.runner_class, host=first.host.hostname,
+                     a=AbSide(spec=sides[0].describe(), version=results[0][0].server.full_version),
+                     b=AbSide(spec=sides[1].describe(), version=results[1][0].server.full_version),
+                     sizing=f"{len(results[0])} paired rounds", regressions=worse, metrics=metrics,
+                     report_file=report_file)

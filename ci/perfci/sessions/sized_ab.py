@@ -13,6 +13,7 @@ from perfci.judge import calibration, design
 from perfci.judge.burst_verdicts import interim_look, judge_run
 from perfci.judge.paired import DEFAULT_MIN_EFFECT, PairedVerdict
 from perfci.judge.profile_diff import explain_findings
+from perfci.model.ab_verdict import AbVerdict
 from perfci.model.baseline import NOISE_DIR
 from perfci.model.bursts import InterleavedRun
 from perfci.model.explain import ExplainRun
@@ -21,8 +22,8 @@ from perfci.model.noise import NoiseModel
 from perfci.model.scenario import MeasureStep
 from perfci.model.verdicts import Outcome
 from perfci.providers.servers import resolve_server
-from perfci.report.explanation import WHY_HEADING, why_section
-from perfci.report.interleaved import interleaved_markdown
+from perfci.report.explanation import WHY_HEADING, why_of, why_section
+from perfci.report.interleaved import interleaved_markdown, verdict_record
 from perfci.run.plan import RunPlan
 from perfci.sessions.explain_pass import explain_dir, run_explain_pass
 from perfci.sessions.interleave import DEFAULT_WARMUP_PAIRS, SideServer, plan_sides, run_interleaved
@@ -85,6 +86,7 @@ class SizedAB:
     report: str
     bursts_file: Path
     explain_dir: Path | None = None  # the explain pass's directory, when one ran
+    verdict: AbVerdict | None = None  # the same verdict, typed (perfci ab --json)
 
     @property
     def regressions(self) -> list[str]:
@@ -179,7 +181,9 @@ def run_sized(scenario: str, profile: str, sides: tuple[Side, Side], parent: Pat
     elif failed:
         text += f"\n{WHY_HEADING}\n\nThe explain pass failed (the verdict above stands): {markdown(failed[0])}\n"
     write_atomic(out_dir / f"{run.id}.md", text)
-    return SizedAB(run, rows, size, text, bursts_file, directory)
+    verdict = verdict_record(run, rows, size.describe(), why_of(text), str(directory) if directory else None,
+                             str(out_dir / f"{run.id}.md"), str(bursts_file))
+    return SizedAB(run, rows, size, text, bursts_file, directory, verdict)
 
 
 def explain_phases(run: InterleavedRun, compare, ab: AbPlan, model: NoiseModel | None) -> tuple[list[str], str]:

@@ -1,0 +1,74 @@
+"""An A/B's verdict for machines (`perfci ab --json`, schema perfci.ab-verdict/1): what
+was compared, the outcome as a typed Outcome, every judged metric with B/A, the
+decision's interval, the adjusted p and what the run could see (MDE), and the explain
+pass's Why. The PR comment reads this, never the report's prose."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from perfci.model.base import StrictModel
+from perfci.model.formats import FileFormat
+from perfci.model.verdicts import Outcome
+
+
+class AbMetric(StrictModel):
+    key: str                                  # phase.metric
+    judged: bool                              # a judged metric (else a counter shown as explanation)
+    verdict: Outcome
+    a: float
+    b: float
+    ratio: float | None = None                # B/A
+    low: float | None = None                  # the decision's interval for B/A
+    high: float | None = None
+    confidence: float | None = None
+    p_adjusted: float | None = None
+    mde: float | None = Field(None, description="smallest relative change this run finds with 90 % power")
+    reason: str = ""
+
+
+class AbSide(StrictModel):
+    spec: str
+    version: str                              # as the server reported it
+
+
+class AbVerdict(StrictModel):
+    schema_: Literal["perfci.ab-verdict/1"] = Field("perfci.ab-verdict/1", alias="schema")
+    outcome: Outcome = Field(description="regression (a judged metric of B worse), inconclusive (no regression "
+                                         "found, some judged metric could not be decided), unchanged")
+    verdict_line: str = Field(description="the report's first line, for people")
+    mode: Literal["interleaved", "rounds"]
+    scenario: str
+    profile: str
+    case: str
+    scenario_hash: str
+    runner_class: str
+    host: str
+    a: AbSide
+    b: AbSide
+    sizing: str = ""
+    regressions: list[str] = []
+    blind_below: float | None = Field(None, description="the largest change, relative, this A/B could have missed "
+                                                        "(its worst judged MDE; None after a regression)")
+    metrics: list[AbMetric]
+    why: str | None = Field(None, description="the explain pass's Why section (Markdown), if one ran")
+    explain_dir: str | None = None
+    report_file: str | None = None
+    bursts_file: str | None = None
+
+    def dump(self) -> dict:
+        return self.model_dump(mode="json", by_alias=True)
+
+
+AB_VERDICT_FILE = FileFormat("A/B verdict", AbVerdict, "perfci.ab-verdict/1")
+
+
+def overall(judged: list[AbMetric]) -> Outcome:
+    """The A/B's outcome from its judged metrics."""
+    if any(m.verdict == Outcome.REGRESSION for m in judged):
+        return Outcome.REGRESSION
+    if any(m.verdict in (Outcome.INCONCLUSIVE, Outcome.UNSTABLE) for m in judged):
+        return Outcome.INCONCLUSIVE
+    return Outcome.UNCHANGED
