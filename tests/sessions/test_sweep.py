@@ -4,6 +4,7 @@ concludes from an A/B's rows — without servers."""
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -14,7 +15,7 @@ from perfci.model.metrics import default_spec
 from perfci.model.sweep import Sweep, SweepCell
 from perfci.model.verdicts import Outcome
 from perfci.providers.servers import ServersFile
-from perfci.report.sweep_report import heatmap, sweep_markdown
+from perfci.report.sweep_report import heatmap, shade, sweep_markdown
 from perfci.sessions import sweep_session
 from perfci.util.errors import BadInput
 
@@ -122,3 +123,10 @@ def test_a_bisect_step_is_a_regression_in_any_phase_and_unchanged_only_when_ever
     assert step_of("a", "b", mixed, "tps").verdict == "inconclusive"
     assert step_of("a", "b", [_row("x.tps", 1.1, Outcome.IMPROVEMENT)], "tps").verdict == "improvement"
     assert step_of("a", "b", [], "tps").verdict == "inconclusive"
+
+
+def test_the_heatmap_colours_only_what_the_ab_decided():
+    """An unstable 0.74 [0.38, 1.42] is grey, not the deep red of a found slowdown."""
+    assert shade(_ratio(0.90, "regression")) == 0.90 and shade(_ratio(1.01, "unchanged")) == 1.01
+    assert math.isnan(shade(_ratio(0.74, "unstable"))) and math.isnan(shade(_ratio(0.95, "inconclusive")))
+    assert math.isnan(shade(None))

@@ -91,9 +91,19 @@ class _Empty:
 _EMPTY = _Empty()
 
 
+DECIDED = ("regression", "improvement", "unchanged")
+
+
+def shade(r: AbRatio | None) -> float:
+    """A cell's colour value: B/base where the A/B decided (regression, improvement,
+    unchanged), NaN (drawn grey) where it did not: an unstable 0.74 [0.38, 1.42] is no
+    deep-red finding."""
+    return r.ratio if r is not None and r.verdict in DECIDED else float("nan")
+
+
 def heatmap(sweep: Sweep, path: Path) -> Path | None:
-    """Cases x servers, colour = B/base of throughput (red slower, green faster),
-    hatched where the A/B did not call it (not significant)."""
+    """Cases x servers, colour = B/base of throughput where the A/B decided (red slower,
+    green faster); grey and labelled where it did not (inconclusive, unstable)."""
     metric = throughput_metric(sweep)
     keys = rows_of(sweep, metric)
     others = sweep.servers[1:]
@@ -104,25 +114,27 @@ def heatmap(sweep: Sweep, path: Path) -> Path | None:
     for i, (case, key) in enumerate(keys):
         for j, server in enumerate(others):
             cell = sweep.cell(case, server)
-            if cell is not None and key in cell.ratios:
-                values[i, j] = cell.ratios[key].ratio
+            values[i, j] = shade(cell.ratios.get(key) if cell else None)
     fig, ax = plt.subplots(figsize=(2.2 + 1.6 * len(others), 1.2 + 0.38 * len(keys)))
-    image = ax.imshow(values, cmap="RdYlGn", vmin=0.8, vmax=1.2, aspect="auto")
+    colours = plt.get_cmap("RdYlGn").with_extremes(bad="0.85")  # not decided (and not measured): grey
+    image = ax.imshow(values, cmap=colours, vmin=0.8, vmax=1.2, aspect="auto")
     for i, (case, key) in enumerate(keys):
         for j, server in enumerate(others):
             cell = sweep.cell(case, server)
             r = cell.ratios.get(key) if cell else None
             if r is None:
                 continue
-            ax.text(j, i, f"{r.ratio:.2f}", ha="center", va="center", fontsize=8)
-            if r.verdict not in ("regression", "improvement"):
+            undecided = r.verdict not in DECIDED
+            ax.text(j, i, f"{r.ratio:.2f}" + (f"\n{r.verdict}" if undecided else ""), ha="center", va="center",
+                    fontsize=7 if undecided else 8, color="0.35" if undecided else "black")
+            if r.verdict == "unchanged":  # decided: within the tolerance, not a change
                 ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="///", edgecolor="0.4",
                                            linewidth=0))
     ax.set_xticks(range(len(others)), [f"{s}\n{_version(sweep, s)}" for s in others], fontsize=7)
     ax.set_yticks(range(len(keys)), [key.split(".", 1)[0] if case == "default" else f"{case} {key.split('.', 1)[0]}"
                                      for case, key in keys], fontsize=7)
-    ax.set_title(f"{sweep.scenario} ({sweep.profile}): {metric} B/{sweep.servers[0]} (hatched: not significant)",
-                 fontsize=8)
+    ax.set_title(f"{sweep.scenario} ({sweep.profile}): {metric} B/{sweep.servers[0]} "
+                 "(hatched: unchanged; grey: not decided)", fontsize=8)
     fig.colorbar(image, ax=ax, shrink=0.8)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
