@@ -33,12 +33,14 @@ def interleaved_markdown(run: InterleavedRun, rows: list[PairedVerdict], min_eff
     phases = ", ".join(f"{markdown(p)}: {run.bursts_per_phase[p]} pairs x {run.burst_transactions[p]} txn"
                        for p in run.bursts_per_phase)
     host = run.host
-    lines = [
+    head = [
         f"## perfci A/B (interleaved): {markdown(run.scenario)} · profile {code_span(run.profile)}"
         + (f" · case {code_span(run.case)}" if run.case != "default" else ""),
         "",
         verdict_line(rows, differ),
         "",
+    ]
+    lines = [
         *([f"- sized before it ran: {markdown(sizing)}"] if sizing else []),
         f"- A: {code_span(a.described)} ({markdown(f'{a.flavor} {a.full_version}')}) · "
         f"B: {code_span(b.described)} ({markdown(f'{b.flavor} {b.full_version}')})",
@@ -73,13 +75,22 @@ def interleaved_markdown(run: InterleavedRun, rows: list[PairedVerdict], min_eff
     for side in run.sides:
         if side.setup_sql:
             lines.append(f"- setup SQL on {side.name.upper()}: " + "; ".join(code_span(s) for s in side.setup_sql))
+    method, lines = lines, []
     if differ:
         lines += ["", f"### The sides did different work (counters per transaction differing beyond "
                       f"{WORK_TOLERANCE:.1%}; same seeded work gives the same counts)", "",
                   *table(["counter", "instance pair", "A", "B", "difference"],
                          ([code_span(d.key), str(d.instance + 1), _fmt(d.a), _fmt(d.b), f"{d.relative:.2%}"]
                           for d in differ[:15]))]
-    lines += ["", *table([*COLUMNS, "verdict"], (_cells(r) for r in rows if r.spec is not None))]
+    judged = [r for r in rows if r.spec is not None]
+    quiet = [r for r in judged if r.verdict == Outcome.UNCHANGED or degenerate(r)]
+    attention = [r for r in judged if r not in quiet]
+    if attention:
+        lines += ["", *table([*COLUMNS, "verdict"], (_cells(r) for r in attention))]
+    if quiet:
+        lines += ["", f"<details><summary>{len(quiet)} judged metric{'s' if len(quiet) > 1 else ''} unchanged "
+                      "(within the tolerance, or no value to compare)</summary>", "",
+                  *table([*COLUMNS, "verdict"], (_cells(r) for r in quiet)), "", "</details>"]
     moved = [r for r in rows if r.spec is None and r.verdict == Outcome.MOVED]
     moved.sort(key=lambda r: -abs(r.estimate.ratio - 1) if r.estimate else 0)
     if moved:
@@ -92,8 +103,15 @@ def interleaved_markdown(run: InterleavedRun, rows: list[PairedVerdict], min_eff
                           for r in unstable[:30])
         lines += ["", f"Unstable (pair spread beyond the limit, not judged): {shown}"
                   + (f" and {len(unstable) - 30} more" if len(unstable) > 30 else "")]
-    lines.append("")
-    return "\n".join(lines)
+    lines += ["", "<details><summary>How this A/B was run</summary>", "", *method, "", "</details>", ""]
+    return "\n".join(head[:-1] + lines)
+
+
+def degenerate(r: PairedVerdict) -> bool:
+    """A row with nothing to read: no estimate, or one pinned at the estimator's bounds
+    (a counter that was 0 on one side: 10000 [-0.6, 10000])."""
+    e = r.estimate
+    return e is None or e.high >= 9999 or e.low <= 0
 
 
 COLUMNS = ["metric", "A mean", "B mean", "B/A", "interval", "adj. p", "MDE", "pairs (block) · inst. sd"]

@@ -59,11 +59,18 @@ def markdown(text: str) -> str:
     return _no_mentions(html.escape(escaped, quote=False))
 
 
+# the one piece of HTML a report may keep: a folded section, alone on its lines, with a
+# plain summary (report/interleaved.py folds its unchanged rows and its method so)
+_FOLD_OPEN = re.compile(r"^&lt;details&gt;&lt;summary&gt;([^<>]*?)&lt;/summary&gt;$", re.MULTILINE)
+_FOLD_CLOSE = re.compile(r"^&lt;/details&gt;$", re.MULTILINE)
+
+
 def inert_markdown(text: str) -> str:
     """Markdown perfci rendered from files it did not write itself (a stored A/B report):
-    its tables and emphasis stay, but no HTML or comment (which could close a marker), no
-    mention and no image renders."""
-    return _no_mentions(html.escape(text, quote=False)).replace("![", "!\\[")
+    its tables, emphasis and folded sections stay, but no other HTML, no comment (which
+    could close a marker), no mention and no image renders."""
+    escaped = _no_mentions(html.escape(text, quote=False)).replace("![", "!\\[")
+    return _FOLD_CLOSE.sub("</details>", _FOLD_OPEN.sub(r"<details><summary>\1</summary>", escaped))
 
 
 def web_link(url: str) -> str | None:
