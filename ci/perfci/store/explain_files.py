@@ -4,12 +4,9 @@ profiles of its bursts (plain, or gzipped as kept findings store them)."""
 from __future__ import annotations
 
 import gzip
-import json
 from pathlib import Path
 
-from pydantic import ValidationError
-
-from perfci.model.explain import ExplainRun, parse_folded
+from perfci.model.explain import EXPLAIN_FILE, ExplainRun, parse_folded
 from perfci.util.errors import BadInput
 
 RECORD = "explain.json"
@@ -17,13 +14,9 @@ RECORD = "explain.json"
 
 def read_explain(directory: Path) -> tuple[ExplainRun, dict[str, dict[str, int]]]:
     """(record, {burst profile file: folded stacks}) of an explain directory."""
-    path = directory / RECORD
-    try:
-        run = ExplainRun.model_validate(json.loads(path.read_text()))
-    except FileNotFoundError:
-        raise BadInput(f"{directory}: no {RECORD} (not an explain pass's directory)") from None
-    except (ValueError, ValidationError) as bad:
-        raise BadInput(f"{path}: not an explain record ({str(bad).splitlines()[0]})") from None
+    if not (directory / RECORD).is_file():
+        raise BadInput(f"{directory}: no {RECORD} (not an explain pass's directory)")
+    run = EXPLAIN_FILE.load(directory / RECORD)
     folded = {}
     for burst in run.bursts:
         if burst.profile and (text := _folded_text(directory / burst.profile)) is not None:
