@@ -19,10 +19,11 @@ from __future__ import annotations
 import json
 import math
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from perfci.model.bursts import InterleavedRun
-from perfci.model.explain import ExplainBurst, ExplainRun, ExplainSideInfo, folded_text, parse_folded
+from perfci.model.explain import ExplainBurst, ExplainRun, ExplainSideInfo, folded_text
 from perfci.model.scenario import MeasureStep
 from perfci.report import flamegraphs
 from perfci.run import digests, profiler
@@ -47,12 +48,22 @@ def explain_transactions(verdict: InterleavedRun | None, phase: str, size: int) 
     return size * min(MAX_STRETCH, max(1, math.ceil(PROFILE_SECONDS / (sum(took) / len(took)))))
 
 
+@dataclass(frozen=True)
+class ExplainPass:
+    """An explain pass as it ran: its record (written as explain.json) and each burst's
+    folded profile by file name (written beside it), for the comparison without reading
+    them back."""
+    run: ExplainRun
+    folded: dict[str, dict[str, int]]
+
+
 def explain_dir(out_dir: Path, run_id: str) -> Path:
     return out_dir / f"{run_id}.explain"
 
 
 def run_explain_pass(servers: list[SideServer], phases: list[str], verdict: InterleavedRun, why_run: str,
-                     out_dir: Path, progress: Progress, first: int = 0, pairs: int = EXPLAIN_PAIRS) -> ExplainRun:
+                     out_dir: Path, progress: Progress, first: int = 0,
+                     pairs: int = EXPLAIN_PAIRS) -> ExplainPass:
     """Explain bursts of `phases` on the running `servers` (A, B; both frozen), after
     the `verdict` run's bursts (sized from their durations)."""
     run_id = verdict.id
@@ -77,6 +88,7 @@ def run_explain_pass(servers: list[SideServer], phases: list[str], verdict: Inte
                      "option: off in the scenario's config, or by the server's default as in MariaDB; "
                      "--a-config performance_schema=ON --b-config performance_schema=ON turns it on for both sides)")
     bursts: list[ExplainBurst] = []
+    folded: dict[str, dict[str, int]] = {}  # each burst's profile, kept in memory for the comparison
     progress.info(f"== explain pass ({why_run}): {pairs} burst pairs of {', '.join(phases)}, profiled")
     progress.plan(2 * pairs * len(phases))
     for phase in phases:
@@ -85,8 +97,11 @@ def run_explain_pass(servers: list[SideServer], phases: list[str], verdict: Inte
         for k in range(pairs):
             for side_index in pair_order(k, first):
                 s = servers[side_index]
-                bursts.append(_burst(s, step, size, resolved.workload.rand_seed + SEED_OFFSET + k, k, target,
-                                     profiling is None, schema_on[s.side.name]))
+                burst, stacks = _burst(s, step, size, resolved.workload.rand_seed + SEED_OFFSET + k, k, target,
+                                       profiling is None, schema_on[s.side.name])
+                bursts.append(burst)
+                if burst.profile and stacks is not None:
+                    folded[burst.profile] = stacks
                 progress.advance(f"explain {phase}: burst {k + 1}/{pairs} on {s.label}")
     progress.finish()
     undigested = [s.label for s in servers
@@ -100,11 +115,11 @@ def run_explain_pass(servers: list[SideServer], phases: list[str], verdict: Inte
                      sides=[ExplainSideInfo(name=s.side.name, line=side_line(s), binary=_binary(s),  # type: ignore[arg-type]
                                             performance_schema=schema_on[s.side.name]) for s in servers],
                      profiler=profiler.profiler_line(), bursts=bursts, notes=notes)
-    drawn = _draw(run, target) if profiling is None else []
+    drawn = _draw(run, folded, target) if profiling is None else []
     run = run.model_copy(update={"notes": [*run.notes, *drawn], "seconds": round(time.monotonic() - started, 1)})
     progress.info(f"== explain pass done in {run.seconds:.0f} s")
     write_atomic(target / "explain.json", json.dumps(run.dump(), indent=1) + "\n")
-    return run
+    return ExplainPass(run, folded)
 
 
 def side_line(s: SideServer) -> str:
@@ -120,7 +135,7 @@ def _binary(s: SideServer) -> str:
 
 
 def _burst(s: SideServer, step: MeasureStep, size: int, seed: int, k: int, target: Path, profile: bool,
-           schema_on: bool) -> ExplainBurst:
+           schema_on: bool) -> tuple[ExplainBurst, dict[str, int] | None]:
     name = f"{step.phase}-{s.side.name}-{k}"
     data = target / f"{name}.perf.data"
     with thawed(s):
@@ -137,7 +152,7 @@ def _burst(s: SideServer, step: MeasureStep, size: int, seed: int, k: int, targe
         if schema_on:
             with s.plan.provider.connect() as conn, conn.cursor() as cur:
                 rows, waits = digests.read_digests(cur), digests.read_waits(cur, s.ctx.bench.user)
-    folded_name, cpu = None, 0
+    folded_name, cpu, folded = None, 0, None
     if data.exists():
         folded = profiler.fold(data)
         data.unlink()
@@ -146,10 +161,10 @@ def _burst(s: SideServer, step: MeasureStep, size: int, seed: int, k: int, targe
         cpu = sum(folded.values())
     return ExplainBurst(phase=step.phase, side=s.side.name, index=k, transactions=size,  # type: ignore[arg-type]
                         duration_s=round(duration, 4), profile=folded_name, profile_cpu_ns=cpu, digests=rows,
-                        waits_ps=waits)
+                        waits_ps=waits), folded
 
 
-def _draw(run: ExplainRun, target: Path) -> list[str]:
+def _draw(run: ExplainRun, folded: dict[str, dict[str, int]], target: Path) -> list[str]:
     """Per phase: each side's bursts summed into one folded file, a flame graph of each
     and the differential one; notes on what could not be drawn."""
     notes = []
@@ -158,7 +173,7 @@ def _draw(run: ExplainRun, target: Path) -> list[str]:
         for side in ("a", "b"):
             total: dict[str, int] = {}
             for b in run.of(phase, side):
-                for stack, ns in parse_folded((target / (b.profile or "")).read_text()).items():
+                for stack, ns in folded.get(b.profile or "", {}).items():
                     total[stack] = total.get(stack, 0) + ns
             summed[side] = target / f"{phase}-{side}.folded"
             write_atomic(summed[side], folded_text(total))

@@ -16,7 +16,6 @@ from perfci.judge.profile_diff import explain_findings
 from perfci.model.ab_verdict import AbVerdict
 from perfci.model.baseline import NOISE_DIR
 from perfci.model.bursts import InterleavedRun
-from perfci.model.explain import ExplainRun
 from perfci.model.identity import server_line
 from perfci.model.noise import NoiseModel
 from perfci.model.scenario import MeasureStep
@@ -25,11 +24,10 @@ from perfci.providers.servers import resolve_server
 from perfci.report.explanation import WHY_HEADING, why_of, why_section
 from perfci.report.interleaved import interleaved_markdown, verdict_record
 from perfci.run.plan import RunPlan
-from perfci.sessions.explain_pass import explain_dir, run_explain_pass
+from perfci.sessions.explain_pass import ExplainPass, explain_dir, run_explain_pass
 from perfci.sessions.interleave import DEFAULT_WARMUP_PAIRS, SideServer, plan_sides, run_interleaved
 from perfci.sessions.rounds import Side
 from perfci.store import noise_files
-from perfci.store.explain_files import read_explain
 from perfci.util.errors import InfraFailure
 from perfci.util.files import write_atomic
 from perfci.util.paths import baselines_dir
@@ -150,7 +148,7 @@ def run_sized(scenario: str, profile: str, sides: tuple[Side, Side], parent: Pat
     progress.info(f"A/B sized: {size.describe()}")
     bursts = size.bursts + ab.warmup  # the run counts burst pairs with the warm-up
     compare = planned.plans[1].resolved.compare
-    explained: list[ExplainRun] = []
+    explained: list[ExplainPass] = []
 
     def explain_last_pair(partial: InterleavedRun, servers: list[SideServer], first: int) -> None:
         phases, reason = explain_phases(partial, compare, ab, planned.noise_model)
@@ -175,9 +173,9 @@ def run_sized(scenario: str, profile: str, sides: tuple[Side, Side], parent: Pat
     rows = judge_run(run, compare, ab.min_effect, priors=priors)
     text = interleaved_markdown(run, rows, ab.min_effect, instance_source=prior_source, sizing=size.describe())
     directory = explain_dir(out_dir, run.id) if explained else None
-    if directory is not None:
-        record, folded = read_explain(directory)
-        text += "\n" + why_section(record, explain_findings(record, folded), link=code_span(str(directory)))
+    if explained and directory is not None:
+        done = explained[0]
+        text += "\n" + why_section(done.run, explain_findings(done.run, done.folded), link=code_span(str(directory)))
     elif failed:
         text += f"\n{WHY_HEADING}\n\nThe explain pass failed (the verdict above stands): {markdown(failed[0])}\n"
     write_atomic(out_dir / f"{run.id}.md", text)
