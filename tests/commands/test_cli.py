@@ -15,6 +15,8 @@ import pytest
 
 from perfci import cli
 from perfci.commands.schema_cmd import KINDS, json_schema
+from perfci.util import paths
+from perfci.util.errors import BadInput
 from perfci.util.paths import project_root, scenarios_dir
 
 from conftest import DATA, REPO, SOURCE_ENV, run_perfci
@@ -109,11 +111,19 @@ def test_a_bad_perfci_root_is_one_line(tmp_path):
     assert proc.returncode == 2 and proc.stderr.strip() == f"error: $PERFCI_ROOT={tmp_path / 'nowhere'}: no such directory"
 
 
-def test_outside_a_project_there_is_no_scenario_dir_to_guess(tmp_path):
-    proc = run_perfci("list", cwd=tmp_path)
-    # the source checkout ships no perfci/_scenarios (the wheel does: see test_e2e_install)
-    assert proc.returncode == 2 and "no scenarios/ directory here or above" in proc.stderr
+def test_outside_a_project_a_checkouts_perfci_uses_the_scenarios_it_ships(tmp_path, monkeypatch):
+    """perfci run from a source checkout (an editable install, as scripts/install-deps
+    makes) outside any project: the checkout's scenarios are the ones it ships (the
+    wheel's perfci/_scenarios: see test_e2e_install); with neither, one line says so."""
+    proc = run_perfci("list", cwd=tmp_path, env={"PERFCI_ROOT": ""})
+    assert proc.returncode == 0 and "rebuild-after-delete" in proc.stdout, proc.stderr
     assert not Path(REPO / "ci" / "perfci" / "_scenarios").exists()
+    assert paths.builtin_scenarios() == REPO / "scenarios" and paths.source_checkout() == REPO
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PERFCI_ROOT", raising=False)
+    monkeypatch.setattr(paths, "builtin_scenarios", lambda: None)
+    with pytest.raises(BadInput, match="no scenarios/ directory here or above"):
+        paths.scenarios_dir()
 
 
 @pytest.mark.parametrize("kind", KINDS)

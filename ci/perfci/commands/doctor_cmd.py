@@ -8,11 +8,13 @@ from pathlib import Path
 import click
 
 from perfci.commands import options
+from perfci.commands.project_files import pin_disagreements, project_pins
 from perfci.host import host_checks
 from perfci.model.scenario import cases, load_scenario
 from perfci.providers.capabilities import parse_size
 from perfci.run import profiler
 from perfci.util.errors import EXIT_INFRA
+from perfci.util.paths import project_root
 
 MARKS = {"ok": "ok  ", "info": "info", "warn": "WARN", "fail": "FAIL"}
 
@@ -33,6 +35,19 @@ def profiling() -> host_checks.Finding:
                                "as a non-root runner: sysctl kernel.perf_event_paranoid=1")
 
 
+def workflow_pins() -> host_checks.Finding:
+    """Whether the project's workflows pin one perfci commit (a job of the nightly and
+    a job of the PR check running two perfcis is a half-done upgrade)."""
+    root = project_root()
+    found = project_pins(root) if root is not None else []
+    if not found:
+        return host_checks.Finding("perfci pins", "info", "no perfci pin here (perfci's own checkout, or no project)")
+    problems = pin_disagreements(found)
+    if problems:
+        return host_checks.Finding("perfci pins", "fail", "; ".join(problems), "perfci init --upgrade SHA")
+    return host_checks.Finding("perfci pins", "ok", f"{len(found)} pins, all {found[0].sha[:12]}")
+
+
 @click.command()
 @click.option("--runner-dir", type=click.Path(path_type=Path, file_okay=False, exists=True),
               help="The actions-runner directory: check the job hooks it names, as the runner starts them.")
@@ -43,7 +58,8 @@ def profiling() -> host_checks.Finding:
 def doctor(runner_dir: Path | None, scenario: str | None, profile: str, workdir: Path | None, as_json: bool) -> int:
     """Check this host as a benchmark runner: other servers, tools, CPU governor, THP,
     swap, cgroup freezer, thread CPU time, PMU, disk, memory for two buffer pools, the
-    runner's job hooks, the host lock, CPU profiles for the explain pass (a test record). Each problem comes with its fix.
+    runner's job hooks, the host lock, CPU profiles for the explain pass (a test record),
+    the project's perfci pins (one commit). Each problem comes with its fix.
 
     \b
     Exit codes: 0 ready (warnings may remain), 3 a check failed (perfci would refuse
@@ -53,7 +69,7 @@ def doctor(runner_dir: Path | None, scenario: str | None, profile: str, workdir:
       perfci doctor
       perfci doctor --runner-dir /home/runner/actions-runner --scenario change-buffer-matrix"""
     pools = buffer_pools(scenario, profile) if scenario else []
-    findings = [*host_checks.diagnose(runner_dir, pools, f"{scenario} --profile {profile}", workdir), profiling()]
+    findings = [*host_checks.diagnose(runner_dir, pools, f"{scenario} --profile {profile}", workdir), profiling(), workflow_pins()]
     if as_json:
         click.echo(json.dumps(host_checks.as_dicts(findings), indent=2))
     else:

@@ -6,16 +6,24 @@ from pathlib import Path
 
 import click
 
+from perfci.commands.project_files import pin_disagreements, project_pins
 from perfci.model.scenario import all_scenario_files, cases, load_scenario, resolve
 from perfci.util.errors import EXIT_BAD_INPUT, PerfciError
+from perfci.util.paths import project_root
 
 
 @click.command()
 @click.argument("files", nargs=-1, type=click.Path(path_type=Path))
 def validate(files: tuple[Path, ...]) -> int:
-    """Check scenario files (default: every file in scenarios/) and all their profiles."""
+    """Check scenario files (default: every file in scenarios/) and all their profiles;
+    without FILES also that the project's workflows pin one perfci commit."""
     paths = list(files) or all_scenario_files()
     bad = 0
+    root = project_root()
+    if not files and root is not None:
+        for problem in pin_disagreements(project_pins(root)):
+            bad += 1
+            click.echo(f"error: {problem}", err=True)
     for path in paths:
         try:
             scenario, _ = load_scenario(str(path))

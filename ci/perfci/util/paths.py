@@ -38,11 +38,25 @@ def project_root(start: Path | None = None) -> Path | None:
 
 
 @cache
+def source_checkout() -> Path | None:
+    """The perfci checkout this package is imported from (an editable install, or
+    PYTHONPATH=ci), or None for an installed wheel."""
+    root = Path(__file__).resolve().parents[3]
+    manifest = root / "pyproject.toml"
+    if (root / "ci" / "perfci").is_dir() and manifest.is_file() and 'name = "perfci"' in manifest.read_text():
+        return root
+    return None
+
+
+@cache
 def builtin_scenarios() -> Path | None:
-    """The scenario files shipped inside the wheel (`perfci/_scenarios`)."""
-    shipped = resources.files("perfci") / "_scenarios"
-    path = Path(str(shipped))
-    return path if path.is_dir() else None
+    """The scenarios perfci ships: inside the wheel (`perfci/_scenarios`), or the
+    `scenarios/` of the checkout an editable install runs from."""
+    shipped = Path(str(resources.files("perfci") / "_scenarios"))
+    if shipped.is_dir():
+        return shipped
+    checkout = source_checkout()
+    return checkout / "scenarios" if checkout is not None and (checkout / "scenarios").is_dir() else None
 
 
 def scenarios_dir() -> Path:
