@@ -96,6 +96,23 @@ def test_compare_flags_a_regression_with_movers(tmp_path):
     assert {row.verdict.verdict for row in fresh.rows} == {"no-baseline"}
 
 
+def test_a_baseline_pinned_on_another_runner_class_is_said_not_silently_ignored(tmp_path):
+    """Baselines pinned from local runs (class `local`) and a nightly on `epyc-nvme`: the
+    night is not judged against them, and its report says why (the mismatch the docs'
+    'pin from local runs' advice used to hide)."""
+    root = tmp_path / "b"
+    update_baselines(write_results(tmp_path / "r", [make_result(tps=1000 + 7 * i) for i in range(3)]), root=root)
+    [night] = compare_cases(load_cases([make_result(runner_class="epyc-nvme")], baseline_root=root))
+    assert {row.verdict.verdict for row in night.rows} == {"no-baseline"}
+    [warning] = night.warnings
+    assert "no baseline of runner class `epyc-nvme`" in warning and "pinned on runner class `local`" in warning
+    assert "perfci run --runner-class epyc-nvme" in warning
+    [local] = compare_cases(load_cases([make_result()], baseline_root=root))
+    assert local.warnings == [] and local.baseline is not None
+    [elsewhere] = compare_cases(load_cases([make_result(runner_class="epyc-nvme")], baseline_root=tmp_path / "none"))
+    assert elsewhere.warnings == []
+
+
 @pytest.mark.slow
 def test_kill_during_update_never_leaves_a_broken_baseline(tmp_path):
     """kill -9 a real `perfci baseline update` the moment its temp file appears

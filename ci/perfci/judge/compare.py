@@ -193,8 +193,8 @@ def compare_case(case: CaseInputs, rules: Rules = Rules()) -> CaseComparison:
     """One case's verdicts: every judged metric against its baseline samples, and with
     a noise model, the work-changed gate over the counters it found deterministic."""
     results, baseline, baseline_file = case.results, case.baseline, case.baseline_file
-    warnings: list[str] = [f"invalid run {r.id} is not judged: {'; '.join(r.validity.reasons)}"
-                           for r in results if r.ran and not r.validity.valid]
+    warnings: list[str] = [*case.warnings, *(f"invalid run {r.id} is not judged: {'; '.join(r.validity.reasons)}"
+                                             for r in results if r.ran and not r.validity.valid)]
     ran = [r for r in results if r.ran and r.validity.valid]
     if not ran:  # a case this server cannot run, or only invalid runs: nothing to judge, the reason is reported
         return CaseComparison(results, baseline, baseline_file, [], warnings, rules=rules,

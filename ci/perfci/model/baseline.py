@@ -180,6 +180,7 @@ class CaseInputs:
     baseline_file: Path | None
     noise_model: NoiseModel | None = None
     provenance: list[str] = field(default_factory=list)  # a history baseline: reset, exclusions, nights left out
+    warnings: list[str] = field(default_factory=list)  # e.g. a baseline pinned on another runner class
 
 
 NOISE_DIR = "noise"  # noise models live in baselines/noise/, beside the pinned baselines

@@ -44,11 +44,28 @@ def load_cases(results: list[Result], baseline_file: Path | None = None, baselin
         model = noise_model_for(next((r for r in members if r.ran and r.validity.valid), members[0]), noise_dir,
                                 baseline_root)
         path = Path(baseline_file) if baseline_file else baseline_path(baseline_root, members[0], follow)
+        elsewhere = [] if baseline_file or path.exists() else other_classes(path, ident)
         if baseline_file or path.exists() or history_root is None:
             baseline = load_baseline(path) if (baseline_file or path.exists()) else None
-            out.append(CaseInputs(members, baseline, path, model))
+            out.append(CaseInputs(members, baseline, path, model, warnings=elsewhere))
             continue
         hist = case_history(history_root, ident)
         from_history = baseline_from_history(hist, members[0], window, follow)
-        out.append(CaseInputs(members, from_history, hist.path, model, provenance(hist, from_history)))
+        out.append(CaseInputs(members, from_history, hist.path, model, provenance(hist, from_history), elsewhere))
     return out
+
+
+def other_classes(path: Path, ident: CaseIdentity) -> list[str]:
+    """A warning when this case has no baseline on its runner class but has one pinned on
+    another: a baseline counts only on the class of host it was measured on, so it is
+    not used, and that is said rather than silently ignored."""
+    class_dir = path.parents[3]  # root/<class>/<server>/<scenario>/<profile>/<case>.json
+    relative = path.relative_to(class_dir)
+    found = sorted(d.name for d in class_dir.parent.iterdir() if d != class_dir and (d / relative).is_file()) \
+        if class_dir.parent.is_dir() else []
+    if not found:
+        return []
+    return [f"no baseline of runner class `{ident.runner_class}` for this case, but one pinned on runner class "
+            f"{', '.join(f'`{c}`' for c in found)} (not used: a baseline counts on the class of host it was measured "
+            f"on); pin one from runs of this class (`perfci run --runner-class {ident.runner_class}`, "
+            "then `perfci baseline update`)"]
