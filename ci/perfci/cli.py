@@ -24,6 +24,7 @@ DEBUG_ENV = "PERFCI_DEBUG"
 # `perfci baseline update` does not pay for scipy and a workflow step stays quick
 COMMANDS = {
     "ab": ("ab_cmd", "ab"),
+    "act": ("act_cmd", "act"),
     "baseline": ("baseline_cmd", "baseline"),
     "bisect": ("bisect_cmd", "bisect_command"),
     "calibrate": ("calibrate_cmd", "calibrate"),
