@@ -35,17 +35,31 @@ def tracked_copy(source: Path) -> Path:
     return source
 
 
+def documented_lines(section: str, starts: str) -> list[str]:
+    """The command lines of docs/adopting.md's `section` that start with `starts`, as written."""
+    text = (REPO / "docs" / "adopting.md").read_text()
+    body = text[text.index(f"## {section}"):]
+    body = body[:body.find("\n## ", 4)] if "\n## " in body[4:] else body
+    lines = [line for block in body.split("```sh\n")[1:] for line in block.split("```")[0].splitlines()]
+    return [line for line in lines if line.startswith(starts)]
+
+
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory, real_server_tools):
-    """A venv (system site-packages for the dependencies) with perfci built from a copy
-    of the tracked files, so the build leaves nothing in the checkout."""
+    """perfci installed as docs/adopting.md says (the venv route, its commands run as
+    written, in a directory where `perfci` is a clone and ~ is that directory): a fresh
+    venv of the stock python3, the locked dependencies, the package from the clone."""
     base = tmp_path_factory.mktemp("install")
-    source = tracked_copy(base / "src")
-    venv = base / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
-    proc = subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "--no-deps",
-                           str(source)], capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    tracked_copy(base / "perfci")
+    commands = documented_lines("1. Install perfci, then the project", ("python3 -m venv", "~/perfci-venv/bin/pip"))
+    assert len(commands) == 3, commands
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PERFCI_ROOT", "VIRTUAL_ENV", "PYENV_VERSION")}
+    cache = subprocess.run([sys.executable, "-m", "pip", "cache", "dir"], capture_output=True, text=True).stdout.strip()
+    env.update({"HOME": str(base), "PATH": SYSTEM_PATH, "PIP_CACHE_DIR": cache})
+    proc = subprocess.run(["bash", "-euc", "\n".join(commands)], cwd=base, env=env, capture_output=True, text=True,
+                          timeout=900)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    venv = base / "perfci-venv"
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PERFCI_ROOT")}
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env['PATH']}"
     return venv / "bin" / "perfci", env
@@ -150,3 +164,50 @@ def unpack_with_the_stock_python(python: Path, fetched_servers, tmp_path: Path) 
 def yaml_servers() -> list[dict]:
     import yaml
     return yaml.safe_load((REPO / "servers.yaml").read_text())["servers"]
+
+
+def test_a_project_made_by_the_installed_perfci_runs_its_nightly_and_pr_check_under_act_as_documented(installed, tmp_path):
+    """A new team's afternoon: perfci installed by the venv route, `perfci init` in an
+    empty directory outside any checkout (the package's own scenarios and templates),
+    then docs/adopting.md's dry-run commands as written, in the project: the first night
+    (no baseline, no history: no issue; the night on the local results branch; the
+    dashboard) and the PR check of a branch (validated, its changed scenario A/B'd)."""
+    exe, env = installed
+    env = {**env, "PERFCI_CHECKOUT": str(REPO), "PERFCI_EXPLAIN": "never"}
+    ref = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
+    made = perfci(installed, "init", "perf-scenarios", "--perfci-repository", "perfci-org/perfci", "--perfci-ref", ref,
+                  "--no-interactive", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    project = tmp_path / "perf-scenarios"
+    assert (project / ".github/workflows/perf-approval.yml").exists()
+    (project / "scenarios" / "rebuild-after-delete.yaml").unlink()
+    scenario = write_tiny(project / "scenarios")  # the workflow is under test here, not the scenario
+
+    def git(*args):
+        return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.org", *args], cwd=project,
+                              check=True, capture_output=True, text=True).stdout.strip()
+
+    git("init", "-q", "-b", "main")
+    git("add", "-A")
+    git("commit", "-q", "-m", "perfci init")
+    [nightly] = documented_lines("A dry run on your machine", "perfci act nightly")
+    [pr_check] = documented_lines("A dry run on your machine", "perfci act pr-checks")
+    night = subprocess.run(["bash", "-euc", nightly], cwd=project, env=env, capture_output=True, text=True, timeout=900)
+    assert night.returncode == 0, night.stdout[-4000:] + night.stderr[-2000:]
+    work = project / ".perfci-act"
+    assert not (work / "issues").exists() and (work / "site" / "index.html").exists()
+    listing = subprocess.run(["git", "--git-dir", str(work / "results.git"), "ls-tree", "-r", "--name-only", "results"],
+                             capture_output=True, text=True).stdout.split()
+    assert any(p.startswith("history/epyc-nvme/mariadb-10.11/tiny/smoke/") for p in listing), listing
+
+    origin = tmp_path / "origin.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(origin)], check=True)
+    git("remote", "add", "origin", str(origin))
+    git("push", "-q", "origin", "main")
+    git("checkout", "-q", "-b", "words")
+    scenario.write_text(scenario.read_text().replace("tiny scenario for tests", "a tiny scenario, described"))
+    git("commit", "-qam", "describe it")
+    check = subprocess.run(["bash", "-euc", pr_check], cwd=project, env=env, capture_output=True, text=True, timeout=900)
+    assert check.returncode == 0, check.stdout[-4000:] + check.stderr[-2000:]
+    assert "Validate the scenarios" in check.stdout and "Smoke A/B on the benchmark runner" in check.stdout
+    assert "🏁  Job succeeded" in check.stdout and "Job failed" not in check.stdout

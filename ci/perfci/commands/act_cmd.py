@@ -21,6 +21,7 @@ from pathlib import Path
 
 import click
 
+from perfci.commands import options
 from perfci.commands.project_files import project_pins
 from perfci.util.errors import BadInput, InfraFailure
 from perfci.util.paths import project_root, source_checkout
@@ -126,7 +127,7 @@ def find_checkout(given: Path | None) -> Path:
 @click.argument("act_args", nargs=-1, type=click.UNPROCESSED)
 @click.option("--scenarios", default="", help="nightly: scenario names, comma-separated (default: all).")
 @click.option("--servers", default="", help="nightly: server ids of servers.yaml, comma-separated (default: all enabled).")
-@click.option("--profile", default="smoke", show_default=True, help="nightly: the scale of the runs.")
+@options.profile
 @click.option("--base", default="main", show_default=True, help="pr-checks: the branch the PR goes into.")
 @click.option("--quick/--full", default=True, show_default=True,
               help="A/Bs of the profile's fixed size (a dry run of the workflow), or sized for 5 % as on the runner.")
