@@ -60,6 +60,9 @@ def test_bodies_titles_and_labels_are_capped_where_github_would_refuse_them(tmp_
     assert capped_body("x" * 10) == "x" * 10
     long = capped_body("x" * 100_000)
     assert len(long) <= GITHUB_BODY_LIMIT and long.rstrip().endswith("the full text is in the run's artifacts)")
+    linked = capped_body("x" * 100_000, "https://github.example/o/r/actions/runs/9")
+    assert len(linked) <= GITHUB_BODY_LIMIT and linked.rstrip().endswith(
+        "the full text is in [the run's artifacts](https://github.example/o/r/actions/runs/9))")
     name = "scenario:" + "a-very-long-scenario-name-" * 4
     label = capped_label(name)
     assert len(label) == 50 and label != capped_label(name + "x") and label.startswith("scenario:a-very")
@@ -67,10 +70,11 @@ def test_bodies_titles_and_labels_are_capped_where_github_would_refuse_them(tmp_
     with FakeGitHub(tmp_path) as fake:
         for key, value in fake.env(tmp_path / "gh").items():
             monkeypatch.setenv(key, value)
-        gh = GitHub("perf/ci")
+        gh = GitHub("perf/ci", "https://github.example/perf/ci/actions/runs/9")
         issue = gh.create("t" * 300, "b" * 70_000, ["perf-regression", name])
         gh.comment(issue["number"], "c" * 70_000)
         stored = fake.issues[issue["number"]]
         assert len(stored["body"]) <= GITHUB_BODY_LIMIT and len(stored["title"]) <= 256
+        assert stored["body"].rstrip().endswith("(https://github.example/perf/ci/actions/runs/9))")
         assert [lab["name"] for lab in stored["labels"]] == ["perf-regression", label]
         assert len(fake.comments[issue["number"]][0]["body"]) <= GITHUB_BODY_LIMIT

@@ -19,7 +19,7 @@ LABEL = "perf-regression"  # every issue perfci opens carries it; listings ask f
 GITHUB_BODY_LIMIT = 65_536
 GITHUB_TITLE_LIMIT = 256
 GITHUB_LABEL_LIMIT = 50
-TRUNCATED = "\n\n… (cut at GitHub's limit of {limit:,} characters; the full text is in the run's artifacts)\n"
+TRUNCATED = "\n\n… (cut at GitHub's limit of {limit:,} characters; the full text is in {where})\n"
 # answers worth another try: rate limits (429, and 403 with a rate-limit message) and
 # the server's transient failures; `gh api` says "... (HTTP 502)"
 _STATUS_RE = re.compile(r"\(HTTP (\d{3})\)")
@@ -27,11 +27,13 @@ RETRY_STATUSES = {429, 500, 502, 503, 504}
 RETRY_DELAYS = (2.0, 8.0, 30.0)  # seconds before the 2nd, 3rd and 4th try
 
 
-def capped_body(body: str) -> str:
-    """`body` within GitHub's limit, saying where it was cut."""
+def capped_body(body: str, full_text_url: str = "") -> str:
+    """`body` within GitHub's limit, saying where it was cut and where the whole is (the
+    run's artifacts, linked when the run's address is known)."""
     if len(body) <= GITHUB_BODY_LIMIT:
         return body
-    tail = TRUNCATED.format(limit=GITHUB_BODY_LIMIT)
+    where = f"[the run's artifacts]({full_text_url})" if full_text_url else "the run's artifacts"
+    tail = TRUNCATED.format(limit=GITHUB_BODY_LIMIT, where=where)
     return body[:GITHUB_BODY_LIMIT - len(tail)] + tail
 
 
@@ -110,7 +112,7 @@ def body_of(item: Issue | Comment) -> str:
 class GitHub:
     """The few REST calls we need, made by the real `gh api`."""
 
-    def __init__(self, repo: str):
+    def __init__(self, repo: str, full_text_url: str = ""):
         if not re.fullmatch(r"[\w.-]+/[\w.-]+", repo or ""):
             raise BadInput(f"--repo {repo!r}: expected OWNER/NAME (or set GITHUB_REPOSITORY)")
         if not shutil.which("gh"):
@@ -119,6 +121,7 @@ class GitHub:
             raise BadInput("no GitHub token: set GH_TOKEN (in a workflow: GH_TOKEN: ${{ github.token }}); "
                            "the run's results are untouched")
         self.repo = repo
+        self.full_text_url = full_text_url  # where a body cut at GitHub's limit is whole (the run, its artifacts)
 
     def api(self, method: str, path: str, payload: dict[str, Any] | None = None) -> Any:
         """One REST call; a rate limit or a transient server error is tried again after
@@ -166,13 +169,16 @@ class GitHub:
 
     def create(self, title: str, body: str, labels: list[str]) -> Issue:
         return cast(Issue, self.api("POST", f"repos/{self.repo}/issues", {
-            "title": capped_title(title), "body": capped_body(body), "labels": [capped_label(n) for n in labels]}))
+            "title": capped_title(title), "body": capped_body(body, self.full_text_url),
+            "labels": [capped_label(n) for n in labels]}))
 
     def comment(self, number: int, body: str) -> None:
-        self.api("POST", f"repos/{self.repo}/issues/{number}/comments", {"body": capped_body(body)})
+        self.api("POST", f"repos/{self.repo}/issues/{number}/comments",
+                 {"body": capped_body(body, self.full_text_url)})
 
     def edit_comment(self, comment_id: int, body: str) -> None:
-        self.api("PATCH", f"repos/{self.repo}/issues/comments/{comment_id}", {"body": capped_body(body)})
+        self.api("PATCH", f"repos/{self.repo}/issues/comments/{comment_id}",
+                 {"body": capped_body(body, self.full_text_url)})
 
     def pull(self, number: int) -> Pull:
         return cast(Pull, self.api("GET", f"repos/{self.repo}/pulls/{number}"))

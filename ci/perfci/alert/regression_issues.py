@@ -206,7 +206,7 @@ def sync(comparisons: list[CaseComparison], run_url: str = "", repo: str | None 
     actions: list[str] = []
     confirmations = confirmations or {}
     if dry_run_dir is None:
-        gh = gh or GitHub(repo or os.environ.get("GITHUB_REPOSITORY", ""))
+        gh = gh or GitHub(repo or os.environ.get("GITHUB_REPOSITORY", ""), run_url)
     open_issues = open_by_fingerprint(gh) if gh else {}
     for comp in comparisons:
         confirmation = confirmations.get(comp.results[0].id) if comp.results else None

@@ -75,5 +75,5 @@ def issues_pr_comment(reports: tuple[Path, ...], number: int, head_sha: str, acc
     if dry_run:
         click.echo(pr_comment.body(loaded, head_sha, accepted, run_url))
         return
-    gh = GitHub(repo or os.environ.get("GITHUB_REPOSITORY", ""))
+    gh = GitHub(repo or os.environ.get("GITHUB_REPOSITORY", ""), run_url)
     click.echo(pr_comment.post(gh, number, head_sha, loaded, run_url))

@@ -49,7 +49,7 @@ def nightly(results: tuple[Path, ...], history_dir: Path, baseline_dir: Path | N
     2 bad input, 3 infrastructure or internal error."""
     dry_run_dir = options.dry_run_dir(dry_run, issues_out)
     loaded = [load_result(p) for p in expand(list(results))]
-    gh = None if dry_run_dir else GitHub(repo or os.environ.get("GITHUB_REPOSITORY", ""))
+    gh = None if dry_run_dir else GitHub(repo or os.environ.get("GITHUB_REPOSITORY", ""), run_url)
     opts = NightOptions(history_root=history_dir, baseline_root=baseline_dir, rules=Rules(follow=follow, noise_dir=noise_dir),
                         window=window, min_nights=min_nights, close_after=close_after, run_url=run_url, site_url=site_url)
     night = run_night(loaded, opts, gh, dry_run_dir, load_all(confirm_dir) if confirm_dir else None)
