@@ -1,11 +1,14 @@
 """The dashboard in a real browser: a simulated month (simulated_month.py) through
 the nightly loop (issues written as files), `perfci dashboard` through the CLI, and
 headless Chromium loading the pages from disk: no console message of any kind (script
-errors, failed loads), the script ran and found every chart, and a screenshot of the
-case with the step, kept under test-artifacts/, shows the change-point mark."""
+errors, failed loads), the script ran and found every chart, the case page leads with
+the last night's table and labels every chart with its unit, grouped, the zoom (#recent)
+shows the recent nights, and a screenshot of the case with the step, kept under
+test-artifacts/, shows the change-point mark."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 
@@ -48,14 +51,28 @@ def test_the_dashboard_draws_the_month_in_chromium_without_console_errors(tmp_pa
         assert dom.returncode == 0, dom.stderr[-2000:]
         assert console_lines(dom) == [], console_lines(dom)
         assert 'data-ready="1"' in dom.stdout  # the script ran to its end
-    assert 'data-charts="19"' in chromium("--dump-dom", case_page.as_uri()).stdout
+    dom = chromium("--dump-dom", case_page.as_uri()).stdout
+    assert 'data-charts="38"' in dom  # 19 judged metrics, each over the month and zoomed on its last 14 nights
+    # read first: the last night against its baseline, before any chart; worse rows on top
+    assert 0 < dom.index('id="last-night"') < dom.index('<svg class="chart"')
+    # grouped, each chart with its unit on the axis and in its caption
+    groups = re.findall(r'<section class="group" data-group="([^"]+)"', dom)
+    assert groups == ["headline ratios", "throughput", "latency", "work counters"]  # no CPU in the nightly runs
+    charts = re.findall(r'<svg class="chart".*?</svg>', dom)
+    assert len(charts) == 38 and all('class="unit"' in c for c in charts)
+    assert "after.tps</code> · transactions/s" in dom and "latency_ms_p95</code> · ms" in dom
+    assert dom.count('class="zoom-recent" hidden=""') == 19 and '<body data-zoom' not in dom
+    zoomed = chromium("--dump-dom", case_page.as_uri() + "#recent")
+    assert console_lines(zoomed) == [] and re.search(r'<body[^>]* data-zoom="recent"', zoomed.stdout)
+    assert zoomed.stdout.count('class="zoom-all" hidden=""') == 19 and 'class="zoom-recent" hidden' not in zoomed.stdout
     shot = tmp_path / "dashboard.png"
-    taken = chromium("--window-size=900,700", f"--screenshot={shot}", case_page.as_uri())
+    taken = chromium("--window-size=900,1800", f"--screenshot={shot}", case_page.as_uri())
     assert taken.returncode == 0 and shot.exists(), taken.stderr[-2000:]
     assert console_lines(taken) == []
     ARTIFACTS.mkdir(exist_ok=True)
     shutil.copyfile(shot, ARTIFACTS / "dashboard-step.png")
-    # the first chart is after.tps (charts with a change point come first): the dashed red mark is on screen
+    # under the last night's table, the throughput group leads with after.tps (a change point comes
+    # first in its group): the dashed red mark is on screen
     colours = Image.open(shot).convert("RGB").getcolors(maxcolors=1 << 24) or []
     assert sum(n for n, rgb in colours if all(abs(a - b) < 12 for a, b in zip(rgb, CHANGE_RGB, strict=True))) > 100
     html = case_page.read_text()
@@ -63,7 +80,7 @@ def test_the_dashboard_draws_the_month_in_chromium_without_console_errors(tmp_pa
     assert "change -7." in html or "change -8." in html
     assert 'class="excluded"' in html and "host was busy" in html  # the excluded night, drawn hollow and listed
     # every judged metric's tolerance band is drawn; the index opens with the case that stands worse
-    assert html.count('class="band"') == 19 and "tolerance ±5% around the nights' median" in html
+    assert html.count('class="band"') == 38 and "tolerance ±5% around the nights' median" in html
     index = (site / "index.html").read_text()
     standing = index.split("<h2>Standing worse (1)</h2>", 1)[1].split("<h2>All cases</h2>", 1)[0]
     assert "epyc-nvme/mariadb-10.11/tiny/smoke/default" in standing and "change point: " in standing

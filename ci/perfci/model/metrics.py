@@ -34,6 +34,28 @@ DEFAULT_SPECS = (
 )
 
 
+# How a reader sees a metric: (pattern on the base metric name, group, unit), first match
+# wins; the dashboard groups its charts in GROUPS' order and labels each with its unit.
+PRESENTATION = (
+    ("tps", "throughput", "transactions/s"),
+    ("qps*", "throughput", "queries/s"),
+    ("latency_ms_*", "latency", "ms"),
+    ("*cpu_us_per_txn", "CPU", "µs of CPU per transaction"),
+    ("*_per_txn", "work counters", "per transaction"),
+    ("*_rate", "work counters", "fraction"),
+    ("*", "other", ""),
+)
+GROUPS = ("headline ratios", "throughput", "latency", "CPU", "work counters", "other")
+
+
+def presentation(key: str) -> tuple[str, str]:
+    """(group, unit) of a judged key (`phase.metric` or `headline.metric a/b`)."""
+    if key.startswith("headline."):
+        return "headline ratios", "ratio of two phases"
+    base = key.split(".", 1)[-1]
+    return next((group, unit) for pattern, group, unit in PRESENTATION if fnmatch.fnmatchcase(base, pattern))
+
+
 # Absolute floors: a change smaller than this is `unchanged` whatever its ratio. When
 # commits do not fsync (innodb_flush_log_at_trx_commit=0/2) fsyncs and page writes come
 # from once-a-second background flushing: per transaction they measure the clock, not

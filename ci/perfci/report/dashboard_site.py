@@ -1,13 +1,16 @@
 """`perfci dashboard`: a static site of the history (no server, no CDN).
 
 index.html lists the cases that stand worse first, then every case (runner class /
-server line / scenario / profile / case) with a sparkline and its status; <case>.html draws each judged metric over the
-nights as inline SVG (drawn here, so the page needs no chart library), its tolerance
+server line / scenario / profile / case) with a sparkline and its status; <case>.html
+leads with the last night against its baseline (worse rows first, with units), then
+draws each judged metric over the nights, grouped (headline ratios, throughput, latency,
+CPU, work counters) and labelled with its unit, as inline SVG (drawn here, so the page needs no chart library), its tolerance
 band shaded (the y-axis spans at least twice the band: noise does not look like a step), with change
 points (red, dashed), resets (green) and excluded samples (hollow) marked, server
 versions on the axis where they change, each point linked to its run, and the last
-night against its baseline. The CSS and the little script (hover read-out, index
-filter) ship in the wheel (perfci/report/dashboard_assets) and are copied next to the pages.
+night against its baseline; a case of more than ZOOM_NIGHTS nights also draws its
+recent nights on their own scale (the zoom). The CSS and the little script (hover
+read-out, zoom, index filter) ship in the wheel (perfci/report/dashboard_assets) and are copied next to the pages.
 """
 
 from __future__ import annotations
@@ -22,13 +25,14 @@ from urllib.parse import quote
 
 from perfci.judge.changes import Change, persisting_changes
 from perfci.model.history import DEFAULT_HISTORY_WINDOW, CaseHistory, HistoryRecord
-from perfci.model.metrics import DEFAULT_COMPARED, MetricSpec, default_spec
+from perfci.model.metrics import DEFAULT_COMPARED, GROUPS, MetricSpec, default_spec, presentation
 from perfci.store.history_files import case_files, case_history
 from perfci.util.files import write_atomic
 from perfci.util.text import web_link
 
 W, H, PAD_L, PAD_R, PAD_T, PAD_B = 760, 220, 60, 20, 24, 46
 SPARK_W, SPARK_H = 160, 28
+ZOOM_NIGHTS = 14  # a case with more nights also draws its last 14 on their own scale
 
 
 def judged(records: list[HistoryRecord]) -> list[tuple[str, MetricSpec]]:
@@ -72,12 +76,14 @@ def tolerance_band(key: str, spec: MetricSpec, page: CasePage) -> tuple[float, f
     return centre * (1 - spec.tolerance), centre * (1 + spec.tolerance)
 
 
-def chart(key: str, page: CasePage, spec: MetricSpec | None = None) -> str:
-    """One metric over the nights as an SVG, its tolerance band shaded."""
-    points = [r for r in page.records if key in r.metrics]
+def chart(key: str, page: CasePage, spec: MetricSpec | None = None, last: int | None = None) -> str:
+    """One metric over the nights (the `last` ones only: a zoom) as an SVG, its
+    tolerance band shaded, its unit on the y-axis."""
+    points = [r for r in page.records if key in r.metrics][-last if last else 0:]
     if not points:
         return ""
     band = tolerance_band(key, spec, page) if spec is not None else None
+    unit = presentation(key)[1]
     low, high = _scale([r.metrics[key] for r in points], band)
     n = len(points)
     x = lambda i: PAD_L + (W - PAD_L - PAD_R) * (i / max(n - 1, 1))  # noqa: E731
@@ -91,6 +97,10 @@ def chart(key: str, page: CasePage, spec: MetricSpec | None = None) -> str:
                    f'around the nights\' median {(band[0] + band[1]) / 2:.4g}</title></rect>')
     for v in (low + (high - low) * f for f in (0.1, 0.5, 0.9)):
         out.append(f'<text x="{PAD_L - 6}" y="{y(v) + 4:.1f}" class="tick" text-anchor="end">{v:.4g}</text>')
+    if unit:
+        mid = (PAD_T + H - PAD_B) / 2
+        out.append(f'<text x="12" y="{mid:.1f}" class="unit" text-anchor="middle" '
+                   f'transform="rotate(-90 12 {mid:.1f})">{html.escape(unit)}</text>')
     ids = [r.result_id for r in points]
     for reset in page.hist.resets:
         if reset.result_id in ids:
@@ -98,6 +108,8 @@ def chart(key: str, page: CasePage, spec: MetricSpec | None = None) -> str:
             out.append(f'<line x1="{x(i):.1f}" x2="{x(i):.1f}" y1="{PAD_T}" y2="{H - PAD_B}" class="reset"/>'
                        f'<text x="{x(i) + 3:.1f}" y="{PAD_T + 10}" class="reset-label">reset</text>')
     for change in page.changes.get(key, []):
+        if change.location.result_id not in ids:
+            continue  # before a zoom's window
         i = ids.index(change.location.result_id)
         out.append(f'<line x1="{x(i):.1f}" x2="{x(i):.1f}" y1="{PAD_T}" y2="{H - PAD_B}" class="change"/>'
                    f'<text x="{x(i) + 3:.1f}" y="{PAD_T + 22}" class="change-label">change {change.change_pct:+.1f} %</text>')
@@ -137,7 +149,7 @@ def last_night_table(page: CasePage, window: int) -> str:
     last = page.records[-1]
     base = [r for r in page.hist.baseline_records(last.scenario_hash, window, skip=last.result_id)]
     rows = []
-    for key, spec in judged(page.records):
+    for key, spec in sorted(judged(page.records), key=lambda ks: ks[0] not in last.regressed):
         if key not in last.metrics:
             continue
         values = [r.metrics[key] for r in base if key in r.metrics]
@@ -145,11 +157,12 @@ def last_night_table(page: CasePage, window: int) -> str:
         change = f"{(last.metrics[key] / mean - 1) * 100:+.1f} %" if mean else "–"
         status = "worse" if key in last.regressed else "ok"
         rows.append(f"<tr class='{status}'><td><code>{html.escape(key)}</code> {'↑' if spec.direction == 'higher' else '↓'}"
-                    f"</td><td>{'–' if mean is None else f'{mean:.4g}'}</td><td>{last.metrics[key]:.4g}</td>"
-                    f"<td>{change}</td><td>±{spec.tolerance:.0%}</td><td>{status}</td></tr>")
+                    f"</td><td>{html.escape(presentation(key)[1])}</td><td>{'–' if mean is None else f'{mean:.4g}'}</td>"
+                    f"<td>{last.metrics[key]:.4g}</td><td>{change}</td><td>±{spec.tolerance:.0%}</td><td>{status}</td></tr>")
     return (f"<p>Night of {html.escape(last.date[:10])} (<code>{html.escape(last.result_id)}</code>, server "
             f"{html.escape(last.server_version or '?')}) against {len(base)} baseline night(s) from the history.</p>"
-            "<table class='last'><tr><th>metric</th><th>baseline mean</th><th>last night</th><th>change</th>"
+            "<table class='last' id='last-night'><tr><th>metric</th><th>unit</th><th>baseline mean</th><th>last night</th>"
+            "<th>change</th>"
             "<th>tolerance</th><th>status</th></tr>" + "".join(rows) + "</table>")
 
 
@@ -175,14 +188,30 @@ def case_html(page: CasePage, issues_url: str, window: int) -> str:
         parts.append("<ul class='notes'>" + "".join(f"<li>{n}</li>" for n in notes) + "</ul>")
     if issues_url:
         parts.append(f"<p><a href='{html.escape(issues_url)}'>regression issues</a></p>")
+    parts += ["<h2>Last night against its baseline</h2>", last_night_table(page, window)]
     parts += ["<h2>Metrics over the nights</h2>",
               "<p class='legend'><span class='k change'>change point</span> <span class='k reset'>reset</span> "
-              "<span class='k worse'>worse than its baseline</span> <span class='k excluded'>excluded</span></p>",
-              "<div id='readout' class='readout'>hover a point</div>"]
-    # metrics with a change point first: what the reader came for is at the top
-    for key, spec in sorted(judged(page.records), key=lambda ks: not page.changes.get(ks[0])):
-        parts.append(f"<section><h3><code>{html.escape(key)}</code></h3>{chart(key, page, spec)}</section>")
-    parts += ["<h2>Last night</h2>", last_night_table(page, window)]
+              "<span class='k worse'>worse than its baseline</span> <span class='k excluded'>excluded</span></p>"]
+    zoom = len(page.records) > ZOOM_NIGHTS
+    if zoom:  # the recent nights drawn on their own scale: a zoom without a chart library
+        parts.append(f"<p class='zoom'>show: <button type='button' data-zoom='all' aria-pressed='true'>all "
+                     f"{len(page.records)} nights</button> <button type='button' data-zoom='recent' aria-pressed='false'>"
+                     f"the last {ZOOM_NIGHTS}</button></p>")
+    parts.append("<div id='readout' class='readout'>hover a point</div>")
+    by_group: dict[str, list[tuple[str, MetricSpec]]] = {}
+    for key, spec in judged(page.records):
+        by_group.setdefault(presentation(key)[0], []).append((key, spec))
+    for group in GROUPS:
+        if group not in by_group:
+            continue
+        parts.append(f"<section class='group' data-group='{html.escape(group)}'><h3>{html.escape(group)}</h3>")
+        # within a group, metrics with a change point first: what the reader came for is at the top
+        for key, spec in sorted(by_group[group], key=lambda ks: not page.changes.get(ks[0])):
+            recent = f"<div class='zoom-recent' hidden>{chart(key, page, spec, ZOOM_NIGHTS)}</div>" if zoom else ""
+            unit = presentation(key)[1]
+            parts.append(f"<figure><figcaption><code>{html.escape(key)}</code>{' · ' + html.escape(unit) if unit else ''}"
+                         f"</figcaption><div class='zoom-all'>{chart(key, page, spec)}</div>{recent}</figure>")
+        parts.append("</section>")
     return _document(page.title, depth, "\n".join(parts))
 
 
