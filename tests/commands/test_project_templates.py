@@ -130,7 +130,7 @@ def test_validate_and_doctor_fail_on_a_half_done_upgrade(tmp_path):
     validated = run_perfci("validate", cwd=project, env={"PERFCI_ROOT": ""})
     assert validated.returncode == 2 and "the workflows pin 2 perfci commits" in validated.stderr, validated.stderr
     doctor = run_perfci("doctor", "--json", cwd=project, env={"PERFCI_ROOT": ""})
-    [pins] = [f for f in json.loads(doctor.stdout) if f["check"] == "perfci pins"]
+    [pins] = [f for f in json.loads(doctor.stdout)["findings"] if f["check"] == "perfci pins"]
     assert pins["status"] == "fail" and pins["fix"] == "perfci init --upgrade SHA" and doctor.returncode == 3
     upgraded = run_perfci("init", "--upgrade", NEW, str(project), cwd=project, env={"PERFCI_ROOT": ""})
     assert upgraded.returncode == 0 and "every perfci pin agrees" in upgraded.stdout, upgraded.stderr

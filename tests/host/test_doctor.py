@@ -142,7 +142,7 @@ def test_the_command_prints_each_finding_with_its_fix_and_fails_on_a_failing_che
     assert any(line.strip().startswith("fix: scripts/runner-bootstrap") for line in lines)
     assert lines[-1].startswith("not ready: ") and "runner hooks" in lines[-1]
     as_json = run_perfci("doctor", "--runner-dir", str(runner), "--json")
-    findings = {f["check"]: f for f in json.loads(as_json.stdout)}
+    findings = {f["check"]: f for f in json.loads(as_json.stdout)["findings"]}
     assert findings["runner hooks"]["status"] == "fail" and {"sysbench", "freezer", "memory", "disk"} <= set(findings)
     assert findings["CPU profiles (explain pass)"]["status"] in ("ok", "warn")  # a warning at most: verdicts need none
     bad = run_perfci("doctor", "--scenario", "no-such-scenario")

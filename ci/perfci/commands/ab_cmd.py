@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import tempfile
 from pathlib import Path
 
@@ -119,12 +118,8 @@ def _verdict_out(text: str, verdict: AbVerdict, report_file: Path | None, json_o
     verdict (--json); the exit code from the typed outcome."""
     if report_file:
         write_atomic(report_file, text)
-    data = json.dumps(verdict.dump(), indent=1) + "\n"
-    if json_out is not None and str(json_out) != "-":
-        write_atomic(json_out, data)
-    if json_out is not None and str(json_out) == "-":
-        click.echo(data, nl=False)
-    else:
+    options.emit_json(verdict.dump(), json_out)
+    if json_out is None or str(json_out) != "-":
         click.echo(text)
     return EXIT_REGRESSION if verdict.outcome == Outcome.REGRESSION else 0
 

@@ -13,6 +13,7 @@ from perfci.commands import options
 from perfci.host.hostlock import command_line, exclusive_host
 from perfci.judge.bisect import Bisection, Step, Verdict, bisect
 from perfci.judge.paired import PairedVerdict
+from perfci.model.outputs import BisectRecord, BisectStep
 from perfci.model.scenario import cases, load_scenario, only_phases
 from perfci.model.verdicts import Outcome
 from perfci.providers.basedirs import build_line
@@ -100,9 +101,11 @@ def culprit_why(found: Bisection, whys: dict[tuple[str, str], str]) -> list[str]
 @options.runner_class
 @options.host_wait
 @options.quiet
+@options.json_output("bisect")
 def bisect_command(scenario: str, good: str, bad: str, metric: str, case_pattern: str | None,
                    phases: tuple[str, ...], profile: str, retries: int, ab: AbPlan, out_dir: Path,
-                   workdir: Path | None, runner_class: str, host_wait: float, quiet: bool) -> int:
+                   workdir: Path | None, runner_class: str, host_wait: float, quiet: bool,
+                   json_out: Path | None) -> int:
     """Which release from --good to --bad (servers.yaml's releases of one flavor, in
     version order) first made SCENARIO slower: the ends A/B'd first, then each
     midpoint against the good end, an inconclusive step measured again (still
@@ -160,5 +163,12 @@ def bisect_command(scenario: str, good: str, bad: str, metric: str, case_pattern
                       *[f"{i}. {s.line()}" for i, s in enumerate(found.steps, 1)], "", f"Log: {log}", "",
                       *culprit_why(found, whys)])
     write_atomic(log.with_suffix(".md"), text)
-    click.echo(text)
+    options.text_out(json_out)(text)
+    options.emit_json(BisectRecord(
+        scenario=scenario, profile=profile, metric=metric, phases=list(phases), good=good, bad=bad,
+        summary=found.summary(), ends_apart=found.ends_apart, first_bad=found.first_bad, last_good=found.last_good,
+        spread_between=list(found.spread_between) if found.spread_between else None,
+        undecided_between=list(found.undecided_between) if found.undecided_between else None,
+        steps=[BisectStep(reference=s.reference, candidate=s.candidate, verdict=s.verdict, ratio=s.ratio, low=s.low,
+                          high=s.high) for s in found.steps], log=str(log)).dump(), json_out)
     return EXIT_REGRESSION if found.ends_apart else 0  # (also when where it happened stayed undecided)

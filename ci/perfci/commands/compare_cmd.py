@@ -15,7 +15,7 @@ from perfci.report.plots import interval_plot
 from perfci.store.case_inputs import load_cases
 from perfci.store.results import expand, load_result
 from perfci.util.errors import EXIT_INFRA, EXIT_REGRESSION
-from perfci.util.files import write_atomic, write_json_atomic
+from perfci.util.files import write_atomic
 
 
 @click.command()
@@ -25,15 +25,14 @@ from perfci.util.files import write_atomic, write_json_atomic
 @options.baseline_dir
 @options.verdict_rules
 @options.report
-@click.option("--json", "json_file", type=click.Path(path_type=Path),
-              help="Also write every verdict, its numbers and the rules used as JSON (perfci.comparison/1).")
+@options.json_output("comparison")
 @options.noise_dir
 @options.history
 @options.window
 @click.option("--plots", "plots_dir", type=click.Path(path_type=Path),
               help="Write PNG plots (per-interval throughput current vs baseline) to this directory.")
 def compare(results: tuple[Path, ...], baseline_file: Path | None, baseline_dir: Path | None, confidence: float,
-            cv_floor: float, prior_cv: float, follow: Follow, report_file: Path | None, json_file: Path | None,
+            cv_floor: float, prior_cv: float, follow: Follow, report_file: Path | None, json_out: Path | None,
             noise_dir: Path | None, history_dir: Path | None, window: int, plots_dir: Path | None) -> int:
     """Judge RESULT files (or directories of them) against stored baselines.
 
@@ -51,9 +50,8 @@ def compare(results: tuple[Path, ...], baseline_file: Path | None, baseline_dir:
     text = comparison_markdown(comparisons, confidence, plots)
     if report_file:
         write_atomic(report_file, text)
-    if json_file:
-        write_json_atomic(json_file, record(comparisons, rules).model_dump(mode="json", by_alias=True))
-    click.echo(text)
+    options.emit_json(record(comparisons, rules).model_dump(mode="json", by_alias=True), json_out)
+    options.text_out(json_out)(text)
     if any(c.regressions for c in comparisons):
         return EXIT_REGRESSION
     if any(c.invalid for c in comparisons):

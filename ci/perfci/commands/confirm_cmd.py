@@ -10,6 +10,8 @@ import click
 from perfci.commands import options
 from perfci.host.hostlock import command_line, exclusive_host
 from perfci.judge.compare import Rules, compare_cases
+from perfci.model.outputs import ConfirmRun
+from perfci.model.verdicts import Outcome
 from perfci.sessions.confirm import DEFAULT_PROFILE, confirm_case
 from perfci.sessions.session import handle_cancellation
 from perfci.sessions.sized_ab import AbPlan
@@ -35,9 +37,10 @@ from perfci.util.progress import Progress
 @options.history
 @options.window
 @options.quiet
+@options.json_output("confirm")
 def confirm(results: tuple[Path, ...], baseline_dir: Path | None, profile: str, ab: AbPlan, out_dir: Path,
             workdir: Path | None, runner_class: str, host_wait: float,
-            follow, history_dir: Path | None, window: int, quiet: bool) -> int:
+            follow, history_dir: Path | None, window: int, quiet: bool, json_out: Path | None) -> int:
     """A/B each case of RESULTS against its reference, on this runner, before issues
     are opened (`perfci nightly --confirmations`): where tonight regressed against its
     baseline (the A/B confirms it or not), and where tonight's server or config is not
@@ -70,12 +73,16 @@ def confirm(results: tuple[Path, ...], baseline_dir: Path | None, profile: str, 
     except KeyboardInterrupt:
         click.echo("interrupted: both servers were shut down; the confirmations written so far are kept", err=True)
         return EXIT_INTERRUPTED
+    say = options.text_out(json_out)
     if not found:
-        click.echo("nothing to A/B: no case regressed, and every case ran its reference's server and config")
+        say("nothing to A/B: no case regressed, and every case ran its reference's server and config")
     for c in found:
-        click.echo(f"{c.case} ({c.trigger}): {c.status} — {c.reason}")
+        say(f"{c.case} ({c.trigger}): {c.status} — {c.reason}")
         if c.report:
-            click.echo(c.report)
-    if any(c.status == "confirmed" for c in found):
+            say(c.report)
+    confirmed = any(c.status == "confirmed" for c in found)
+    options.emit_json(ConfirmRun(outcome=Outcome.REGRESSION if confirmed else Outcome.UNCHANGED,
+                                 failed=any(c.failed for c in found), confirmations=found).dump(), json_out)
+    if confirmed:
         return EXIT_REGRESSION
     return EXIT_INFRA if any(c.failed for c in found) else 0

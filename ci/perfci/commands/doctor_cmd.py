@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
@@ -10,6 +9,7 @@ import click
 from perfci.commands import options
 from perfci.commands.project_files import pin_disagreements, project_pins
 from perfci.host import host_checks
+from perfci.model.outputs import DoctorFinding, DoctorReport
 from perfci.model.scenario import cases, load_scenario
 from perfci.providers.capabilities import parse_size
 from perfci.run import profiler
@@ -54,8 +54,8 @@ def workflow_pins() -> host_checks.Finding:
 @click.option("--scenario", help="Check memory for an interleaved A/B of this scenario (two servers at once).")
 @options.profile
 @click.option("--workdir", type=click.Path(path_type=Path), help="Where datadirs go (default: the temp dir).")
-@click.option("--json", "as_json", is_flag=True, help="The findings as JSON (check, status, found, fix).")
-def doctor(runner_dir: Path | None, scenario: str | None, profile: str, workdir: Path | None, as_json: bool) -> int:
+@options.json_output("doctor")
+def doctor(runner_dir: Path | None, scenario: str | None, profile: str, workdir: Path | None, json_out: Path | None) -> int:
     """Check this host as a benchmark runner: other servers, tools, CPU governor, THP,
     swap, cgroup freezer, thread CPU time, PMU, disk, memory for two buffer pools, the
     runner's job hooks, the host lock, CPU profiles for the explain pass (a test record),
@@ -70,15 +70,15 @@ def doctor(runner_dir: Path | None, scenario: str | None, profile: str, workdir:
       perfci doctor --runner-dir /home/runner/actions-runner --scenario change-buffer-matrix"""
     pools = buffer_pools(scenario, profile) if scenario else []
     findings = [*host_checks.diagnose(runner_dir, pools, f"{scenario} --profile {profile}", workdir), profiling(), workflow_pins()]
-    if as_json:
-        click.echo(json.dumps(host_checks.as_dicts(findings), indent=2))
-    else:
-        width = max(len(f.check) for f in findings)
-        for f in findings:
-            click.echo(f"{MARKS[f.status]}  {f.check:<{width}}  {f.found}")
-            if f.fix:
-                click.echo(f"      {'':<{width}}  fix: {f.fix}")
-        failed = [f.check for f in findings if f.status == "fail"]
-        click.echo(f"\n{'not ready: ' + ', '.join(failed) if failed else 'ready'}"
-                   f" ({sum(f.status == 'warn' for f in findings)} warning(s))")
+    say = options.text_out(json_out)
+    width = max(len(f.check) for f in findings)
+    for f in findings:
+        say(f"{MARKS[f.status]}  {f.check:<{width}}  {f.found}")
+        if f.fix:
+            say(f"      {'':<{width}}  fix: {f.fix}")
+    failed = [f.check for f in findings if f.status == "fail"]
+    say(f"\n{'not ready: ' + ', '.join(failed) if failed else 'ready'}"
+        f" ({sum(f.status == 'warn' for f in findings)} warning(s))")
+    typed = [DoctorFinding.model_validate(d) for d in host_checks.as_dicts(findings)]
+    options.emit_json(DoctorReport(ready=not failed, findings=typed).dump(), json_out)
     return EXIT_INFRA if any(f.status == "fail" for f in findings) else 0

@@ -9,6 +9,7 @@ import click
 from perfci.commands import options
 from perfci.judge.changes import DEFAULT_PVALUE, detect, series
 from perfci.model.identity import Follow, slug
+from perfci.model.outputs import ChangeList, ChangePoint
 from perfci.report.plots import history_plot
 from perfci.store.history_files import append, case_files, exclude, read_history
 from perfci.store.results import expand, load_result
@@ -49,23 +50,33 @@ def history_exclude(result_id: str, reason: str, history_dir: Path) -> None:
 @click.option("--pvalue", type=click.FloatRange(0.0001, 0.5), default=DEFAULT_PVALUE, show_default=True,
               help="E-Divisive's significance level for a change point.")
 @click.option("--plots", "plots_dir", type=click.Path(path_type=Path), help="Write a PNG per metric with a change.")
-def history_changes(files: tuple[Path, ...], metrics: tuple[str, ...], pvalue: float, plots_dir: Path | None) -> None:
+@options.json_output("changes")
+def history_changes(files: tuple[Path, ...], metrics: tuple[str, ...], pvalue: float, plots_dir: Path | None,
+                    json_out: Path | None) -> None:
     """Change points (E-Divisive means) in history FILES (.jsonl) or directories of them."""
+    say = options.text_out(json_out)
     paths = [q for p in files for q in (case_files(Path(p)) if Path(p).is_dir() else [Path(p)])]
     if not paths:  # "no change points" would read as a clean history
         raise BadInput(f"{', '.join(map(str, files))}: no history files (<runner class>/<server>/<scenario>/<profile>/"
                        "<case>.jsonl) under it")
+    runs: dict[str, int] = {}
+    points: list[ChangePoint] = []
     for path in paths:
         entries = read_history(path)
+        runs[str(path)] = len(entries)
         found = detect(entries, list(metrics) or None, pvalue)
-        click.echo(f"## {path} ({len(entries)} runs)")
+        say(f"## {path} ({len(entries)} runs)")
         if not found:
-            click.echo("no change points")
+            say("no change points")
         for key, changes in found.items():
             for c in changes:
+                points.append(ChangePoint(history_file=str(path), metric=key, change_pct=c.change_pct, index=c.index,
+                                          result_id=c.result_id, date=c.date, server_version=c.server_version,
+                                          before_mean=c.before_mean, after_mean=c.after_mean))
                 pct = "–" if c.change_pct is None else f"{c.change_pct:+.1f} %"
-                click.echo(f"- `{key}`: {pct} at run {c.index} ({c.result_id}, {c.date[:10]}, "
-                           f"server {c.server_version}): {c.before_mean:.4g} -> {c.after_mean:.4g}")
+                say(f"- `{key}`: {pct} at run {c.index} ({c.result_id}, {c.date[:10]}, "
+                    f"server {c.server_version}): {c.before_mean:.4g} -> {c.after_mean:.4g}")
             if plots_dir:
                 target = Path(plots_dir) / f"history-{slug(path.stem)}-{slug(key)}.png"
                 history_plot(key, series(entries, key), [c.index for c in changes], target)
+    options.emit_json(ChangeList(pvalue=pvalue, files=runs, changes=points).dump(), json_out)

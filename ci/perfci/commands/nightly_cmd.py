@@ -12,7 +12,9 @@ from perfci.alert.github import GitHub
 from perfci.alert.nightly import NightOptions, run_night
 from perfci.commands import options
 from perfci.judge.compare import Rules
-from perfci.model.identity import Follow
+from perfci.model.identity import CaseIdentity, Follow
+from perfci.model.outputs import NightSummary, StandingRegression
+from perfci.model.verdicts import Outcome
 from perfci.store.confirmation_files import load_all
 from perfci.store.results import expand, load_result
 from perfci.util.errors import EXIT_REGRESSION
@@ -37,9 +39,10 @@ from perfci.util.errors import EXIT_REGRESSION
               help="Results of `perfci confirm`: a regression its A/B did not confirm opens no issue.")
 @options.noise_dir
 @options.follow
+@options.json_output("nightly")
 def nightly(results: tuple[Path, ...], history_dir: Path, baseline_dir: Path | None, window: int, min_nights: int,
             close_after: int, repo: str | None, dry_run: bool, issues_out: Path, run_url: str, site_url: str,
-            confirm_dir: Path | None, noise_dir: Path | None, follow: Follow) -> int:
+            confirm_dir: Path | None, noise_dir: Path | None, follow: Follow, json_out: Path | None) -> int:
     """After a nightly's bench jobs: triage accepted issues (reset their baselines), open,
     comment or close threshold issues against the history, append RESULTS to the
     history, and open one issue per persisting change point.
@@ -53,9 +56,15 @@ def nightly(results: tuple[Path, ...], history_dir: Path, baseline_dir: Path | N
     opts = NightOptions(history_root=history_dir, baseline_root=baseline_dir, rules=Rules(follow=follow, noise_dir=noise_dir),
                         window=window, min_nights=min_nights, close_after=close_after, run_url=run_url, site_url=site_url)
     night = run_night(loaded, opts, gh, dry_run_dir, load_all(confirm_dir) if confirm_dir else None)
+    say = options.text_out(json_out)
     for line in night.actions:
-        click.echo(line)
+        say(line)
+    cases = {r.id: CaseIdentity.of(r, follow).slug_path for r in loaded}
     for result_id, keys in night.standing.items():
         if keys:
-            click.echo(f"regression stands: {result_id}: {', '.join(keys)}")
+            say(f"regression stands: {result_id}: {', '.join(keys)}")
+    options.emit_json(NightSummary(
+        outcome=Outcome.REGRESSION if night.regression_stands else Outcome.UNCHANGED, actions=night.actions,
+        standing=[StandingRegression(result_id=rid, case=cases.get(rid, ""), keys=keys)
+                  for rid, keys in night.standing.items() if keys]).dump(), json_out)
     return EXIT_REGRESSION if night.regression_stands else 0

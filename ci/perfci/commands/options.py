@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -18,6 +19,7 @@ from perfci.model.scenario import cases, load_scenario
 from perfci.providers.servers import resolve_server
 from perfci.sessions.interleave import DEFAULT_WARMUP_PAIRS
 from perfci.sessions.sized_ab import AbPlan
+from perfci.util.files import write_atomic
 
 F = TypeVar("F", bound=Callable[..., object])
 
@@ -145,11 +147,35 @@ ab_instances = click.option(
 min_effect = click.option(
     "--min-effect", type=click.FloatRange(0, 1), default=DEFAULT_MIN_EFFECT, show_default=True,
     help="Interleaved A/B: the smallest relative change flagged (a smaller significant one is `unchanged`).")
-json_out = click.option(
-    "--json", "json_out", is_flag=False, flag_value="-", default=None, metavar="[PATH]",
-    type=click.Path(path_type=Path, dir_okay=False, allow_dash=True),
-    help="The verdict as JSON (`perfci schema ab-verdict`): into PATH, or to stdout when no PATH is given "
-         "(the Markdown report then goes only to --report).")
+def json_output(kind: str, text: str = "the text then goes to stderr"):
+    """--json [PATH], the one convention of every command: into PATH, or to stdout when
+    no PATH is given; `perfci schema KIND` is its schema (docs/schema/KIND.schema.json)."""
+    return click.option(
+        "--json", "json_out", is_flag=False, flag_value="-", default=None, metavar="[PATH]",
+        type=click.Path(path_type=Path, dir_okay=False, allow_dash=True),
+        help=f"The output as JSON (`perfci schema {kind}`): into PATH, or to stdout when no PATH is given ({text}).")
+
+
+json_out = json_output("ab-verdict", "the Markdown report then goes only to --report")
+
+
+def emit_json(data: dict, dest: Path | None) -> None:
+    """Write a command's JSON where --json says (nothing without it), atomically into a file."""
+    if dest is None:
+        return
+    text = json.dumps(data, indent=1) + "\n"
+    if str(dest) == "-":
+        click.echo(text, nl=False)
+    else:
+        write_atomic(dest, text)
+
+
+def text_out(dest: Path | None):
+    """click.echo for a command's text: to stderr when its JSON takes stdout."""
+    to_stderr = dest is not None and str(dest) == "-"
+    return lambda line="": click.echo(line, err=to_stderr)
+
+
 explain = click.option(
     "--explain", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
     envvar="PERFCI_EXPLAIN",

@@ -15,6 +15,16 @@ from perfci.model.confirmation import CONFIRMATION_FILE
 from perfci.model.explain import EXPLAIN_FILE
 from perfci.model.history import HISTORY_LINE, Annotation
 from perfci.model.noise import NOISE_FILE
+from perfci.model.outputs import (
+    BISECT_RECORD,
+    CHANGE_LIST,
+    CONFIRM_RUN,
+    DOCTOR_REPORT,
+    NIGHT_SUMMARY,
+    SCENARIO_LIST,
+    SERVER_LIST,
+    VALIDATION,
+)
 from perfci.model.result import Result, ResultV1
 from perfci.model.scenario import Scenario
 from perfci.model.sweep import SWEEP_FILE
@@ -34,7 +44,15 @@ FORMATS: dict[str, tuple[type[BaseModel], str]] = {
     "bursts": (BURSTS_FILE.model, "an interleaved A/B's bursts: *.bursts.json"),
     "confirmation": (CONFIRMATION_FILE.model, "a nightly A/B against the reference: *.confirmation.json"),
     "explain": (EXPLAIN_FILE.model, "an explain pass: RUN.explain/explain.json (profiles beside it)"),
-    "sweep": (SWEEP_FILE.model, "a sweep across servers (perfci sweep): sweep-SCENARIO-PROFILE.json"),
+    "sweep": (SWEEP_FILE.model, "a sweep across servers: sweep-SCENARIO-PROFILE.json, perfci sweep --json"),
+    "scenarios": (SCENARIO_LIST.model, "the project's scenarios: perfci list --json"),
+    "servers-list": (SERVER_LIST.model, "the named servers and what this host has of them: perfci servers list --json"),
+    "validation": (VALIDATION.model, "scenario files and workflow pins checked: perfci validate --json"),
+    "changes": (CHANGE_LIST.model, "change points in history files: perfci history changes --json"),
+    "doctor": (DOCTOR_REPORT.model, "this host as a benchmark runner: perfci doctor --json"),
+    "nightly": (NIGHT_SUMMARY.model, "one night's actions and standing regressions: perfci nightly --json"),
+    "confirm": (CONFIRM_RUN.model, "the nightly's A/Bs against the reference: perfci confirm --json"),
+    "bisect": (BISECT_RECORD.model, "which release or commit first made a scenario slower: perfci bisect --json"),
     "scenario": (Scenario, "a scenario: scenarios/NAME.yaml"),
     "servers": (ServersFile, "the named servers: servers.yaml"),
 }

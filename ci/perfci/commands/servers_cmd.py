@@ -12,6 +12,8 @@ from pathlib import Path
 
 import click
 
+from perfci.commands import options
+from perfci.model.outputs import ServerList, ServerListEntry
 from perfci.providers import open_provider
 from perfci.providers.basedirs import find_server_binary, unpack_key, unpacked_dir
 from perfci.providers.docker import LOCAL_IMAGE_PREFIX
@@ -35,19 +37,22 @@ def servers() -> None:
 
 
 @servers.command(name="list")
-def list_servers() -> None:
+@options.json_output("servers-list")
+def list_servers(json_out: Path | None) -> None:
     """Each server id, whether the nightly runs it, its release (flavor and version, which
     order releases for sweep and bisect), its spec and what is installed."""
+    say = options.text_out(json_out)
     entries = load_servers().servers
     if not entries:
-        click.echo("no servers.yaml here or above (PERFCI_ROOT)")
-        return
-    width = max(len(e.id) for e in entries)
-    for entry in entries:
+        say("no servers.yaml here or above (PERFCI_ROOT)")
+    listed = [ServerListEntry(id=e.id, spec=e.spec, enabled=e.enabled, flavor=e.flavor, version=e.version,
+                              installed=installed(e)) for e in entries]
+    width = max((len(e.id) for e in entries), default=0)
+    for entry in listed:
         release = f"{entry.flavor} {entry.version}" if entry.flavor and entry.version else "unordered"
-        click.echo(f"{entry.id:<{width}}  {'nightly' if entry.enabled else 'off    '}  {release:<14}  "
-                   f"{installed(entry)}")
-        click.echo(f"{'':<{width}}  {entry.spec}")
+        say(f"{entry.id:<{width}}  {'nightly' if entry.enabled else 'off    '}  {release:<14}  {entry.installed}")
+        say(f"{'':<{width}}  {entry.spec}")
+    options.emit_json(ServerList(servers=listed).dump(), json_out)
 
 
 def installed(entry: ServerEntry) -> str:

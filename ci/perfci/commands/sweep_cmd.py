@@ -36,9 +36,10 @@ from perfci.util.progress import Progress
 @options.runner_class
 @options.host_wait
 @options.quiet
+@options.json_output("sweep")
 def sweep(scenario: str, server_list: str | None, between: tuple[str, str] | None, profile: str,
           case_patterns: tuple[str, ...], phases: tuple[str, ...], ab: AbPlan, out_dir: Path, workdir: Path | None,
-          runner_class: str, host_wait: float, quiet: bool) -> int:
+          runner_class: str, host_wait: float, quiet: bool, json_out: Path | None) -> int:
     """SCENARIO on several servers, each A/B'd against the first (interleaved, sized
     like `perfci ab`): per case and phase, B/base with its interval, as a Markdown
     table and a heatmap; the JSON file keeps every finished A/B, and a rerun skips them.
@@ -73,7 +74,8 @@ def sweep(scenario: str, server_list: str | None, between: tuple[str, str] | Non
     picture = heatmap(found, base.with_suffix(".png"))
     text = sweep_markdown(found, picture)
     write_atomic(base.with_suffix(".md"), text)
-    click.echo(text)
+    options.text_out(json_out)(text)
+    options.emit_json(found.model_dump(mode="json", by_alias=True), json_out)
     if any(c.status == "failed" for c in found.cells):
         return EXIT_INFRA
     return EXIT_REGRESSION if any(c.regressions for c in found.cells) else 0

@@ -1,0 +1,173 @@
+"""What commands print for machines (`--json`): one model per command output, each
+with its schema (`perfci schema KIND`, docs/schema/KIND.schema.json). Files perfci
+keeps (results, sweeps, confirmations, A/B verdicts) have their own models; a command
+whose output is one of those prints that (sweep: the sweep file; ab: the A/B verdict)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from perfci.model.base import StrictModel
+from perfci.model.confirmation import Confirmation
+from perfci.model.formats import FileFormat
+from perfci.model.verdicts import Outcome
+
+
+class Output(StrictModel):
+    def dump(self) -> dict:
+        return self.model_dump(mode="json", by_alias=True)
+
+
+# perfci list
+class ProfileEntry(StrictModel):
+    name: str
+    description: str
+    expected_minutes: float
+    cases: int
+    scenario_hash: str
+
+
+class ScenarioEntry(StrictModel):
+    name: str
+    path: str
+    description: str
+    source: str | None = None
+    axes: dict[str, list[str]] = {}
+    profiles: list[ProfileEntry]
+
+
+class InvalidFile(StrictModel):
+    path: str
+    error: str
+
+
+class ScenarioList(Output):
+    schema_: Literal["perfci.scenarios/1"] = Field("perfci.scenarios/1", alias="schema")
+    scenarios: list[ScenarioEntry]
+    invalid: list[InvalidFile] = []
+
+
+# perfci servers list
+class ServerListEntry(StrictModel):
+    id: str
+    spec: str
+    enabled: bool = Field(description="the nightly runs it")
+    flavor: str | None = None
+    version: str | None = Field(None, description="orders releases for sweep and bisect")
+    installed: str = Field(description="what this host has of it, nothing fetched or started")
+
+
+class ServerList(Output):
+    schema_: Literal["perfci.servers-list/1"] = Field("perfci.servers-list/1", alias="schema")
+    servers: list[ServerListEntry]
+
+
+# perfci validate
+class ValidatedFile(StrictModel):
+    path: str
+    ok: bool
+    error: str | None = None
+    profiles: list[ProfileEntry] = []
+
+
+class Validation(Output):
+    schema_: Literal["perfci.validation/1"] = Field("perfci.validation/1", alias="schema")
+    ok: bool
+    files: list[ValidatedFile]
+    pins: list[str] = Field([], description="problems of the project's perfci pins (two commits, a moving ref)")
+
+
+# perfci history changes
+class ChangePoint(StrictModel):
+    history_file: str
+    metric: str
+    change_pct: float | None
+    index: int = Field(description="the first night of the new level, counted from 0 in the file")
+    result_id: str
+    date: str
+    server_version: str | None
+    before_mean: float
+    after_mean: float
+
+
+class ChangeList(Output):
+    schema_: Literal["perfci.changes/1"] = Field("perfci.changes/1", alias="schema")
+    pvalue: float
+    files: dict[str, int] = Field(description="each history file read: its number of runs")
+    changes: list[ChangePoint]
+
+
+# perfci doctor
+class DoctorFinding(StrictModel):
+    check: str
+    status: Literal["ok", "info", "warn", "fail"]
+    found: str
+    fix: str = ""
+
+
+class DoctorReport(Output):
+    schema_: Literal["perfci.doctor/1"] = Field("perfci.doctor/1", alias="schema")
+    ready: bool = Field(description="no check failed (warnings may remain)")
+    findings: list[DoctorFinding]
+
+
+# perfci nightly
+class StandingRegression(StrictModel):
+    result_id: str
+    case: str
+    keys: list[str]
+
+
+class NightSummary(Output):
+    schema_: Literal["perfci.nightly/1"] = Field("perfci.nightly/1", alias="schema")
+    outcome: Outcome = Field(description="regression when one stands tonight, else unchanged")
+    standing: list[StandingRegression]
+    actions: list[str] = Field(description="what was done: history appended, issues opened, commented, closed")
+
+
+# perfci confirm
+class ConfirmRun(Output):
+    schema_: Literal["perfci.confirm/1"] = Field("perfci.confirm/1", alias="schema")
+    outcome: Outcome = Field(description="regression when an A/B confirmed one, else unchanged")
+    failed: bool = Field(description="an A/B failed on this runner (its regression stands)")
+    confirmations: list[Confirmation]
+
+
+# perfci bisect
+class BisectStep(StrictModel):
+    reference: str
+    candidate: str
+    verdict: Literal["regression", "unchanged", "improvement", "inconclusive"]
+    ratio: float = Field(description="B/A of the judged metric")
+    low: float
+    high: float
+
+
+class BisectRecord(Output):
+    schema_: Literal["perfci.bisect/1"] = Field("perfci.bisect/1", alias="schema")
+    scenario: str
+    profile: str
+    metric: str
+    phases: list[str]
+    good: str
+    bad: str
+    summary: str = Field(description="the sentence a person reads")
+    ends_apart: bool = Field(description="the ends are a judged regression")
+    first_bad: str | None = Field(None, description="the first slower release or commit, when one step holds it")
+    last_good: str | None = None
+    spread_between: list[str] | None = None
+    undecided_between: list[str] | None = None
+    steps: list[BisectStep]
+    log: str
+
+
+SCENARIO_LIST = FileFormat("scenario list", ScenarioList, "perfci.scenarios/1")
+SERVER_LIST = FileFormat("server list", ServerList, "perfci.servers-list/1")
+VALIDATION = FileFormat("validation", Validation, "perfci.validation/1")
+CHANGE_LIST = FileFormat("change points", ChangeList, "perfci.changes/1")
+DOCTOR_REPORT = FileFormat("doctor report", DoctorReport, "perfci.doctor/1")
+NIGHT_SUMMARY = FileFormat("night summary", NightSummary, "perfci.nightly/1")
+CONFIRM_RUN = FileFormat("confirm run", ConfirmRun, "perfci.confirm/1")
+BISECT_RECORD = FileFormat("bisect", BisectRecord, "perfci.bisect/1")
