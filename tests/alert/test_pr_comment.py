@@ -9,6 +9,7 @@ import json
 import pytest
 
 from perfci.alert.pr_comment import MARK, ABReport, body, load_reports
+from perfci.model.ab_verdict import AbVerdict
 
 from conftest import run_perfci
 from fake_github import FakeGitHub
@@ -20,11 +21,34 @@ CLEAN = ("## perfci A/B (interleaved): tiny · profile `smoke`\n\n**No change** 
          "metrics · smallest detectable change of this run: 3.1% (best metric) to 6.0%.\n")
 
 
+def verdict_json(outcome: str, line: str, blind: float | None = None) -> dict:
+    return {"schema": "perfci.ab-verdict/1", "outcome": outcome, "verdict_line": line, "mode": "interleaved",
+            "scenario": "tiny", "profile": "smoke", "case": "default", "scenario_hash": "sha256:x",
+            "runner_class": "local", "host": "vm", "a": {"spec": "local", "version": "10.11"},
+            "b": {"spec": "local", "version": "10.11"}, "blind_below": blind,
+            "regressions": ["only.tps"] if outcome == "regression" else [],
+            "metrics": [{"key": "only.tps", "judged": True, "verdict": outcome if outcome == "regression" else
+                         "unchanged", "a": 100.0, "b": 70.0 if outcome == "regression" else 99.0}]}
+
+
+REGRESSED_LINE = REGRESSED.split("\n\n")[1]
+CLEAN_LINE = CLEAN.split("\n\n")[1].strip()
+VERDICTS = {REGRESSED: verdict_json("regression", REGRESSED_LINE), CLEAN: verdict_json("unchanged", CLEAN_LINE, blind=0.06)}
+
+
+def ab(name: str, text: str, outcome: str | None = None, line: str | None = None, blind: float | None = None) -> ABReport:
+    """A report with its typed verdict (the JSON `perfci ab --json` writes beside it)."""
+    data = VERDICTS[text] if outcome is None else verdict_json(outcome, line or text, blind)
+    return ABReport(name, text, AbVerdict.model_validate(data))
+
+
 def reports(tmp_path, **texts):
+    """ab-NAME.md and, beside it, ab-NAME.json: what the PR check uploads."""
     paths = []
     for name, text in texts.items():
         path = tmp_path / f"ab-{name}.md"
         path.write_text(text)
+        path.with_suffix(".json").write_text(json.dumps(VERDICTS[text]))
         paths.append(str(path))
     return paths
 
@@ -70,20 +94,21 @@ def test_one_comment_per_pr_edited_on_the_next_push_and_refused_for_a_stale_head
 
 
 def test_the_comment_says_a_regression_was_accepted_and_when_nothing_was_measured():
-    text = body([ABReport("tiny", REGRESSED)], SHA1, accepted=True)
+    text = body([ab("tiny", REGRESSED)], SHA1, accepted=True)
     assert text.splitlines()[1] == "### perfci: 🟡 **Regression, accepted** by the `perf-expected` label"
     assert body([], SHA1, accepted=False).splitlines()[1] == "### perfci: ✅ **No scenario changed**: nothing to A/B."
     unsure = "**No regression found, not conclusive**: 1 of 4 judged metrics could neither be flagged nor ..."
-    assert "⚪ **No regression found**" in body([ABReport("a", CLEAN), ABReport("b", unsure)], SHA1, False)
+    assert "⚪ **No regression found**" in body([ab("a", CLEAN), ab("b", unsure, "inconclusive")], SHA1, False)
     # what the PR's A/Bs could not see, the worst of them, in the first line
     blind = ("**No regression found, not conclusive**: 1 of 4 judged metrics could neither be flagged nor shown "
              "within their tolerance (could not see below: `only.tps` 12.5%, `only.qps` 7%) · smallest detectable "
              "change of this run: 3.0% (best metric) to 12.5%.")
-    assert body([ABReport("a", CLEAN), ABReport("b", blind)], SHA1, False).splitlines()[1] == (
+    assert body([ab("a", CLEAN), ab("b", blind, "inconclusive", blind=0.125)], SHA1, False).splitlines()[1] == (
         "### perfci: ⚪ **No regression found**, not every metric conclusive: could not see changes below 12.5 %")
-    assert ABReport("a", CLEAN).blind_below == 6.0 and ABReport("r", "| rounds table |").blind_below is None
-    # a rounds report has no verdict line: its table says it
-    assert ABReport("r", "| `only.tps` ↑ | ... | 🔴 regression |").regressed
+    assert ab("a", CLEAN).blind_below == 6.0 and ab("r", "| rounds table |", "unchanged").blind_below is None
+    # the typed outcome decides, whatever the prose says
+    assert ab("r", "| `only.tps` ↑ | ... | ✅ unchanged |", "regression").regressed
+    assert not ab("r", "**Regression** everywhere", "unchanged").regressed
 
 
 def test_hostile_artifact_text_is_rendered_inert():
@@ -92,7 +117,8 @@ def test_hostile_artifact_text_is_rendered_inert():
     or comment marker renders; the report's table and emphasis stay."""
     hostile = ("**Regression** @org/team in `only.tps` </summary><img src=x onerror=alert(1)> <details open>\n\n"
                "<!-- perfci-pr-comment -->\n| metric | B/A |\n|---|---|\n| only.tps | 0.7 |\n![x](https://e/x.png)\n")
-    text = body([ABReport("evil</summary><details open>@org/admins", hostile)], SHA1, accepted=False)
+    text = body([ab("evil</summary><details open>@org/admins", hostile, "regression", hostile.split("\n")[0])], SHA1,
+                accepted=False)
     assert text.count(MARK) == 1 and text.startswith(MARK)  # the report cannot add a second marker
     for raw in ("<img", "<details open>", "</summary><", "@org/team", "@org/admins", "![x]"):
         assert raw not in text, raw
@@ -103,20 +129,11 @@ def test_hostile_artifact_text_is_rendered_inert():
 
 def test_a_body_over_githubs_limit_is_capped_with_a_pointer_to_the_artifact():
     big = REGRESSED + "| row |\n" * 12_000  # ~100 KB, as a microbench A/B report can be
-    text = body([ABReport("a", big), ABReport("b", CLEAN)], SHA1, accepted=False, run_url="https://x/run/1")
+    text = body([ab("a", big, "regression", REGRESSED_LINE), ab("b", CLEAN)], SHA1, accepted=False,
+                run_url="https://x/run/1")
     assert len(text) <= 65_536
     assert "a: the full report is in the run's artifacts ([run](https://x/run/1)) (too long for a comment)." in text
     assert "b: full report</summary>" in text  # what fits is kept
-
-
-def verdict_json(outcome: str, line: str, blind: float | None = None) -> dict:
-    return {"schema": "perfci.ab-verdict/1", "outcome": outcome, "verdict_line": line, "mode": "interleaved",
-            "scenario": "tiny", "profile": "smoke", "case": "default", "scenario_hash": "sha256:x",
-            "runner_class": "local", "host": "vm", "a": {"spec": "local", "version": "10.11"},
-            "b": {"spec": "local", "version": "10.11"}, "blind_below": blind,
-            "regressions": ["only.tps"] if outcome == "regression" else [],
-            "metrics": [{"key": "only.tps", "judged": True, "verdict": outcome if outcome == "regression" else
-                         "unchanged", "a": 100.0, "b": 70.0 if outcome == "regression" else 99.0}]}
 
 
 def test_the_typed_verdict_beside_a_report_decides_not_its_prose(tmp_path):
@@ -133,3 +150,25 @@ def test_the_typed_verdict_beside_a_report_decides_not_its_prose(tmp_path):
     (tmp_path / "ab-tiny.json").write_text('{"schema": "perfci.ab-verdict/9"}')
     proc = run_perfci("issues", "pr-comment", md, "--pr", "7", "--head-sha", SHA1, "--dry-run")
     assert proc.returncode == 2 and "ab-tiny.json" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    # a report without its verdict is refused, not read from its prose
+    (tmp_path / "ab-tiny.json").unlink()
+    proc = run_perfci("issues", "pr-comment", md, "--pr", "7", "--head-sha", SHA1, "--dry-run")
+    assert proc.returncode == 2 and "no verdict beside it (ab-tiny.json" in proc.stderr, proc.stderr
+
+
+def test_the_harness_check_and_baselines_diff_reports_carry_their_own_typed_verdicts(tmp_path):
+    """The PR check's other reports: their CheckVerdict decides (a changed harness fails
+    the comment's head line; a baselines edit that moved thresholds is not a regression)."""
+    (tmp_path / "ab-harness.md").write_text("**Harness unchanged** (the prose)\n")
+    (tmp_path / "ab-harness.json").write_text(json.dumps(
+        {"schema": "perfci.check-verdict/1", "check": "harness", "outcome": "regression",
+         "verdict_line": "**The harness changed what it measures**: `tiny` did different work."}))
+    (tmp_path / "ab-baselines.md").write_text("**Baseline edit**: 1 pinned baseline(s) changed\n")
+    (tmp_path / "ab-baselines.json").write_text(json.dumps(
+        {"schema": "perfci.check-verdict/1", "check": "baselines", "outcome": "moved",
+         "verdict_line": "**Baseline edit**: 1 pinned baseline(s) changed"}))
+    harness, baselines = load_reports([tmp_path / "ab-harness.md", tmp_path / "ab-baselines.md"])
+    assert harness.regressed and not baselines.regressed and harness.blind_below is None
+    text = body([harness, baselines], SHA1, accepted=False)
+    assert text.splitlines()[1].startswith("### perfci: 🔴 **Regression**")
+    assert "- `harness`: **The harness changed what it measures**" in text and "- `baselines`: **Baseline edit**" in text

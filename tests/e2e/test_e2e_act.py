@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from perfci.alert.pr_comment import MARK, ABReport
+from perfci.alert.pr_comment import MARK, load_reports
 from perfci.alert.regression_issues import fingerprint
 from perfci.judge.compare import compare_specs
 from perfci.model.identity import CaseIdentity
@@ -392,6 +392,7 @@ def test_a_team_projects_servers_yaml_bump_is_ab_d_base_spec_against_head_spec(f
     text = report.read_text()
     assert f"A: `{pinned['mysql-8.0.15']}` (mysql 8.0.15" in text and "(mysql 8.0.31" in text, text[:2000]
     assert [p.name for p in report.parent.glob("ab-*.md")] == [report.name]  # the scenario itself did not change
-    regressed = ABReport("server", text).regressed
+    [typed] = load_reports([report])  # the typed verdict beside the report decides
+    regressed = typed.regressed
     assert (proc.returncode != 0) == regressed, proc.stdout[-4000:]
     assert ("perfci: B regressed in mysql on tiny" in proc.stdout) == regressed

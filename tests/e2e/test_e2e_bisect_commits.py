@@ -16,9 +16,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import jsonschema
 import pytest
 
-from conftest import require_tools, run_perfci, write_tiny
+from conftest import REPO, require_tools, run_perfci, write_tiny
 
 pytestmark = pytest.mark.e2e
 
@@ -76,9 +77,14 @@ def test_a_bisect_over_commits_builds_each_step_and_names_the_commit_that_did_it
     env = {"PERFCI_CACHE": str(tmp_path / "cache"), "PERFCI_BUILD_REPO": str(repo)}
     out = tmp_path / "bisect"
     proc = run_perfci("bisect", str(scenario), "--good", "build:mariadb@good", "--bad", "build:mariadb@main",
-                      "--metric", "fsyncs_per_txn", "--out", str(out), "-q", env=env, timeout=900)
+                      "--metric", "fsyncs_per_txn", "--out", str(out), "-q", "--json", str(tmp_path / "bisect.json"),
+                      env=env, timeout=900)
     assert proc.returncode == 1, proc.stdout + proc.stderr[-3000:]
     good, culprit, last = commits
+    record = json.loads((tmp_path / "bisect.json").read_text())
+    jsonschema.validate(record, json.loads((REPO / "docs/schema/bisect.schema.json").read_text()))
+    assert record["first_bad"] == f"build:mariadb@{culprit}" and record["last_good"] == f"build:mariadb@{good}"
+    assert record["ends_apart"] and [s["verdict"] for s in record["steps"]] == ["regression", "regression"]
     assert f"**first slower in build:mariadb@{culprit} (B/A " in proc.stdout, proc.stdout
     assert f"build:mariadb@{good} was not**" in proc.stdout
     assert f"- `{culprit[:12]}` log: flush at every commit" in proc.stdout  # the line it walked, with subjects

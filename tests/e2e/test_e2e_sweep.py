@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import json
 
+import jsonschema
 import pytest
 
-from conftest import run_perfci, write_tiny
+from conftest import REPO, run_perfci, write_tiny
 
 pytestmark = pytest.mark.e2e
 
@@ -58,6 +59,10 @@ def test_a_sweep_of_two_releases_gives_b_over_base_per_case_and_resumes(fetched_
     assert "| write | `write` |" in text and "| scan | `scan` |" in text and "mysql-8.0.31 (8.0.31" in text
     assert (out / "sweep-tiny-sweep-smoke.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (proc.returncode == 1) == any(c["regressions"] for c in data["cells"])
-    again = run_perfci(*args[:-1], env=env, timeout=300)  # not quiet: it says what it kept
+    # not quiet: it says what it kept; --json alone on stdout is the sweep file, of its schema
+    again = run_perfci(*args[:-1], "--json", env=env, timeout=300)
     assert again.returncode == proc.returncode and "kept from the earlier run (measured)" in again.stderr
     assert json.loads((out / "sweep-tiny-sweep-smoke.json").read_text())["cells"] == data["cells"]
+    printed = json.loads(again.stdout)
+    jsonschema.validate(printed, json.loads((REPO / "docs/schema/sweep.schema.json").read_text()))
+    assert printed["cells"] == data["cells"] and "| write | `write` |" in again.stderr

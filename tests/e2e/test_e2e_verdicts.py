@@ -13,6 +13,7 @@ import pytest
 
 from perfci.alert.pr_comment import ABReport, body
 from perfci.judge.profile_diff import explain_findings
+from perfci.model.ab_verdict import AbVerdict
 from perfci.model.confirmation import Confirmation
 from perfci.report.reference_ab import markdown_section
 from perfci.store.explain_files import read_explain
@@ -108,9 +109,13 @@ def test_run_with_the_baseline_config_is_not_flagged(baseline_dir, tmp_path_fact
     assert "🔴 regression" not in proc.stdout
     assert "only 2 sample(s)" in proc.stdout  # the report says how much the baseline can tell
     # the reference's own server and config, nothing regressed: the nightly runs no A/B
-    proc = run_perfci("confirm", str(clean["path"]), "--baseline-dir", str(baseline_dir), "--out",
-                      str(tmp_path_factory.mktemp("confirm-clean")), "-q")
+    out = tmp_path_factory.mktemp("confirm-clean")
+    proc = run_perfci("confirm", str(clean["path"]), "--baseline-dir", str(baseline_dir), "--out", str(out), "-q",
+                      "--json", str(out / "confirm.json"))
     assert proc.returncode == 0 and proc.stdout.startswith("nothing to A/B"), proc.stdout + proc.stderr
+    ran = json.loads((out / "confirm.json").read_text())
+    jsonschema.validate(ran, json.loads((REPO / "docs/schema/confirm.schema.json").read_text()))
+    assert ran["outcome"] == "unchanged" and ran["confirmations"] == [] and not ran["failed"]
 
 
 def ab_row(stdout: str, key: str) -> tuple[float, float, float, str]:
@@ -158,16 +163,16 @@ def test_interleaved_ab_flags_fsync_at_commit(real_server_tools, tmp_path):
         assert [sides[(pair["index"], k, "a")]["position"] for k in range(4)] == first_positions
     assert {b["transactions"] for b in run["bursts"]} == {400}
     assert not list(Path("/sys/fs/cgroup/freezer").glob("perfci-*")), "a freezer group was left behind"
-    explained_in_every_place(proc.stdout, out, run["id"])
     # the same verdict for machines: valid against its published schema, the outcome typed
     verdict = json.loads((tmp_path / "verdict.json").read_text())
+    explained_in_every_place(proc.stdout, out, run["id"], AbVerdict.model_validate(verdict))
     jsonschema.validate(verdict, json.loads((REPO / "docs" / "schema" / "ab-verdict.schema.json").read_text()))
     assert verdict["outcome"] == "regression" and "only.fsyncs_per_txn" in verdict["regressions"]
     assert verdict["verdict_line"] == proc.stdout.splitlines()[2] and verdict["bursts_file"] == str(bursts_file)
     assert verdict["why"].startswith("the explain pass (regression in ") and verdict["explain_dir"]
 
 
-def explained_in_every_place(report: str, out: Path, run_id: str) -> None:
+def explained_in_every_place(report: str, out: Path, run_id: str, typed: AbVerdict) -> None:
     """The explain pass of the fsync A/B: its record, profiles and flame graphs kept
     beside the bursts (which hold the verdict's bursts only: 80, checked above); the
     commit path in the Why section of the report, the PR comment and the issue."""
@@ -190,7 +195,7 @@ def explained_in_every_place(report: str, out: Path, run_id: str) -> None:
     assert {"ha_commit_trans", "trans_commit"} & grown, grown  # the commit's path (log write, fsync) grew
     why = report[report.index("### Why: the explain pass (regression in "):]
     assert "Call paths whose CPU per transaction changed" in why and "µs/txn" in why, why
-    comment = body([ABReport("tiny", report)], "0" * 40, accepted=False)
+    comment = body([ABReport("tiny", report, typed)], "0" * 40, accepted=False)
     assert "#### Why tiny got slower: the explain pass" in comment and "Call paths whose CPU" in comment
     issue = "\n".join(markdown_section(Confirmation(
         result_id="r1", case="default", nightly_regressions=["only.tps"], status="confirmed",

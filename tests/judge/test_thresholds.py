@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 
+import jsonschema
 import pytest
 
 from perfci.judge import thresholds
@@ -117,10 +118,14 @@ def test_the_cli_writes_the_report_the_pr_comment_reads(tmp_path):
     head = tmp_path / "head"
     shutil.copytree(base, head)
     (head / CASE).unlink()
-    done = run_perfci("baseline", "diff", str(base), str(head), "--report", str(tmp_path / "ab-baselines.md"))
+    done = run_perfci("baseline", "diff", str(base), str(head), "--report", str(tmp_path / "ab-baselines.md"),
+                      "--json", str(tmp_path / "ab-baselines.json"))
     assert done.returncode == 0, done.stderr
     text = (tmp_path / "ab-baselines.md").read_text()
     assert text == done.stdout and "(deleted)" in text and "3 → –" in text
+    typed = json.loads((tmp_path / "ab-baselines.json").read_text())  # what the PR comment reads
+    jsonschema.validate(typed, json.loads((REPO / "docs/schema/check-verdict.schema.json").read_text()))
+    assert typed["check"] == "baselines" and typed["outcome"] == "moved" and typed["verdict_line"] == text.splitlines()[0]
 
 
 @pytest.mark.slow

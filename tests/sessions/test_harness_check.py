@@ -107,6 +107,9 @@ def test_the_pr_script_runs_base_and_head_perfci_in_rounds_and_finds_the_harness
         f"== round 2 of 2: b ({REPO})", f"== round 2 of 2: a ({base})"]
     text = (tmp_path / "ab-harness.md").read_text()
     assert "**Harness unchanged**: the same work in every round" in text and "throughput not judged (2 rounds" in text
+    typed = json.loads((tmp_path / "ab-harness.json").read_text())  # what the PR comment reads, beside the report
+    assert typed["check"] == "harness" and typed["outcome"] == "unchanged"
+    assert typed["verdict_line"].startswith("**Harness unchanged**")
 
 
 def test_a_time_boxed_phase_is_named_and_its_work_not_compared():

@@ -3,19 +3,21 @@ from the PR check's A/B reports by a GitHub-hosted job (the write token never on
 self-hosted runner that ran the PR's code).
 
 It starts with one verdict line over every A/B of the PR, then each A/B's own verdict
-line (reports start with one: report/interleaved.py), whether a regression was
+line (from its typed verdict, the JSON beside its report), whether a regression was
 accepted by the `perf-expected` label, and every full report folded away. The
 reports are the PR job's output — input here: nothing in them runs, and the PR number
 they came with must have the head commit the workflow run measured."""
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from perfci.alert.github import GITHUB_BODY_LIMIT, GitHub
 from perfci.model.ab_verdict import AB_VERDICT_FILE, AbVerdict
+from perfci.model.outputs import CHECK_VERDICT, CheckVerdict
 from perfci.model.verdicts import Outcome
 from perfci.report.explanation import why_of
 from perfci.util.errors import BadInput
@@ -24,61 +26,55 @@ from perfci.util.text import code_span, inert_markdown, markdown
 MARK = "<!-- perfci-pr-comment -->"
 ACCEPT_LABEL = "perf-expected"
 SHA_RE = re.compile(r"[0-9a-f]{40}")
-# what an A/B's verdict line says it could not see (report/interleaved.py's wording)
-BLIND_RE = re.compile(r"(?:smallest detectable change of this run: [\d.]+% \(best metric\) to |could not see below: )"
-                      r"(.*?)\)?\.?$")
-PERCENT_RE = re.compile(r"(\d+(?:\.\d+)?)%")
 BODY_LIMIT = GITHUB_BODY_LIMIT - 1_000  # room for the verdict lines and the mark
 CAPPED = " (too long for a comment)."
 
 
 @dataclass(frozen=True)
 class ABReport:
-    """One A/B of the PR check: its report (shown folded) and, from `perfci ab --json`,
-    its typed verdict, which decides. Reports without one (the harness check, the
-    baselines diff) are read from their own verdict line."""
+    """One report of the PR check: its Markdown (shown folded) and its typed verdict
+    (the JSON beside it: `perfci ab --json`, `harness-check --json`, `baseline diff
+    --json`), which alone decides what the comment says."""
     name: str
     text: str
-    data: AbVerdict | None = None
+    data: AbVerdict | CheckVerdict
 
     @property
     def verdict(self) -> str:
-        """The verdict line: the JSON verdict's, the report's own, or one read from its table."""
-        if self.data is not None:
-            return self.data.verdict_line
-        for line in self.text.splitlines():
-            if line.startswith("**"):
-                return line
-        if "🔴 regression" in self.text:
-            return "**Regression** (see the table)."
-        return "**No regression found.**"
+        return self.data.verdict_line
+
+    @property
+    def outcome(self) -> Outcome:
+        return self.data.outcome
 
     @property
     def blind_below(self) -> float | None:
-        """The largest change, in %, this A/B could have missed (its worst judged
-        metric's smallest detectable change), as its verdict line states it."""
-        if self.data is not None:
-            return round(self.data.blind_below * 100, 1) if self.data.blind_below is not None else None
-        found = BLIND_RE.search(self.verdict)
-        values = [float(v) for v in PERCENT_RE.findall(found.group(1))] if found else []
-        return max(values) if values else None
+        """The largest change, in %, this A/B could have missed (its worst judged metric's MDE)."""
+        if isinstance(self.data, AbVerdict) and self.data.blind_below is not None:
+            return round(self.data.blind_below * 100, 1)
+        return None
 
     @property
     def regressed(self) -> bool:
-        if self.data is not None:
-            return self.data.outcome == Outcome.REGRESSION
-        return self.verdict.startswith("**Regression**") or "; **Regression**" in self.verdict
+        return self.outcome == Outcome.REGRESSION
 
 
 def load_reports(paths: list[Path]) -> list[ABReport]:
+    """Each report with its verdict, NAME.json beside NAME.md (a report without one is
+    refused: the comment never guesses a verdict from prose)."""
     out = []
     for path in paths:
+        verdict = path.with_suffix(".json")
+        if not verdict.is_file():
+            raise BadInput(f"{path}: no verdict beside it ({verdict.name}: written by perfci ab, harness-check or "
+                           "baseline diff with --json)")
         try:
-            verdict = path.with_suffix(".json")
-            out.append(ABReport(path.stem.removeprefix("ab-"), path.read_text(encoding="utf-8"),
-                                AB_VERDICT_FILE.load(verdict) if verdict.is_file() else None))
-        except (OSError, UnicodeDecodeError) as exc:
-            raise BadInput(f"{path}: cannot read the A/B report ({exc})") from None
+            schema = str(json.loads(verdict.read_text(encoding="utf-8")).get("schema", ""))
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError, ValueError, AttributeError) as exc:
+            raise BadInput(f"{path}: cannot read the report or its verdict ({exc})") from None
+        fmt = CHECK_VERDICT if schema.startswith("perfci.check-verdict/") else AB_VERDICT_FILE
+        out.append(ABReport(path.stem.removeprefix("ab-"), text, fmt.load(verdict)))
     return out
 
 
@@ -89,7 +85,7 @@ def body(reports: list[ABReport], head_sha: str, accepted: bool, run_url: str = 
     elif any(r.regressed for r in reports):
         head = ("🟡 **Regression, accepted** by the `perf-expected` label" if accepted
                 else "🔴 **Regression**: the check fails (add the `perf-expected` label if it is intended)")
-    elif any("not conclusive" in r.verdict or "Did different work" in r.verdict for r in reports):
+    elif any(r.outcome in (Outcome.INCONCLUSIVE, Outcome.UNSTABLE) for r in reports):
         head = "⚪ **No regression found**, not every metric conclusive" + (
             f": could not see changes below {worst}" if worst else " (see each A/B's smallest detectable change)")
     else:

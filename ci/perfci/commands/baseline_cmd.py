@@ -10,6 +10,8 @@ from perfci.commands import options
 from perfci.judge import thresholds
 from perfci.model.baseline import DEFAULT_WINDOW
 from perfci.model.identity import Follow
+from perfci.model.outputs import CheckVerdict
+from perfci.model.verdicts import Outcome
 from perfci.report.thresholds_report import diff_markdown
 from perfci.store.baseline_files import read_tree, update_baselines
 from perfci.store.results import expand, load_result
@@ -45,7 +47,8 @@ def baseline_update(results: tuple[Path, ...], baseline_dir: Path | None, baseli
 @click.argument("base", type=click.Path(path_type=Path, file_okay=False))
 @click.argument("head", type=click.Path(path_type=Path, file_okay=False))
 @options.report
-def baseline_diff(base: Path, head: Path, report_file: Path | None) -> None:
+@options.json_output("check-verdict")
+def baseline_diff(base: Path, head: Path, report_file: Path | None, json_out: Path | None) -> None:
     """What an edit of baselines/ does to the verdicts: BASE and HEAD are two baselines/
     trees (a PR's base and head). Every head file is validated; for each pinned
     baseline whose samples or noise model changed, per judged metric the value one
@@ -57,7 +60,11 @@ def baseline_diff(base: Path, head: Path, report_file: Path | None) -> None:
       git archive "$BASE_SHA" baselines | tar -x -C base
       perfci baseline diff base/baselines baselines --report ab-baselines.md
     Exit codes: 0 shown, 2 a file that does not load (named), 3 internal error."""
-    text = diff_markdown(thresholds.diff(read_tree(base), read_tree(head)))
+    diff = thresholds.diff(read_tree(base), read_tree(head))
+    text = diff_markdown(diff)
     if report_file is not None:
         write_atomic(report_file, text)
-    click.echo(text, nl=False)
+    options.emit_json(CheckVerdict(check="baselines", outcome=Outcome.UNCHANGED if diff.empty else Outcome.MOVED,
+                                   verdict_line=text.splitlines()[0]).dump(), json_out)
+    if json_out is None or str(json_out) != "-":
+        click.echo(text, nl=False)

@@ -7,6 +7,8 @@ from pathlib import Path
 import click
 
 from perfci.commands import options
+from perfci.model.outputs import CheckVerdict
+from perfci.model.verdicts import Outcome
 from perfci.sessions.harness import check, harness_markdown, pair_rounds
 from perfci.store.results import expand, load_result
 from perfci.util.errors import EXIT_REGRESSION
@@ -17,7 +19,8 @@ from perfci.util.files import write_atomic
 @click.argument("a_results", type=click.Path(path_type=Path, exists=True))
 @click.argument("b_results", type=click.Path(path_type=Path, exists=True))
 @options.report
-def harness_check(a_results: Path, b_results: Path, report_file: Path | None) -> int:
+@options.json_output("check-verdict")
+def harness_check(a_results: Path, b_results: Path, report_file: Path | None, json_out: Path | None) -> int:
     """A_RESULTS: runs by the base version of perfci, B_RESULTS: the same scenario on the
     same server by the head version, in alternating rounds (what scripts/pr-harness-ab
     runs). The harness is unchanged when every round's pair did the same work (each
@@ -34,5 +37,9 @@ def harness_check(a_results: Path, b_results: Path, report_file: Path | None) ->
     text = harness_markdown(checks, a, b)
     if report_file is not None:
         write_atomic(report_file, text)
-    click.echo(text)
-    return EXIT_REGRESSION if any(c.changed for c in checks) else 0
+    changed = any(c.changed for c in checks)
+    verdict = next(line for line in text.splitlines() if line.startswith("**"))
+    options.emit_json(CheckVerdict(check="harness", outcome=Outcome.REGRESSION if changed else Outcome.UNCHANGED,
+                                   verdict_line=verdict).dump(), json_out)
+    options.text_out(json_out)(text)
+    return EXIT_REGRESSION if changed else 0

@@ -18,6 +18,7 @@ from perfci.model.noise import NOISE_FILE
 from perfci.model.outputs import (
     BISECT_RECORD,
     CHANGE_LIST,
+    CHECK_VERDICT,
     CONFIRM_RUN,
     DOCTOR_REPORT,
     NIGHT_SUMMARY,
@@ -53,6 +54,8 @@ FORMATS: dict[str, tuple[type[BaseModel], str]] = {
     "nightly": (NIGHT_SUMMARY.model, "one night's actions and standing regressions: perfci nightly --json"),
     "confirm": (CONFIRM_RUN.model, "the nightly's A/Bs against the reference: perfci confirm --json"),
     "bisect": (BISECT_RECORD.model, "which release or commit first made a scenario slower: perfci bisect --json"),
+    "check-verdict": (CHECK_VERDICT.model, "the PR check's harness check and baselines diff: perfci harness-check "
+                                           "--json, perfci baseline diff --json"),
     "scenario": (Scenario, "a scenario: scenarios/NAME.yaml"),
     "servers": (ServersFile, "the named servers: servers.yaml"),
 }

@@ -171,3 +171,16 @@ DOCTOR_REPORT = FileFormat("doctor report", DoctorReport, "perfci.doctor/1")
 NIGHT_SUMMARY = FileFormat("night summary", NightSummary, "perfci.nightly/1")
 CONFIRM_RUN = FileFormat("confirm run", ConfirmRun, "perfci.confirm/1")
 BISECT_RECORD = FileFormat("bisect", BisectRecord, "perfci.bisect/1")
+
+
+# perfci harness-check, perfci baseline diff: the PR check's other reports
+class CheckVerdict(Output):
+    schema_: Literal["perfci.check-verdict/1"] = Field("perfci.check-verdict/1", alias="schema")
+    check: Literal["harness", "baselines"]
+    outcome: Outcome = Field(description="harness: regression when perfci's change changed what it measures, else "
+                                         "unchanged; baselines: moved when an edit moved a threshold (never a "
+                                         "regression: the edit is the PR's to explain), else unchanged")
+    verdict_line: str = Field(description="the report's verdict, for people")
+
+
+CHECK_VERDICT = FileFormat("check verdict", CheckVerdict, "perfci.check-verdict/1")

@@ -180,9 +180,12 @@ def verdict_record(run: InterleavedRun, rows: list[PairedVerdict], sizing: str =
                         mde=r.mde, reason=r.reason) for r in rows]
     judged = [m for m in metrics if m.judged]
     outcome = overall(judged)
+    differ = work_differences(run)
+    if differ and outcome == Outcome.UNCHANGED:
+        outcome = Outcome.INCONCLUSIVE  # the sides did different work: throughput and latency were not judged
     mdes = [m.mde for m in judged if m.mde is not None]
     a, b = run.sides
-    return AbVerdict(outcome=outcome, verdict_line=verdict_line(rows, work_differences(run)), mode="interleaved",
+    return AbVerdict(outcome=outcome, verdict_line=verdict_line(rows, differ), mode="interleaved",
                      scenario=run.scenario, profile=run.profile, case=run.case, scenario_hash=run.scenario_hash,
                      runner_class=run.runner_class, host=run.host.hostname,
                      a=AbSide(spec=a.described, version=a.full_version), b=AbSide(spec=b.described, version=b.full_version),

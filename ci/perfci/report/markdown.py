@@ -8,6 +8,7 @@ from pathlib import Path
 
 from perfci.judge.compare import CaseComparison, MetricRow
 from perfci.judge.stats import t_quantile
+from perfci.model.metrics import presentation
 from perfci.model.result import Interval, Result, TableSize
 from perfci.model.verdicts import Outcome
 from perfci.report.plots import matrix_plots, mermaid_intervals
@@ -132,9 +133,31 @@ def _mean_pm(values: list[float], confidence: float) -> str:
     return f"{mean:.4g} ± {half:.2g} (n={len(values)})"
 
 
+def case_verdict(comp: CaseComparison) -> str:
+    """A case's verdict in one line, read before any table."""
+    judged = [r for r in comp.rows if r.verdict.verdict != Outcome.NO_BASELINE]
+    if comp.regressions:
+        worst = ", ".join(f"`{r.key}` {r.verdict.change_pct:+.1f} %" if r.verdict.change_pct is not None
+                          else f"`{r.key}`" for r in comp.regressions[:5])
+        more = f" and {len(comp.regressions) - 5} more" if len(comp.regressions) > 5 else ""
+        return f"🔴 **Regression** in {len(comp.regressions)} of {len(comp.rows)} judged metrics: {worst}{more}"
+    if not judged:
+        return f"⚪ **No baseline** to judge {len(comp.rows)} metrics against"
+    open_ = [r for r in judged if r.verdict.verdict in (Outcome.INCONCLUSIVE, Outcome.UNSTABLE)]
+    if open_:
+        return (f"⚪ **No regression found**, {len(open_)} of {len(comp.rows)} metrics not decided "
+                "(the interval spans the tolerance)")
+    return f"✅ **No regression**: {len(judged)} judged metrics within their tolerance"
+
+
+COMPARISON_COLUMNS = ["metric", "baseline mean ± CI", "current", "change", "ratio CI", "tolerance", "verdict", "unit"]
+
+
 def comparison_markdown(comparisons: list[CaseComparison], confidence: float,
                         plots: list[list[str]] | None = None) -> str:
-    """The report for a job summary or an issue body; `plots[i]` are image paths for comparison i."""
+    """The report for a job summary or an issue body; `plots[i]` are image paths for
+    comparison i. Each case reads first: its verdict, its warnings, the metrics that
+    need a look; the unchanged rows and how it was judged are folded."""
     lines = ["## perfci comparison", ""]
     for i, comp in enumerate(comparisons):
         first = comp.results[0]
@@ -142,27 +165,29 @@ def comparison_markdown(comparisons: list[CaseComparison], confidence: float,
         if comp.skipped:
             lines += [f"**Skipped:** {comp.skipped}", ""]
             continue
-        lines.append(f"- current: {len(comp.results)} run(s): " + ", ".join(f"`{r.id}`" for r in comp.results))
-        lines.append(f"- scenario hash `{first.scenario.hash[:19]}…` · host `{first.host.hostname}` "
-                     f"({first.host.cpu_model}, {first.host.cpus} CPUs) · server "
-                     f"{first.server.full_version or first.server.version}")
+        lines += [case_verdict(comp), ""]
+        lines += [f"- ⚠️ {w}" for w in comp.warnings]
+        method = [f"- current: {len(comp.results)} run(s): " + ", ".join(f"`{r.id}`" for r in comp.results),
+                  f"- scenario hash `{first.scenario.hash[:19]}…` · host `{first.host.hostname}` "
+                  f"({first.host.cpu_model}, {first.host.cpus} CPUs) · server "
+                  f"{first.server.full_version or first.server.version}"]
         if comp.baseline is not None:
             b = comp.baseline
-            lines.append(f"- baseline `{comp.baseline_file}`: {len(b.samples)} sample(s) "
-                         f"from {b.samples[0].date[:10] if b.samples else '–'} to {b.samples[-1].date[:10] if b.samples else '–'}")
+            method.append(f"- baseline `{comp.baseline_file}`: {len(b.samples)} sample(s) from "
+                          f"{b.samples[0].date[:10] if b.samples else '–'} to {b.samples[-1].date[:10] if b.samples else '–'}")
         elif str(comp.baseline_file).endswith(".jsonl"):
-            lines.append(f"- no usable sample in the history `{comp.baseline_file}` yet: each valid nightly run adds one")
+            method.append(f"- no usable sample in the history `{comp.baseline_file}` yet: each valid nightly run adds one")
         else:
-            lines.append(f"- no baseline at `{comp.baseline_file}`: record one with `perfci baseline update`")
-        lines += [f"- history: {note}" for note in comp.provenance]
+            method.append(f"- no baseline at `{comp.baseline_file}`: record one with `perfci baseline update`")
+        method += [f"- history: {note}" for note in comp.provenance]
         rules = comp.rules
-        lines.append(f"- interval: {confidence:.1%} for the ratio current/baseline (moderated pooled t on log values, "
-                     f"CV floor {rules.cv_floor:.0%}, prior CV {rules.prior_cv:.0%} x {rules.prior_df}); "
-                     f"flagged only beyond tolerance AND with the interval excluding 1; metric specs: {comp.specs_from}")
-        for w in comp.warnings:
-            lines.append(f"- ⚠️ {w}")
-        lines += ["", *table(["metric", "baseline mean ± CI", "current", "change", "ratio CI", "tolerance", "verdict"],
-                             (_comparison_cells(row, confidence) for row in comp.rows))]
+        method.append(f"- interval: {confidence:.1%} for the ratio current/baseline (moderated pooled t on log values, "
+                      f"CV floor {rules.cv_floor:.0%}, prior CV {rules.prior_cv:.0%} x {rules.prior_df}); "
+                      f"flagged only beyond tolerance AND with the interval excluding 1; metric specs: {comp.specs_from}")
+        quiet = [r for r in comp.rows if r.verdict.verdict in (Outcome.UNCHANGED, Outcome.NO_BASELINE)]
+        attention = [r for r in comp.rows if r not in quiet]
+        if attention:
+            lines += ["", *table(COMPARISON_COLUMNS, (_comparison_cells(row, confidence) for row in attention))]
         if (work := work_changed_line(comp)) is not None:
             lines += ["", work]
         for row in comp.regressions:
@@ -170,10 +195,15 @@ def comparison_markdown(comparisons: list[CaseComparison], confidence: float,
                 lines += ["", f"Counters per transaction that moved most beside `{row.key}`:", "",
                           *table(["counter", "baseline", "current"],
                                  ([f"`{name}`", f"{before:.4g}", f"{after:.4g}"] for name, before, after in row.movers))]
+        if quiet:
+            what = "unchanged (within the tolerance) or without a baseline"
+            lines += ["", f"<details><summary>{len(quiet)} metric{'s' if len(quiet) > 1 else ''} {what}</summary>", "",
+                      *table(COMPARISON_COLUMNS, (_comparison_cells(row, confidence) for row in quiet)), "", "</details>"]
         if plots and plots[i]:
             # GitHub shows no image by a run's own path: the chart in Markdown, the PNG in the artifact
             lines += ["", *mermaid_intervals(comp),
                       "PNG: " + ", ".join(f"`{p}`" for p in plots[i]) + " (in the run's artifact)"]
+        lines += ["", "<details><summary>What was compared, and how</summary>", "", *method, "", "</details>"]
         reproduce = first.reproduce
         if reproduce:
             lines += ["", f"Reproduce: `{reproduce}`"]
@@ -203,7 +233,7 @@ def _comparison_cells(row: MetricRow, confidence: float) -> list[str]:
             "–" if current is None else f"{current:.4g}",
             f"{v.change_pct:+.1f} %" if v.change_pct is not None else "–",
             f"[{est.low:.3f}, {est.high:.3f}]" if est and est.low is not None else "–",
-            f"±{row.spec.tolerance:.0%}", _verdict_label(row)]
+            f"±{row.spec.tolerance:.0%}", _verdict_label(row), presentation(row.key)[1]]
 
 
 def _verdict_label(row: MetricRow) -> str:
