@@ -122,6 +122,16 @@ def test_install_deps_and_quickstart_on_the_stock_debian_python(real_server_tool
     python = subprocess.run([str(source / "scripts" / "python"), "-c", "import sys, perfci; print(sys.prefix)"],
                             env=env, capture_output=True, text=True)
     assert python.stdout.strip() == str(source / ".venv"), python.stderr
+    # the checkout route of docs/adopting.md: its (editable) perfci starts a project in an
+    # empty directory outside the checkout, with the scenarios and templates it ships
+    empty = tmp_path / "elsewhere"
+    empty.mkdir()
+    made = subprocess.run([str(source / ".venv" / "bin" / "perfci"), "init", "perf-scenarios", "--perfci-repository",
+                           "acme/perfci", "--perfci-ref", "0" * 40, "--no-interactive"], cwd=empty, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert made.returncode == 0, made.stdout + made.stderr
+    assert (empty / "perf-scenarios" / "scenarios" / "rebuild-after-delete.yaml").is_file()
+    assert (empty / "perf-scenarios" / ".github" / "workflows" / "perf-approval.yml").is_file()
     stock = subprocess.run([str(source / ".venv" / "bin" / "python"), "-c", "import tarfile; print(hasattr("
                             "tarfile, 'data_filter'))"], capture_output=True, text=True).stdout.strip()
     if stock == "False":  # Debian 12's 3.11.2: unpacking by perfci's own rules, in this venv

@@ -15,6 +15,7 @@ from perfci.judge.burst_verdicts import (
 from perfci.judge.paired import ALPHA, FDR, PairedVerdict
 from perfci.model.ab_verdict import AbMetric, AbSide, AbVerdict, overall
 from perfci.model.bursts import InterleavedRun
+from perfci.model.metrics import presentation
 from perfci.model.verdicts import Outcome
 from perfci.report.table import VERDICT_LABEL, table
 from perfci.util.text import code_span, markdown
@@ -114,7 +115,7 @@ def degenerate(r: PairedVerdict) -> bool:
     return e is None or e.high >= 9999 or e.low <= 0
 
 
-COLUMNS = ["metric", "A mean", "B mean", "B/A", "interval", "adj. p", "MDE", "pairs (block) · inst. sd"]
+COLUMNS = ["metric", "A mean", "B mean", "B/A", "interval", "adj. p", "MDE", "pairs (block) · inst. sd", "unit"]
 
 
 def _change(r: PairedVerdict) -> str:
@@ -164,7 +165,7 @@ def _cells(r: PairedVerdict) -> list[str]:
             f"{e.ratio:.4f}" if e else "–", f"[{e.low:.4f}, {e.high:.4f}]" if e else "–",
             f"{r.p_adjusted:.2g}" if r.p_adjusted is not None else "–",
             f"{r.mde:.1%}" if r.mde is not None else "–",
-            f"{e.n_pairs} ({e.block}) · {e.instance_sd:.1%}" if e else "–",
+            f"{e.n_pairs} ({e.block}) · {e.instance_sd:.1%}" if e else "–", presentation(r.key)[1],
             VERDICT_LABEL[r.verdict]]
 
 

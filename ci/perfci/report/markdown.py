@@ -150,7 +150,7 @@ def case_verdict(comp: CaseComparison) -> str:
     return f"✅ **No regression**: {len(judged)} judged metrics within their tolerance"
 
 
-COMPARISON_COLUMNS = ["metric", "baseline mean ± CI", "current", "change", "ratio CI", "tolerance", "verdict", "unit"]
+COMPARISON_COLUMNS = ["metric", "baseline mean ± CI", "current", "change", "ratio CI", "tolerance", "unit", "verdict"]
 
 
 def comparison_markdown(comparisons: list[CaseComparison], confidence: float,
@@ -233,7 +233,7 @@ def _comparison_cells(row: MetricRow, confidence: float) -> list[str]:
             "–" if current is None else f"{current:.4g}",
             f"{v.change_pct:+.1f} %" if v.change_pct is not None else "–",
             f"[{est.low:.3f}, {est.high:.3f}]" if est and est.low is not None else "–",
-            f"±{row.spec.tolerance:.0%}", _verdict_label(row), presentation(row.key)[1]]
+            f"±{row.spec.tolerance:.0%}", presentation(row.key)[1], _verdict_label(row)]
 
 
 def _verdict_label(row: MetricRow) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 from perfci.judge.compare import compare_specs
 from perfci.judge.stats import DEFAULT_CONFIDENCE, Verdict, before_ratio, judge_estimate, paired_interval
 from perfci.model.ab_verdict import AbMetric, AbSide, AbVerdict, overall
-from perfci.model.metrics import MetricSpec, flatten, judged_keys
+from perfci.model.metrics import MetricSpec, flatten, judged_keys, presentation
 from perfci.model.result import AbRole, Result
 from perfci.model.verdicts import Outcome
 from perfci.providers.capabilities import Requested
@@ -94,23 +94,41 @@ def judge_pairs(results: list[list[Result]], confidence: float = DEFAULT_CONFIDE
     return rows
 
 
+def rounds_verdict_line(rows: list[PairedRow]) -> str:
+    worse = [r.key for r in rows if r.verdict.verdict == Outcome.REGRESSION]
+    if worse:
+        return f"**Regression** in {len(worse)} of {len(rows)} judged metrics: {', '.join(worse[:3])}"
+    open_ = [r.key for r in rows if r.verdict.verdict in (Outcome.INCONCLUSIVE, Outcome.UNSTABLE)]
+    if open_:
+        return f"**No regression found**, {len(open_)} of {len(rows)} judged metrics not decided: {', '.join(open_[:3])}"
+    return "**No regression found.**"
+
+
+ROUNDS_COLUMNS = ["metric", "A mean", "B mean", "B/A", "ratio CI", "tolerance", "unit", "verdict"]
+
+
 def ab_markdown(sides: tuple[Side, Side], results: list[list[Result]], rows: list[PairedRow],
                 confidence: float) -> str:
+    """The rounds A/B's report, read first: the verdict, the rows that need a look, the
+    unchanged ones and how it ran folded."""
     first = results[0][0]
     host = first.host
     a_srv, b_srv = results[0][0].server, results[1][0].server
-    lines = [
-        f"## perfci A/B: {first.scenario.name} · profile `{first.scenario.profile}`",
-        "",
-        f"- A: `{sides[0].describe()}` ({a_srv.flavor} {a_srv.full_version})",
-        f"- B: `{sides[1].describe()}` ({b_srv.flavor} {b_srv.full_version})",
-        f"- {len(results[0])} paired rounds, order alternating (A B, B A, …) · host `{host.hostname}` "
-        f"({host.cpu_model}, {host.cpus} CPUs) · scenario hash `{first.scenario.hash[:19]}…`",
-        f"- interval: {confidence:.1%} paired t on log(B/A); flagged only beyond tolerance AND excluding 1",
-        "",
-        *table(["metric", "A mean", "B mean", "B/A", "ratio CI", "tolerance", "verdict"], (paired_cells(row) for row in rows)),
-        "",
-    ]
+    quiet = [r for r in rows if r.verdict.verdict == Outcome.UNCHANGED]
+    attention = [r for r in rows if r not in quiet]
+    lines = [f"## perfci A/B: {first.scenario.name} · profile `{first.scenario.profile}`", "", rounds_verdict_line(rows)]
+    if attention:
+        lines += ["", *table(ROUNDS_COLUMNS, (paired_cells(row) for row in attention))]
+    if quiet:
+        lines += ["", f"<details><summary>{len(quiet)} judged metric{'s' if len(quiet) > 1 else ''} unchanged</summary>",
+                  "", *table(ROUNDS_COLUMNS, (paired_cells(row) for row in quiet)), "", "</details>"]
+    lines += ["", "<details><summary>How this A/B was run</summary>", "",
+              f"- A: `{sides[0].describe()}` ({a_srv.flavor} {a_srv.full_version})",
+              f"- B: `{sides[1].describe()}` ({b_srv.flavor} {b_srv.full_version})",
+              f"- {len(results[0])} paired rounds, order alternating (A B, B A, …) · host `{host.hostname}` "
+              f"({host.cpu_model}, {host.cpus} CPUs) · scenario hash `{first.scenario.hash[:19]}…`",
+              f"- interval: {confidence:.1%} paired t on log(B/A); flagged only beyond tolerance AND excluding 1",
+              "", "</details>", ""]
     return "\n".join(lines)
 
 
@@ -119,7 +137,7 @@ def paired_cells(row: PairedRow) -> list[str]:
     return [f"`{row.key}` {row.spec.direction.arrow}", f"{statistics.mean(row.a):.4g}" if row.a else "–",
             f"{statistics.mean(row.b):.4g}" if row.b else "–", f"{est.ratio:.3f}" if est else "–",
             f"[{est.low:.3f}, {est.high:.3f}]" if est and est.low is not None else "–",
-            f"±{row.spec.tolerance:.0%}", VERDICT_LABEL[row.verdict.verdict]]
+            f"±{row.spec.tolerance:.0%}", presentation(row.key)[1], VERDICT_LABEL[row.verdict.verdict]]
 
 
 def rounds_verdict(sides: tuple[Side, Side], results: list[list[Result]], rows: list[PairedRow],
@@ -135,9 +153,7 @@ def rounds_verdict(sides: tuple[Side, Side], results: list[list[Result]], rows: 
                         reason=r.verdict.reason) for r in rows]
     outcome = overall(metrics)
     worse = [m.key for m in metrics if m.verdict == Outcome.REGRESSION]
-    line = (f"**Regression** in {len(worse)} of {len(metrics)} judged metrics: {', '.join(worse[:3])}" if worse
-            else "**No regression found.**")
-    return AbVerdict(outcome=outcome, verdict_line=line, mode="rounds", scenario=first.scenario.name,
+    return AbVerdict(outcome=outcome, verdict_line=rounds_verdict_line(rows), mode="rounds", scenario=first.scenario.name,
                      profile=first.scenario.profile, case=first.case, scenario_hash=first.scenario.hash,
                      runner_class=first.host.runner_class, host=first.host.hostname,
                      a=AbSide(spec=sides[0].describe(), version=results[0][0].server.full_version),
