@@ -29,6 +29,8 @@ def test_grammar_parses_every_scheme():
     assert t.path.endswith(".tar.xz") and t.digest == "ab" * 32
     b = parse_spec("build:mariadb@mariadb-10.11.9")
     assert (b.flavor, b.ref) == ("mariadb", "mariadb-10.11.9")
+    ps = parse_spec("build:percona@Percona-Server-8.0.36-28")  # no Percona source reachable here: the spec only
+    assert (ps.scheme, ps.flavor, ps.ref) == ("build", "percona", "Percona-Server-8.0.36-28")
     dsn = parse_spec("dsn:mysql://bench@db1.example.com:3307")
     assert (dsn.user, dsn.host, dsn.port) == ("bench", "db1.example.com", 3307)
 
