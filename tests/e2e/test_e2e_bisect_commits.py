@@ -96,7 +96,15 @@ def test_a_bisect_over_commits_builds_each_step_and_names_the_commit_that_did_it
         (f"build:mariadb@{good}", f"build:mariadb@{culprit}", "regression")]
     assert all(s["low"] > 10 for s in steps), steps  # ~1 fsync per transaction against next to none
     # each commit built once, into its own cached install dir, with the culprit's option in its server
-    built = sorted((tmp_path / "cache" / "builds").iterdir())
+    built = sorted(p for p in (tmp_path / "cache" / "builds").iterdir() if p.is_dir())
     assert sorted(p.name.split("-")[1] for p in built) == sorted(commits)
+    assert sorted(p.name for p in (tmp_path / "cache" / "builds").glob("*.log")) == sorted(f"{p.name}.log" for p in built)
     wrapper = next(p for p in built if culprit in p.name) / "sbin" / "mariadbd"
     assert "--innodb-flush-log-at-trx-commit=1" in wrapper.read_text()
+    # each build says what it built and how (a result's provenance), its log kept beside it
+    for directory in built:
+        info = json.loads((directory / "perfci-build.json").read_text())
+        assert info["schema"] == "perfci.build/1" and info["commit"] in directory.name and info["flavor"] == "mariadb"
+        assert "-DCMAKE_BUILD_TYPE=RelWithDebInfo" in info["cmake_flags"] and info["build_seconds"] >= 0
+        assert "-DCMAKE_C_FLAGS=-fno-omit-frame-pointer" in info["cmake_flags"] and info["compiler"]
+        assert "build-server: mariadb" in (directory / "build.log").read_text()

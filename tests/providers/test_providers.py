@@ -329,6 +329,29 @@ def test_build_server_takes_the_host_lock_before_touching_the_shared_source_tree
         assert "the host lock" not in proc.stderr and proc.returncode != 0  # it went on (and the fetch failed)
 
 
+def test_build_server_builds_for_benchmarking(tmp_path):
+    """The plan (PERFCI_BUILD_DRY_RUN=1): the release's optimisation with symbols and frame
+    pointers kept (a profile names functions and walks stacks), no unit tests, MariaDB's
+    engines no benchmark loads left out; the build flags key the cache."""
+    import os
+    import subprocess
+
+    def plan(flavor: str) -> str:
+        proc = subprocess.run(["bash", str(REPO / "scripts" / "build-server"), flavor, "main"], capture_output=True,
+                              text=True, timeout=60, env={**os.environ, "PERFCI_BUILD_DRY_RUN": "1",
+                                                          "PERFCI_CACHE": str(tmp_path / "c")})
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
+    mariadb, mysql = plan("mariadb"), plan("mysql")
+    for text in (mariadb, mysql):
+        assert "-DCMAKE_BUILD_TYPE=RelWithDebInfo" in text and "-DWITH_UNIT_TESTS=OFF" in text
+        assert "-DCMAKE_C_FLAGS=-fno-omit-frame-pointer" in text and "-DCMAKE_CXX_FLAGS=-fno-omit-frame-pointer" in text
+    assert "-DPLUGIN_ROCKSDB=NO" in mariadb and "-DPLUGIN_COLUMNSTORE=NO" in mariadb and "-DPLUGIN_ROCKSDB" not in mysql
+    assert "-DWITH_WSREP" not in mariadb  # Galera's hooks stay compiled in, as a release has them
+    assert mariadb.split("flags_hash=")[1].split()[0] != mysql.split("flags_hash=")[1].split()[0]
+
+
 def test_the_extraction_rules_for_interpreters_without_tarfile_filters(tmp_path):
     """data_filter_rules: what Debian 12's python3 (3.11.2, no tarfile.data_filter) unpacks
     with. The same refusals as the data filter: absolute and escaping names, links out
