@@ -315,9 +315,7 @@ def test_a_team_projects_pr_check_fails_on_a_regression_and_keeps_one_comment_on
     records every call. A PR turns fsync at commit on: perfci's reusable PR check
     validates, A/Bs the changed scenario (the base's version vs the PR's) on the host and
     fails naming it; the comment job writes one comment. The next push carries the
-    perf-expected label: the check passes and says so, the same comment is edited. A PR
-    that changes only the scenario's description passes; its comment says what the A/B
-    could not see."""
+    perf-expected label: the check passes and says so, the same comment is edited."""
     team, ref = team_project(tmp_path)
     scenario = write_tiny(team / "scenarios", name="tiny", time=60, transactions=4000, burst=400)
     base = commit(team, "a tiny scenario")
@@ -355,19 +353,9 @@ def test_a_team_projects_pr_check_fails_on_a_regression_and_keeps_one_comment_on
         assert fake.comments[7][1]["body"].startswith(MARK + "\n### perfci: 🟡 **Regression, accepted**")
         assert [r for r in fake.requests if r[0] == "POST"] == [("POST", "/api/v3/repos/dev/team/issues/7/comments")]
 
-        # another PR that changes only the description: it passes, and says down to what
-        git("-C", str(team), "checkout", "-q", "-b", "words", base)
-        scenario.write_text(scenario.read_text().replace("tiny scenario for tests", "a tiny scenario, described"))
-        words = commit(team, "describe it")
-        fake.add_pull(8, words)
-        proc = act(team, "pull_request", "pr-checks.yml", pull_request(8, "opened", base, words, "words"), ref, tmp_path)
-        assert proc.returncode == 0, proc.stdout[-4000:]
-        said = comment_run(fake, team, ref, words, "words", tmp_path)
-        assert said.returncode == 0 and "commented on #8" in said.stdout, said.stdout[-3000:]
-        first = fake.comments[8][0]["body"].splitlines()[1]
-        assert re.fullmatch(r"### perfci: (✅ \*\*No change beyond [\d.]+ %\*\*: every judged metric within its "
-                            r"tolerance|⚪ \*\*No regression found\*\*, not every metric conclusive: could not see "
-                            r"changes below [\d.]+ %)", first), first
+        # (a PR that changes only the description passes: tests/e2e/test_e2e_install.py runs
+        # it with the documented `perfci act pr-checks`; its comment's wording from a typed
+        # clean verdict: tests/alert/test_pr_comment.py)
 
 
 def test_a_team_projects_servers_yaml_bump_is_ab_d_base_spec_against_head_spec(fetched_servers, tmp_path):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -15,6 +16,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
+
+from perfci.alert.pr_comment import body, load_reports
+from perfci.model.verdicts import Outcome
 
 from conftest import REPO, write_tiny
 
@@ -221,3 +225,10 @@ def test_a_project_made_by_the_installed_perfci_runs_its_nightly_and_pr_check_un
     assert check.returncode == 0, check.stdout[-4000:] + check.stderr[-2000:]
     assert "Validate the scenarios" in check.stdout and "Smoke A/B on the benchmark runner" in check.stdout
     assert "🏁  Job succeeded" in check.stdout and "Job failed" not in check.stdout
+    # what the sticky comment is built from: the A/B's typed verdict beside its report
+    [report] = load_reports([work / "artifacts" / "pr-report" / "ab-tiny.md"])
+    assert report.outcome in (Outcome.UNCHANGED, Outcome.INCONCLUSIVE) and not report.regressed
+    first = body([report], "0" * 40, accepted=False).splitlines()[1]
+    assert re.fullmatch(r"### perfci: (✅ \*\*No change beyond [\d.]+ %\*\*: every judged metric within its "
+                        r"tolerance|⚪ \*\*No regression found\*\*, not every metric conclusive: could not see "
+                        r"changes below [\d.]+ %)", first), first

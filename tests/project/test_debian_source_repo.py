@@ -31,7 +31,7 @@ Forwarded: no
 +int lookup(void) { return 2; }
 """
 FORMAT_PATCH = """From 0123 Mon Sep 17 00:00:00 2001
-From: Dev Two <two@example.org>
+From: =?utf-8?b?RGV2IFR3w7Y=?= <two@example.org>
 Date: Tue, 1 Oct 2024 10:00:00 +0200
 Subject: [PATCH] Build: no plugins nobody benchmarks
 
@@ -62,7 +62,8 @@ def source_package(where: Path, series: str = "row-lookup.patch\n# a comment\n\n
     upstream = version.split(":")[-1].rsplit("-", 1)[0]
     orig = tarball(where / f"tiny_{upstream}.orig.tar.xz", {
         "tiny-1.2.3/CMakeLists.txt": "project(tiny C)\n", "tiny-1.2.3/src/row.c": "int lookup(void) { return 1; }\n",
-        "tiny-1.2.3/.gitignore": "src/\n"})  # upstream's own ignore rules must not drop upstream files
+        "tiny-1.2.3/.gitignore": "src/\n",  # upstream's own ignore rules must not drop upstream files
+        "tiny-1.2.3/.gitattributes": "* text=auto\n", "tiny-1.2.3/win.rc": "a\r\nb\r\n"})  # nor change its bytes
     debian = tarball(where / f"tiny_{version.split(':')[-1]}.debian.tar.xz", {
         "debian/patches/series": series, "debian/patches/row-lookup.patch": DEP3,
         "debian/patches/no-plugins.patch": FORMAT_PATCH, "debian/control": "Source: tiny\n"})
@@ -89,11 +90,13 @@ def test_the_upstream_tarball_then_one_commit_per_debian_patch(tmp_path):
     log = git(repo, "log", "--reverse", "--format=%s|%an <%ae>").splitlines()
     assert log == ["tiny 1.2.3 (upstream tarball tiny_1.2.3.orig.tar.xz)|perfci <perfci@localhost>",
                    "Faster row lookup in the hot path|Dev One <one@example.org>",
-                   "Build: no plugins nobody benchmarks|Dev Two <two@example.org>"]
+                   "Build: no plugins nobody benchmarks|Dev Twö <two@example.org>"]
     assert git(repo, "show", "upstream/1.2.3:src/row.c") == "int lookup(void) { return 1; }"
     assert git(repo, "show", "debian/1%1.2.3-4+deb12u1:src/row.c") == "int lookup(void) { return 2; }"
     assert git(repo, "show", "HEAD:CMakeLists.txt").endswith("set(PLUGINS OFF)")
     assert git(repo, "status", "--porcelain") == ""
+    crlf = subprocess.run(["git", "-C", str(repo), "show", "upstream/1.2.3:win.rc"], capture_output=True, check=True).stdout
+    assert crlf == b"a\r\nb\r\n"  # the tarball's bytes, whatever upstream's .gitattributes say
     assert "debian/patches/row-lookup.patch (tiny 1:1.2.3-4+deb12u1)" in git(repo, "log", "-1", "--format=%b", "HEAD~1")
     # what `build-server --commits` walks: the patches' line after the upstream tree
     # (the host lock is perfci's, held by the bisect that asks; this process stands in for it)
