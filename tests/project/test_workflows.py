@@ -196,3 +196,20 @@ def test_the_compiler_cache_is_kept_apart_per_trust_level():
     [cache] = [s for s in job["steps"] if "actions/cache" in s.get("uses", "")]
     assert cache["with"]["key"].startswith("ccache-${{ env.TRUST }}-")
     assert cache["with"]["restore-keys"].startswith("ccache-${{ env.TRUST }}-")
+
+
+def test_every_job_fetches_perfci_the_same_way():
+    """The "perfci itself, beside the project" step is written out in each job of the
+    reusable workflows (a reusable workflow cannot call its own repository's action at the
+    caller's pin before it has fetched it): every copy is the same step, token handling
+    and the act and self cases included."""
+    copies = {}
+    for path in sorted((REPO / ".github" / "workflows").glob("perfci-*.yml")):
+        for name, job in yaml.safe_load(path.read_text())["jobs"].items():
+            for step in job.get("steps", []):
+                if step.get("name") == "perfci itself, beside the project (.perfci-tool)":
+                    copies[f"{path.name}:{name}"] = (step["env"], step["run"])
+    assert len(copies) >= 7, sorted(copies)
+    first = next(iter(copies.values()))
+    assert "PERFCI_TOKEN" in first[0] and "GIT_CONFIG_VALUE_0" in first[1] and "PERFCI_ACT_TOOL" in first[1]
+    assert {where for where, copy in copies.items() if copy != first} == set()
