@@ -95,6 +95,10 @@ def test_a_bisect_over_commits_builds_each_step_and_names_the_commit_that_did_it
         (f"build:mariadb@{good}", f"build:mariadb@{last}", "regression"),
         (f"build:mariadb@{good}", f"build:mariadb@{culprit}", "regression")]
     assert all(s["low"] > 10 for s in steps), steps  # ~1 fsync per transaction against next to none
+    # the A/B's bursts file names each side's commit and how it was built (from the fork)
+    sides = json.loads(Path(steps[0]["bursts_file"]).read_text())["sides"]
+    assert [s["commit"] for s in sides] == [good, last]
+    assert all(s["build"]["fork"] and s["build"]["repo"] == str(repo) for s in sides), sides
     # each commit built once, into its own cached install dir, with the culprit's option in its server
     built = sorted(p for p in (tmp_path / "cache" / "builds").iterdir() if p.is_dir())
     assert sorted(p.name.split("-")[1] for p in built) == sorted(commits)

@@ -12,7 +12,7 @@ from pydantic import Field
 
 from perfci.model.base import StrictModel
 from perfci.model.formats import FileFormat, JsonObject
-from perfci.model.result import Host
+from perfci.model.result import Build, Host
 
 
 class Burst(StrictModel):
@@ -45,6 +45,8 @@ class SideInfo(StrictModel):
     line: str
     freezer: str
     setup_sql: list[str] = []
+    commit: str | None = Field(None, description="build: the commit scripts/build-server built")
+    build: Build | None = Field(None, description="build: how it was built (perfci-build.json)")
 
 
 class InterleavedRun(StrictModel):

@@ -134,6 +134,20 @@ class DsnAction(StrictModel):
     reason: str | None = None
 
 
+class Build(StrictModel):
+    """How scripts/build-server built a build: server (its perfci-build.json)."""
+
+    ref: str = Field(description="the git ref asked for (the commit is Server.commit)")
+    repo: str = Field(description="the repository cloned: the flavor's upstream or PERFCI_BUILD_REPO")
+    fork: bool = Field(False, description="built from PERFCI_BUILD_REPO (a fork or mirror), not upstream")
+    compiler: str = ""
+    cmake_flags: list[str] = []
+    build_seconds: int | None = None
+    cores: int | None = None
+    ccache_hits: int | None = None
+    ccache_misses: int | None = None
+
+
 class Server(StrictModel):
     provider: str
     server_id: str | None = Field(None, description="the servers.yaml id whose spec this is, if any")
@@ -145,6 +159,7 @@ class Server(StrictModel):
     binary: str | None = None
     basedir: str | None = None
     commit: str | None = Field(None, description="build: the git commit scripts/build-server built")
+    build: Build | None = Field(None, description="build: how it was built (compiler, cmake flags, time)")
     image: str | None = None
     image_digest: str | None = None
     image_id: str | None = None

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from perfci.providers.basedirs import build_basedir, build_commit, tarball_basedir
+from perfci.providers.basedirs import build_basedir, build_commit, build_record, tarball_basedir
 from perfci.providers.docker import LOCAL_IMAGE_PREFIX, DockerServer
 from perfci.providers.dsn import DsnServer
 from perfci.providers.local import LocalServer
@@ -33,7 +33,8 @@ def open_provider(spec_text: str, workdir: Path) -> ServerProvider:
         basedir = fetched_basedir(spec)
         server = LocalServer(basedir, workdir)
         server.kind = spec.scheme
-        server.commit = build_commit(basedir) if spec.scheme == "build" else None
+        if spec.scheme == "build":
+            server.commit, server.build = build_commit(basedir), build_record(basedir)
         return server
     if spec.scheme == "docker":
         if not spec.digest and not spec.image.startswith(LOCAL_IMAGE_PREFIX):

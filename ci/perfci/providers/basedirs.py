@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -25,6 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from perfci.model.formats import JsonValue
+from perfci.model.result import Build
 from perfci.providers import treecheck
 from perfci.providers.spec import ServerSpec
 from perfci.util.errors import BadInput, InfraFailure
@@ -258,6 +261,33 @@ def build_commit(basedir: Path) -> str | None:
     FLAVOR-COMMIT-FLAGSHASH), or None for a dir it did not make."""
     m = re.fullmatch(r"[a-z]+-([0-9a-f]{40})-[0-9a-f]{12}", basedir.name)
     return m.group(1) if m else None
+
+
+BUILD_RECORD = "perfci-build.json"  # scripts/build-server writes it into each install
+
+
+def build_record(basedir: Path) -> dict | None:
+    """How scripts/build-server built this install (result.server.build): its
+    perfci-build.json without what the result records elsewhere (flavor, commit), or
+    None for an install without one (built before it was written)."""
+    path = basedir / BUILD_RECORD
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text())
+        if data.get("schema") != "perfci.build/1":
+            raise ValueError(f"schema {data.get('schema')!r}, not perfci.build/1")
+    except (ValueError, AttributeError) as e:
+        raise InfraFailure(f"{path}: not a build record of scripts/build-server ({e}); "
+                           "remove the install to build it again") from e
+    return {k: v for k, v in data.items() if k not in ("schema", "flavor", "commit")}
+
+
+def build_provenance(described: dict[str, JsonValue]) -> tuple[str | None, Build | None]:
+    """(commit, how it was built) of a provider's describe(): a build: server's, else Nones."""
+    commit, build = described.get("commit"), described.get("build")
+    return (commit if isinstance(commit, str) else None,
+            Build.model_validate(build) if isinstance(build, dict) else None)
 
 
 def pinned_to_commit(spec: ServerSpec, commit: str | None) -> str:

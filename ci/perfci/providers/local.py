@@ -125,6 +125,7 @@ def find_binary(basedir: Path | None) -> Path:
 class LocalServer:
     kind = "local"
     commit: str | None = None  # a build: spec's: the commit scripts/build-server built
+    build: dict | None = None  # and how (its perfci-build.json)
     supports_snapshots = True  # the datadir is a host directory we own
 
     def __init__(self, basedir: Path | None, workdir: Path):
@@ -176,7 +177,11 @@ class LocalServer:
     def describe(self) -> dict:
         described: dict = {"provider": self.kind, "binary": str(self.binary),
                            "basedir": str(self.basedir) if self.basedir else None}
-        return {**described, "commit": self.commit} if self.commit else described
+        if self.commit:
+            described["commit"] = self.commit
+        if self.build:
+            described["build"] = self.build
+        return described
 
     @property
     def where(self) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 from perfci.model.result import ConfigNote, ConfigValue
 from perfci.model.scenario import ResolvedScenario, cases, config_text, load_scenario, only_phases
 from perfci.providers import open_provider
-from perfci.providers.basedirs import pinned_to_commit
+from perfci.providers.basedirs import build_provenance, pinned_to_commit
 from perfci.providers.capabilities import Requested, UnknownOption, normalize, plan_config
 from perfci.providers.mycnf import check_not_reserved
 from perfci.providers.provider import ServerProvider
@@ -124,13 +124,14 @@ def ignored_axis_option(resolved: ResolvedScenario, effective: dict[str, str]) -
 
 def reproduce_command(plan: RunPlan) -> str:
     """The command that runs this case again: a build: spec on a branch is written as
-    the commit it built."""
-    commit = plan.provider.describe().get("commit")
-    server = pinned_to_commit(parse_spec(plan.server_spec), commit if isinstance(commit, str) else None)
+    the commit it built, from the fork or mirror it was built from (PERFCI_BUILD_REPO)."""
+    commit, build = build_provenance(plan.provider.describe())
+    server = pinned_to_commit(parse_spec(plan.server_spec), commit)
     args = ["perfci", "run", plan.resolved.name, "--profile", plan.resolved.profile, "--server", server]
     if plan.resolved.case != "default":
         args += ["--case", plan.resolved.case]
     for req in plan.requested:
         if req.origin == "override":
             args += ["--config", req.name if req.value is None else f"{req.name}={req.value}"]
-    return shlex.join(args)
+    fork = f"PERFCI_BUILD_REPO={shlex.quote(build.repo)} " if build and build.fork else ""
+    return fork + shlex.join(args)

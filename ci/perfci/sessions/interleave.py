@@ -37,6 +37,7 @@ from perfci.model.bursts import Burst, InstancePair, InterleavedRun, SideInfo
 from perfci.model.flavor import ServerInfo
 from perfci.model.identity import server_line
 from perfci.model.scenario import MeasureStep, cases, load_scenario
+from perfci.providers.basedirs import build_provenance
 from perfci.providers.capabilities import parse_size
 from perfci.run import collectors, sysbench
 from perfci.run.execute import explained
@@ -168,10 +169,11 @@ def server_cpu_metrics(deltas: list[int], transactions: int, threads: int) -> di
 
 def side_info(s: SideServer, setup_sql: list[str]) -> SideInfo:
     assert s.server_info is not None, "side_info before the side's server started"
-    info = s.server_info
+    info, (commit, build) = s.server_info, build_provenance(s.plan.provider.describe())
     return SideInfo(name=s.side.name, spec=s.side.server_spec, described=s.side.describe(),
                     flavor=info["flavor"], full_version=info["full_version"],
-                    line=server_line(info["flavor"], info["version"]), freezer=s.freezer.method, setup_sql=setup_sql)
+                    line=server_line(info["flavor"], info["version"]), freezer=s.freezer.method, setup_sql=setup_sql,
+                    commit=commit, build=build)
 
 
 def burst_metrics(raw: dict, report: dict) -> dict[str, float]:

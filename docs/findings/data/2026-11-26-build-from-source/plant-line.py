@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Put a line of twelve commits on top of the Debian MariaDB 10.11.18 tree that
+scripts/debian-source-repo made, one of which (the sixth) makes InnoDB's row conversion
+slower: written for the build-from-source finding, to show that `perfci bisect` over
+build: specs names it by itself. The other eleven change comments, help texts and docs
+(real edits that rebuild the files they touch, not the hot path).
+
+    plant-line.py REPO   # creates branch perfci/planted-line from the current HEAD
+"""
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(sys.argv[1])
+PLANTED = "InnoDB: start row_sel_store_mysql_rec() from a clean row"
+
+# (subject, file, old text, new text): each old text occurs exactly once in its file
+EDITS = [
+    ("InnoDB: say which latch the record must hold in row_sel_store_mysql_rec()",
+     "storage/innobase/row/row0sel.cc",
+     "\t\t\t\tmust be protected by a page latch\n",
+     "\t\t\t\tmust be protected by a page latch (S or X)\n"),
+    ("wait_timeout: say that interactive clients use interactive_timeout",
+     "sql/sys_vars.cc",
+     '"connection before closing it",\n       NO_SET_STMT SESSION_VAR(net_wait_timeout)',
+     '"connection before closing it (interactive clients: interactive_timeout)",\n'
+     '       NO_SET_STMT SESSION_VAR(net_wait_timeout)'),
+    ("InnoDB: name the setting in the redo log flush comment",
+     "storage/innobase/handler/ha_innodb.cc",
+     "/** Flush InnoDB redo logs to the file system.",
+     "/** Flush InnoDB redo logs to the file system\n(as innodb_flush_log_at_trx_commit asks)."),
+    ("README: point to the knowledge base for building",
+     "README.md",
+     None, "\nBuilding from source: https://mariadb.com/kb/en/compiling-mariadb-from-source/\n"),
+    ("innodb_flush_log_at_trx_commit: name the crash-safe setting in its help",
+     "storage/innobase/handler/ha_innodb.cc",
+     '"Controls the durability/speed trade-off for commits."',
+     '"Controls the durability/speed trade-off for commits (1 is crash-safe)."'),
+    (PLANTED,
+     "storage/innobase/row/row0sel.cc",
+     "\tif (UNIV_LIKELY_NULL(prebuilt->blob_heap)) {\n"
+     "\t\trow_mysql_prebuilt_free_blob_heap(prebuilt);\n\t}\n\n"
+     "\tfor (ulint i = 0; i < prebuilt->n_template; i++) {\n"
+     "\t\tconst mysql_row_templ_t*templ = &prebuilt->mysql_template[i];\n\n"
+     "\t\tif (templ->is_virtual && dict_index_is_clust(index)) {",
+     "\tif (UNIV_LIKELY_NULL(prebuilt->blob_heap)) {\n"
+     "\t\trow_mysql_prebuilt_free_blob_heap(prebuilt);\n\t}\n\n"
+     "\t/* Start from a clean row: the columns the template does not\n"
+     "\tcopy must not carry bytes of the previous row to the SQL layer. */\n"
+     "\tmemset(mysql_rec, 0, prebuilt->mysql_row_len);\n\n"
+     "\tfor (ulint i = 0; i < prebuilt->n_template; i++) {\n"
+     "\t\tconst mysql_row_templ_t*templ = &prebuilt->mysql_template[i];\n\n"
+     "\t\tif (templ->is_virtual && dict_index_is_clust(index)) {"),
+    ("delayed_insert_timeout: comment on the range",
+     "sql/sys_vars.cc",
+     "       VALID_RANGE(1, LONG_TIMEOUT), DEFAULT(DELAYED_WAIT_TIMEOUT),",
+     "       /* at most LONG_TIMEOUT, like every other timeout */\n"
+     "       VALID_RANGE(1, LONG_TIMEOUT), DEFAULT(DELAYED_WAIT_TIMEOUT),"),
+    ("README: say where the test suite lives",
+     "README.md",
+     None, "\nThe test suite: mysql-test/ (./mtr --help).\n"),
+    ("InnoDB: the row template comment names the index",
+     "storage/innobase/row/row0sel.cc",
+     "\t\t\t\tindex; must be protected by a page latch */",
+     "\t\t\t\tindex (clustered or secondary); must be protected by a page latch */"),
+    ("net_read_timeout: comment the range",
+     "sql/sys_vars.cc",
+     "       VALID_RANGE(1, LONG_TIMEOUT), DEFAULT(NET_READ_TIMEOUT), BLOCK_SIZE(1),",
+     "       /* at most LONG_TIMEOUT */\n"
+     "       VALID_RANGE(1, LONG_TIMEOUT), DEFAULT(NET_READ_TIMEOUT), BLOCK_SIZE(1),"),
+    ("strings: one more copyright line",
+     "strings/ctype-latin1.c",
+     "   Copyright (c) 2009-2011, Monty Program Ab",
+     "   Copyright (c) 2009-2011, Monty Program Ab\n   Copyright (c) 2026, the perfci finding"),
+    ("README: name the bug tracker",
+     "README.md",
+     None, "\nBugs: https://jira.mariadb.org/\n"),
+]
+
+
+def git(*args: str) -> str:
+    return subprocess.run(["git", "-C", str(REPO), *args], check=True, text=True,
+                          stdout=subprocess.PIPE).stdout.strip()
+
+
+git("checkout", "-q", "-B", "perfci/planted-line")
+for subject, name, old, new in EDITS:
+    path = REPO / name
+    text = path.read_text(encoding="latin-1")
+    if old is None:
+        text += new
+    else:
+        if text.count(old) != 1:
+            sys.exit(f"{name}: the text to replace occurs {text.count(old)} times, not once ({subject})")
+        text = text.replace(old, new)
+    path.write_text(text, encoding="latin-1")
+    git("add", name)
+    git("-c", "user.name=perfci finding", "-c", "user.email=perfci@localhost",
+        "commit", "-q", "-m", subject)
+    print(git("rev-parse", "HEAD"), subject)
