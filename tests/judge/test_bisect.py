@@ -104,6 +104,43 @@ def test_an_inconclusive_half_and_an_unchanged_rest_leave_it_undecided_saying_wh
     assert found.summary() == "undecided between 8.0.12 and 8.0.22: an A/B stayed inconclusive"
 
 
+def test_known_ends_are_not_measured_again():
+    """The nightly's reference A/B already judged the ends: the search starts at the midpoint."""
+    speed = dict.fromkeys(RELEASES, 100.0) | {"8.0.25": 90.0, "8.0.28": 90.0, "8.0.31": 90.0}
+    compare, asked = ab_model(speed)
+    ends = Step("8.0.12", "8.0.31", "regression", 0.9, 0.88, 0.92)
+    found = bisect(RELEASES, compare, ends=ends)
+    assert ("8.0.12", "8.0.31") not in asked and asked[0] == ("8.0.12", "8.0.22")
+    assert found.first_bad == "8.0.25" and found.steps[0] is ends
+    with pytest.raises(ValueError, match="not of this line's ends"):
+        bisect(RELEASES, compare, ends=Step("8.0.15", "8.0.31", "regression", 0.9, 0.88, 0.92))
+
+
+def test_a_search_out_of_time_says_the_stretch_left_and_resumes_there():
+    """A Compare with no time left raises OutOfTime: the search stops with the stretch
+    it had narrowed to; a search over that stretch with its ends known finds the same
+    release as one that had time."""
+    from perfci.judge.bisect import OutOfTime
+    speed = dict.fromkeys(RELEASES, 100.0) | {"8.0.25": 90.0, "8.0.28": 90.0, "8.0.31": 90.0}
+    compare, asked = ab_model(speed)
+
+    def two_steps(reference: str, candidate: str) -> Step:
+        if len(asked) == 2:
+            raise OutOfTime()
+        return compare(reference, candidate)
+
+    found = bisect(RELEASES, two_steps)
+    assert found.ends_apart and found.first_bad is None and found.remaining == ("8.0.22", "8.0.31")
+    assert found.summary().startswith("out of time: the change lies after 8.0.22, up to 8.0.31")
+    line = RELEASES[RELEASES.index("8.0.22"):]
+    ends = Step("8.0.22", "8.0.31", "regression", 0.9, 0.88, 0.92)  # stood for by last night's steps
+    resumed = bisect(line, ab_model(speed)[0], ends=ends)
+    assert (resumed.first_bad, resumed.last_good) == ("8.0.25", "8.0.22")
+    # out of time before the ends were judged: nothing is known, nothing to resume
+    never = bisect(RELEASES, lambda a, b: (_ for _ in ()).throw(OutOfTime()))
+    assert never.remaining is None and never.undecided_between == ("8.0.12", "8.0.31")
+
+
 def test_ends_that_are_not_apart_end_it_at_once():
     compare, asked = ab_model(dict.fromkeys(RELEASES, 1.0))
     found = bisect(RELEASES, compare)

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from perfci.commands.bisect_cmd import step_of
+from perfci.judge.bisect import step_of
 from perfci.judge.paired import PairedEstimate, PairedVerdict
 from perfci.model.abratio import AbRatio
 from perfci.model.metrics import default_spec

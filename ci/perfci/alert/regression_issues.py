@@ -80,7 +80,7 @@ def title_for(case: CaseIdentity, rows: list[MetricRow], confirmation: Confirmat
     kind = ("Runner or harness drift" if confirmation is not None and confirmation.unchanged_server else
             "Work changed" if all(r.gate == "work" for r in rows) else "Perf regression")
     return issue_title(f"{kind}: {_and_more(f'{lead.key} {lead.verdict.change_pct or 0:+.1f} %', len(rows))} · "
-                       f"{_where(case)}")
+                       f"{_where(case)}{since_commit(confirmation)}")
 
 
 def markers(fp: str, case: CaseIdentity, since: str) -> list[str]:
@@ -303,10 +303,15 @@ def _post(gh: GitHub | None, dry_run_dir: Path | None, open_issues: dict[str, Is
     return created.get("number"), [f"opened #{created.get('number')} ({keys})"]
 
 
+def since_commit(c: Confirmation | None) -> str:
+    """A title's " · since COMMIT" when the night's search named the first slower commit."""
+    return f" · since {_short(c.culprit.first_bad)}" if c is not None and c.culprit and c.culprit.first_bad else ""
+
+
 def ab_title_for(case: CaseIdentity, keys: list[str], c: Confirmation) -> str:
     r = c.ratios[keys[0]]
     return issue_title(f"Perf regression (A/B vs reference): {_and_more(f'{keys[0]} {(r.ratio - 1) * 100:+.1f} %', len(keys))}"
-                       f" · {_where(case)}")
+                       f" · {_where(case)}{since_commit(c)}")
 
 
 def reproduce_ab(scenario: str, c: Confirmation, case: str) -> str:
@@ -351,8 +356,48 @@ def bisect_command(scenario: str, c: Confirmation, case: str, key: str) -> tuple
     return shlex.join(args + (["--case", case] if case != "default" else [])), releases[1:-1]
 
 
+def _short(spec: str | None) -> str:
+    return (spec or "").rpartition("@")[2][:12]
+
+
+def which_commit(scenario: str, c: Confirmation, case: str) -> list[str]:
+    """The part of an issue that names the first slower commit: the search the confirm
+    job ran over the commits between the reference and tonight (sessions/culprit_search.py)."""
+    found = c.culprit
+    assert found is not None
+    where = f"{code_span(found.metric)} in {', '.join(code_span(p) for p in found.phases)}"
+    lines = ["", "### Which commit", ""]
+    if found.first_bad:
+        step = next(s for s in reversed(found.steps) if (s.reference, s.candidate) == (found.last_good, found.first_bad))
+        could = f"; that A/B could see {step.mde:.1%}" if step.mde is not None else ""
+        lines += [f"**First slower commit: {code_span(_short(found.first_bad))} {markdown(found.subject_of(found.first_bad))}** "
+                  f"— {where} B/A {step.ratio:.3f} [{step.low:.3f}, {step.high:.3f}] against its parent "
+                  f"{code_span(_short(found.last_good))} {markdown(found.subject_of(found.last_good))}{could}.", ""]
+    else:
+        lines += [f"{markdown(found.summary)}", ""]
+    lines.append(f"Searched on this runner tonight over the {len(found.commits)} commits from the reference to tonight's "
+                 f"(first parent), {where}, within {found.budget_minutes:g} minutes; each step an A/B sized like the "
+                 "reference A/B, every commit built by scripts/build-server:")
+    if found.steps:
+        lines += ["", *table(["step", "candidate", "against", "verdict", "B/A [interval]", "MDE"],
+                             ([str(i), code_span(_short(s.candidate)), code_span(_short(s.reference)), s.verdict,
+                               f"{s.ratio:.3f} [{s.low:.3f}, {s.high:.3f}]", f"{s.mde:.1%}" if s.mde is not None else "–"]
+                              for i, s in enumerate(found.steps, 1)))]
+        lines.append("(step 1 is the reference A/B above)")
+    good, bad = found.remaining or [found.last_good or found.good, found.first_bad or found.bad]
+    if not found.first_bad:
+        args = ["perfci", "bisect", scenario, "--good", good, "--bad", bad, "--metric", found.metric,
+                "--profile", c.profile or "smoke", *[x for p in found.phases for x in ("--phase", p)]]
+        lines += ["", "To finish the search (here, or the `bisect` workflow with these inputs):", "",
+                  code_fence(shlex.join(args + (["--case", case] if case != "default" else [])), "sh")]
+    return lines
+
+
 def which_release(scenario: str, c: Confirmation, case: str, key: str) -> list[str]:
-    """An issue's "since which release" part: the bisect to run (or dispatch: bisect.yml)."""
+    """An issue's "since which release" part: the commit the night's search named, or
+    the bisect to run (or dispatch: bisect.yml)."""
+    if c.culprit is not None:
+        return which_commit(scenario, c, case)
     found = bisect_command(scenario, c, case, key)
     if found is None:
         return []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import tempfile
 import time
@@ -11,11 +12,9 @@ import click
 
 from perfci.commands import options
 from perfci.host.hostlock import command_line, exclusive_host
-from perfci.judge.bisect import Bisection, Step, Verdict, bisect
-from perfci.judge.paired import PairedVerdict
+from perfci.judge.bisect import Bisection, Step, bisect, step_of
 from perfci.model.outputs import BisectRecord, BisectStep
 from perfci.model.scenario import cases, load_scenario, only_phases
-from perfci.model.verdicts import Outcome
 from perfci.providers.basedirs import build_line
 from perfci.providers.servers import load_servers, resolve_server
 from perfci.providers.spec import parse_spec
@@ -26,30 +25,6 @@ from perfci.util.errors import EXIT_INTERRUPTED, EXIT_REGRESSION, BadInput
 from perfci.util.files import write_atomic
 from perfci.util.progress import Progress
 from perfci.util.text import markdown
-
-DECIDED = (Outcome.REGRESSION, Outcome.UNCHANGED, Outcome.IMPROVEMENT)
-
-
-def step_of(reference: str, candidate: str, rows: list[PairedVerdict], metric: str) -> Step:
-    """The step's verdict on `metric` over the measured phases (`--phase`: only those
-    ran): a regression in any is the step's (the worst one shown); else unchanged only
-    when every one is, else inconclusive."""
-    rows = [r for r in rows if r.spec is not None and r.estimate is not None and r.key.split(".", 1)[1] == metric]
-    if not rows:
-        return Step(reference, candidate, "inconclusive", 1.0, 0.0, float("inf"))
-    worse = [r for r in rows if r.verdict == Outcome.REGRESSION]
-    pick = min(worse or rows, key=lambda r: r.estimate.ratio if r.estimate else 1.0)
-    assert pick.estimate is not None
-    verdict: Verdict
-    if worse:
-        verdict = "regression"
-    elif all(r.verdict == Outcome.IMPROVEMENT for r in rows):
-        verdict = "improvement"
-    elif all(r.verdict in DECIDED for r in rows):
-        verdict = "unchanged"
-    else:
-        verdict = "inconclusive"
-    return Step(reference, candidate, verdict, pick.estimate.ratio, pick.estimate.low, pick.estimate.high)
 
 
 def check_phases(scenario: str, profile: str, case_pattern: str | None, phases: tuple[str, ...]) -> None:
@@ -142,8 +117,7 @@ def bisect_command(scenario: str, good: str, bad: str, metric: str, case_pattern
         if why := why_of(done.report):
             whys[(reference, candidate)] = why
         with log.open("a") as f:
-            f.write(json.dumps({"reference": reference, "candidate": candidate, "verdict": step.verdict,
-                                "ratio": step.ratio, "low": step.low, "high": step.high, "metric": metric, "phases": list(phases),
+            f.write(json.dumps({**dataclasses.asdict(step), "metric": metric, "phases": list(phases),
                                 "sizing": done.design.describe(), "bursts_file": str(done.bursts_file),
                                 "explain_dir": str(done.explain_dir) if done.explain_dir else None}) + "\n")
         progress.info(f"   {step.line()}")
@@ -170,5 +144,5 @@ def bisect_command(scenario: str, good: str, bad: str, metric: str, case_pattern
         spread_between=list(found.spread_between) if found.spread_between else None,
         undecided_between=list(found.undecided_between) if found.undecided_between else None,
         steps=[BisectStep(reference=s.reference, candidate=s.candidate, verdict=s.verdict, ratio=s.ratio, low=s.low,
-                          high=s.high) for s in found.steps], log=str(log)).dump(), json_out)
+                          high=s.high, mde=s.mde) for s in found.steps], log=str(log)).dump(), json_out)
     return EXIT_REGRESSION if found.ends_apart else 0  # (also when where it happened stayed undecided)

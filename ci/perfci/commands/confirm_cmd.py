@@ -12,6 +12,7 @@ from perfci.host.hostlock import command_line, exclusive_host
 from perfci.judge.compare import Rules, compare_cases
 from perfci.model.outputs import ConfirmRun
 from perfci.model.verdicts import Outcome
+from perfci.sessions import culprit_search
 from perfci.sessions.confirm import DEFAULT_PROFILE, confirm_case
 from perfci.sessions.session import handle_cancellation
 from perfci.sessions.sized_ab import AbPlan
@@ -30,6 +31,10 @@ from perfci.util.progress import Progress
 @options.ab_plan_options
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("confirm"), show_default=True,
               help="Where <result id>.confirmation.json and the A/B's bursts are written.")
+@click.option("--culprit-minutes", type=click.FloatRange(0), default=culprit_search.DEFAULT_BUDGET_MINUTES,
+              show_default=True, envvar="PERFCI_CULPRIT_MINUTES",
+              help="A regression confirmed on a build: line (both servers builds of one flavor): bisect the commits "
+                   "between the reference and tonight for this long (a step started in time finishes); 0: never.")
 @options.workdir
 @options.runner_class
 @options.host_wait
@@ -39,7 +44,7 @@ from perfci.util.progress import Progress
 @options.quiet
 @options.json_output("confirm")
 def confirm(results: tuple[Path, ...], baseline_dir: Path | None, profile: str, ab: AbPlan, out_dir: Path,
-            workdir: Path | None, runner_class: str, host_wait: float,
+            culprit_minutes: float, workdir: Path | None, runner_class: str, host_wait: float,
             follow, history_dir: Path | None, window: int, quiet: bool, json_out: Path | None) -> int:
     """A/B each case of RESULTS against its reference, on this runner, before issues
     are opened (`perfci nightly --confirmations`): where tonight regressed against its
@@ -66,7 +71,7 @@ def confirm(results: tuple[Path, ...], baseline_dir: Path | None, profile: str, 
     try:
         with exclusive_host(command_line(), allow_busy=False, wait_s=host_wait):
             for comp in comparisons:
-                c = confirm_case(comp, profile, ab, parent, out_dir, progress, runner_class)
+                c = confirm_case(comp, profile, ab, parent, out_dir, progress, runner_class, culprit_minutes)
                 if c is not None:
                     confirmation_files.save(c, out_dir)
                     found.append(c)
@@ -78,6 +83,8 @@ def confirm(results: tuple[Path, ...], baseline_dir: Path | None, profile: str, 
         say("nothing to A/B: no case regressed, and every case ran its reference's server and config")
     for c in found:
         say(f"{c.case} ({c.trigger}): {c.status} — {c.reason}")
+        if c.culprit:
+            say(f"{c.case}: culprit search ({c.culprit.metric} in {', '.join(c.culprit.phases)}): {c.culprit.summary}")
         if c.report:
             say(c.report)
     confirmed = any(c.status == "confirmed" for c in found)

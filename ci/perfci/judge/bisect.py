@@ -15,6 +15,12 @@ predecessor (its earlier verdict may have been against an older good end): a
 regression there names the first slower release; none means the slowdown is spread
 over several releases, each step below what one A/B can see.
 
+The ends' verdict may be known already (`ends`: the nightly's reference A/B that
+confirmed the regression); it is not measured again. A search out of time (the
+caller's `Compare` raises `OutOfTime` before a step it has no time for) stops with
+the stretch still to search (`remaining`): the next search starts there, its ends
+known apart.
+
 The A/B itself is the caller's (`Compare`): this module only decides what to measure
 next and what the measurements say.
 """
@@ -24,6 +30,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
+
+from perfci.judge.paired import PairedVerdict
+from perfci.model.verdicts import Outcome
 
 Verdict = Literal["regression", "unchanged", "improvement", "inconclusive"]
 
@@ -37,13 +46,43 @@ class Step:
     ratio: float
     low: float
     high: float
+    mde: float | None = None  # what the A/B could see, when it said
 
     def line(self) -> str:
         return (f"{self.candidate} vs {self.reference}: {self.verdict} "
                 f"(B/A {self.ratio:.3f} [{self.low:.3f}, {self.high:.3f}])")
 
 
+DECIDED = (Outcome.REGRESSION, Outcome.UNCHANGED, Outcome.IMPROVEMENT)
+
+
+def step_of(reference: str, candidate: str, rows: list[PairedVerdict], metric: str) -> Step:
+    """An A/B's verdict on `metric` over its phases (the rows of the phases it judged):
+    a regression in any is the step's (the worst one shown); else unchanged only when
+    every one is, else inconclusive."""
+    rows = [r for r in rows if r.spec is not None and r.estimate is not None and r.key.split(".", 1)[1] == metric]
+    if not rows:
+        return Step(reference, candidate, "inconclusive", 1.0, 0.0, float("inf"))
+    worse = [r for r in rows if r.verdict == Outcome.REGRESSION]
+    pick = min(worse or rows, key=lambda r: r.estimate.ratio if r.estimate else 1.0)
+    assert pick.estimate is not None
+    verdict: Verdict
+    if worse:
+        verdict = "regression"
+    elif all(r.verdict == Outcome.IMPROVEMENT for r in rows):
+        verdict = "improvement"
+    elif all(r.verdict in DECIDED for r in rows):
+        verdict = "unchanged"
+    else:
+        verdict = "inconclusive"
+    return Step(reference, candidate, verdict, pick.estimate.ratio, pick.estimate.low, pick.estimate.high, pick.mde)
+
+
 Compare = Callable[[str, str], Step]  # (reference, candidate) -> the A/B's step
+
+
+class OutOfTime(Exception):
+    """Raised by a Compare that has no time left for the next step."""
 
 
 @dataclass
@@ -56,6 +95,7 @@ class Bisection:
     no_regression: bool = False     # the ends themselves are not apart
     ends_apart: bool = False        # the ends are a judged regression (whatever the search found after)
     below_mde: list[Step] = field(default_factory=list)  # inconclusive steps the search went past
+    remaining: tuple[str, str] | None = None  # out of time: the stretch still to search (its ends apart)
 
     def passed_over(self) -> str:
         return "".join(f"; {s.reference} -> {s.candidate} stayed inconclusive (B/A {s.ratio:.3f} "
@@ -68,22 +108,40 @@ class Bisection:
         if self.first_bad and self.last_good:
             final = next(s for s in reversed(self.steps) if s.candidate == self.first_bad
                          and s.reference == self.last_good)
-            return (f"first slower in {self.first_bad} (B/A {final.ratio:.3f} [{final.low:.3f}, {final.high:.3f}]); "
+            could = f"; the A/B could see {final.mde:.1%}" if final.mde is not None else ""
+            return (f"first slower in {self.first_bad} (B/A {final.ratio:.3f} [{final.low:.3f}, {final.high:.3f}]{could}); "
                     f"{self.last_good} was not{self.passed_over()}")
         if self.spread_between:
             a, b = self.spread_between
             return (f"spread over several releases: slower from {a} to {b}, but no single release step is "
                     f"beyond what one A/B can see{self.passed_over()}")
+        if self.remaining:
+            a, b = self.remaining
+            return f"out of time: the change lies after {a}, up to {b}; still to search{self.passed_over()}"
         assert self.undecided_between
         a, b = self.undecided_between
         return f"undecided between {a} and {b}: an A/B stayed inconclusive{self.passed_over()}"
 
 
-def bisect(releases: Sequence[str], compare: Compare, retries: int = 1) -> Bisection:
-    """`releases` oldest first: the first is the known good, the last the known bad."""
+def bisect(releases: Sequence[str], compare: Compare, retries: int = 1, ends: Step | None = None) -> Bisection:
+    """`releases` oldest first: the first is the known good, the last the known bad;
+    `ends`: their A/B when it ran already."""
     if len(releases) < 2:
         raise ValueError("bisect needs at least two releases")
+    if ends is not None and (ends.reference, ends.candidate) != (releases[0], releases[-1]):
+        raise ValueError(f"the known ends' A/B is {ends.candidate} vs {ends.reference}, not of this line's ends")
     found = Bisection()
+    bounds = [0, len(releases) - 1]  # good, bad: where an out-of-time search stopped
+    try:
+        return _search(releases, compare, retries, ends, found, bounds)
+    except OutOfTime:
+        found.remaining = (releases[bounds[0]], releases[bounds[1]]) if found.ends_apart else None
+        found.undecided_between = None if found.ends_apart else (releases[0], releases[-1])
+        return found
+
+
+def _search(releases: Sequence[str], compare: Compare, retries: int, ends: Step | None, found: Bisection,
+            bounds: list[int]) -> Bisection:
 
     def judged(reference: str, candidate: str) -> Step:
         for _ in range(retries + 1):
@@ -94,7 +152,10 @@ def bisect(releases: Sequence[str], compare: Compare, retries: int = 1) -> Bisec
         return step
 
     good, bad = 0, len(releases) - 1
-    ends = judged(releases[good], releases[bad])
+    if ends is None:
+        ends = judged(releases[good], releases[bad])
+    else:
+        found.steps.append(ends)
     if ends.verdict == "inconclusive":
         found.undecided_between = (releases[good], releases[bad])
         return found
@@ -104,6 +165,7 @@ def bisect(releases: Sequence[str], compare: Compare, retries: int = 1) -> Bisec
     found.ends_apart = True
     last = ends
     while bad - good > 1:
+        bounds[:] = [good, bad]
         mid = (good + bad) // 2
         last = judged(releases[good], releases[mid])
         if last.verdict == "regression":
@@ -122,6 +184,7 @@ def bisect(releases: Sequence[str], compare: Compare, retries: int = 1) -> Bisec
             else:
                 found.undecided_between = (releases[good], releases[mid])
                 return found
+    bounds[:] = [good, bad]
     if not (last.reference == releases[good] and last.candidate == releases[bad] and last.verdict == "regression"):
         last = judged(releases[good], releases[bad])
     if last.verdict == "regression":

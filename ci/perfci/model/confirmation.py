@@ -10,6 +10,7 @@ from pydantic import Field
 
 from perfci.model.abratio import AbRatio
 from perfci.model.base import StrictModel
+from perfci.model.culprit import CulpritSearch
 from perfci.model.formats import FileFormat, JsonObject
 from perfci.model.result import ResultId
 
@@ -20,7 +21,7 @@ Trigger = Literal["regression", "server-changed"]
 
 
 class Confirmation(StrictModel):
-    schema_: Literal["perfci.confirmation/4"] = Field("perfci.confirmation/4", alias="schema")
+    schema_: Literal["perfci.confirmation/5"] = Field("perfci.confirmation/5", alias="schema")
     result_id: ResultId
     case: str
     status: Literal["confirmed", "not-confirmed", "not-run"]
@@ -43,6 +44,9 @@ class Confirmation(StrictModel):
     # /4
     unchanged_server: bool = Field(False, description="not-run: tonight's server, build and config are the "
                                                       "reference's, so what moved is the runner, perfci or the data")
+    # /5
+    culprit: CulpritSearch | None = Field(None, description="confirmed on a build: line: the bisect over the commits "
+                                                            "between the reference and tonight")
 
     def dump(self) -> JsonObject:
         return self.model_dump(mode="json", by_alias=True)
@@ -63,7 +67,13 @@ def _v3_to_v4(data: JsonObject) -> JsonObject:
     return {**data, "schema": "perfci.confirmation/4"}
 
 
-CONFIRMATION_FILE = FileFormat("confirmation", Confirmation, "perfci.confirmation/4",
-                               upgrades={"perfci.confirmation/1": lambda d: _v3_to_v4(_v2_to_v3(_v1_to_v2(d))),
-                                         "perfci.confirmation/2": lambda d: _v3_to_v4(_v2_to_v3(d)),
-                                         "perfci.confirmation/3": _v3_to_v4})
+def _v4_to_v5(data: JsonObject) -> JsonObject:
+    """/4 never searched the commits of a build: line."""
+    return {**data, "schema": "perfci.confirmation/5"}
+
+
+CONFIRMATION_FILE = FileFormat("confirmation", Confirmation, "perfci.confirmation/5",
+                               upgrades={"perfci.confirmation/1": lambda d: _v4_to_v5(_v3_to_v4(_v2_to_v3(_v1_to_v2(d)))),
+                                         "perfci.confirmation/2": lambda d: _v4_to_v5(_v3_to_v4(_v2_to_v3(d))),
+                                         "perfci.confirmation/3": lambda d: _v4_to_v5(_v3_to_v4(d)),
+                                         "perfci.confirmation/4": _v4_to_v5})

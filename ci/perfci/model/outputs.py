@@ -11,6 +11,7 @@ from pydantic import Field
 
 from perfci.model.base import StrictModel
 from perfci.model.confirmation import Confirmation
+from perfci.model.culprit import BisectStep
 from perfci.model.formats import FileFormat
 from perfci.model.verdicts import Outcome
 
@@ -136,15 +137,6 @@ class ConfirmRun(Output):
 
 
 # perfci bisect
-class BisectStep(StrictModel):
-    reference: str
-    candidate: str
-    verdict: Literal["regression", "unchanged", "improvement", "inconclusive"]
-    ratio: float = Field(description="B/A of the judged metric")
-    low: float
-    high: float
-
-
 class BisectRecord(Output):
     schema_: Literal["perfci.bisect/1"] = Field("perfci.bisect/1", alias="schema")
     scenario: str

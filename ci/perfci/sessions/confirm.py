@@ -31,10 +31,12 @@ from perfci.judge.paired import PairedVerdict
 from perfci.model.abratio import AbRatio
 from perfci.model.baseline import Baseline, Sample
 from perfci.model.confirmation import Confirmation, Trigger
+from perfci.model.culprit import CulpritSearch
 from perfci.providers.basedirs import on_build_line
 from perfci.providers.mycnf import parse_trusted_override
 from perfci.providers.servers import id_of_spec, load_servers, pinned_in_git_history, resolve_server, specs_in_git_history
 from perfci.providers.spec import parse_spec
+from perfci.sessions.culprit_search import commit_line_of, lead_regression, search_culprit
 from perfci.sessions.rounds import Side
 from perfci.sessions.sized_ab import AbPlan, run_sized
 from perfci.util.errors import BadInput, InfraFailure
@@ -108,8 +110,10 @@ def trigger_of(comp: CaseComparison, good: Sample | None) -> Trigger | None:
 
 
 def confirm_case(comp: CaseComparison, profile: str, ab: AbPlan, parent: Path, out_dir: Path,
-                 progress: Progress, runner_class: str) -> Confirmation | None:
-    """The reference A/B of one case, or None when it has no reason to run."""
+                 progress: Progress, runner_class: str, culprit_minutes: float = 0) -> Confirmation | None:
+    """The reference A/B of one case, or None when it has no reason to run; confirmed on
+    a build: line, the commits between are searched for the culprit (`culprit_minutes`
+    of budget, 0: not)."""
     result = comp.results[0]
     good = last_good(comp.baseline) if comp.baseline else None
     trigger = trigger_of(comp, good)
@@ -152,7 +156,19 @@ def confirm_case(comp: CaseComparison, profile: str, ab: AbPlan, parent: Path, o
     except InfraFailure as exc:
         return not_run(f"the reference A/B failed: {exc}").model_copy(update={"failed": True})
     flagged = done.regressions
+    line = commit_line_of(a_args, b_args) if flagged and culprit_minutes > 0 else None
+    culprit = None
+    if line:
+        try:
+            culprit = search_culprit(result.scenario.name, profile, case, line, done.rows, flagged, ab, parent,
+                                     out_dir / "culprit", progress, runner_class, culprit_minutes)
+        except (BadInput, InfraFailure) as exc:  # the confirmation stands; the issue says why no commit is named
+            metric, phases = lead_regression(flagged)
+            culprit = CulpritSearch(metric=metric, phases=list(phases), good=line[0].text, bad=line[1].text,
+                                    commits=[], summary=f"the search for the commit could not finish: {exc}",
+                                    budget_minutes=culprit_minutes)
     return found.model_copy(update={
+        "culprit": culprit,
         "status": "confirmed" if flagged else "not-confirmed",
         "reason": (f"the A/B flags {', '.join(flagged)}" if flagged else
                    "the A/B of the two servers, side by side, finds no judged regression of tonight's server"),

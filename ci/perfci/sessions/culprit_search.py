@@ -1,0 +1,92 @@
+"""The culprit the same night: when the nightly's reference A/B of a build: line (a
+branch built commit by commit) confirms a regression, the commits between the
+reference and tonight are bisected on the same runner, within a time budget, and the
+issue names the first slower commit (what Chromium's Pinpoint does for its dashboard).
+
+The search judges the metric of the A/B's leading regression in the phases where the
+A/B flagged it, each step an A/B sized like the reference A/B; the reference A/B is its
+first step (the ends are not measured again). A step is only started inside the
+budget (one that started finishes); out of time, the search records the stretch it
+narrowed to (`remaining`) and the issue gives the `perfci bisect` that finishes it.
+Every commit is built by scripts/build-server (cached per commit: tomorrow's search
+over the same commits builds nothing)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from pathlib import Path
+
+from perfci.judge.bisect import OutOfTime, Step, bisect, step_of
+from perfci.judge.paired import PairedVerdict
+from perfci.model.culprit import BisectStep, CulpritSearch, LineCommit
+from perfci.providers.basedirs import build_line
+from perfci.providers.spec import ServerSpec, parse_spec
+from perfci.sessions.sized_ab import AbPlan, run_sized, sides_of
+from perfci.util.errors import BadInput
+from perfci.util.progress import Progress
+
+DEFAULT_BUDGET_MINUTES = 120.0
+
+
+def commit_line_of(a_args: tuple[str, tuple[str, ...]], b_args: tuple[str, tuple[str, ...]]
+                   ) -> tuple[ServerSpec, ServerSpec] | None:
+    """The two ends when the reference and tonight are builds of one flavor at two refs
+    with the same config (a search walks commits, not configs); else None."""
+    if a_args[1] != b_args[1]:
+        return None
+    try:
+        good, bad = parse_spec(a_args[0]), parse_spec(b_args[0])
+    except BadInput:
+        return None
+    if good.scheme != "build" or bad.scheme != "build" or good.flavor != bad.flavor or good.ref == bad.ref:
+        return None
+    return good, bad
+
+
+def lead_regression(flagged: list[str]) -> tuple[str, tuple[str, ...]]:
+    """(metric, phases) the search judges: the first flagged key's metric, in every
+    phase the A/B flagged it (keys are PHASE.METRIC)."""
+    metric = flagged[0].split(".", 1)[1]
+    return metric, tuple(dict.fromkeys(k.split(".", 1)[0] for k in flagged if k.split(".", 1)[1] == metric))
+
+
+def search_culprit(scenario: str, profile: str, case: str | None, ends: tuple[ServerSpec, ServerSpec],
+                   rows: list[PairedVerdict], flagged: list[str], ab: AbPlan, parent: Path, out_dir: Path,
+                   progress: Progress, runner_class: str, budget_minutes: float) -> CulpritSearch:
+    """Bisect the commits from `ends[0]` to `ends[1]`, the reference A/B (`rows`, which
+    flagged `flagged`) standing for the ends' step."""
+    deadline = time.monotonic() + budget_minutes * 60
+    metric, phases = lead_regression(flagged)
+    commits = build_line(*ends)
+    line = [c.spec(ends[0].flavor) for c in commits]
+    phase_rows = [r for r in rows if r.key.split(".", 1)[0] in phases]
+    known = step_of(line[0], line[-1], phase_rows, metric)
+    log = out_dir / f"culprit-{scenario}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}.jsonl"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    step_ab = dataclasses.replace(ab, phases=phases)
+
+    def measure(reference: str, candidate: str) -> Step:
+        if time.monotonic() >= deadline:
+            raise OutOfTime()
+        progress.info(f"== culprit search: {candidate} against {reference}")
+        done = run_sized(scenario, profile, sides_of(reference, candidate), parent, case, step_ab, out_dir / "ab",
+                         progress, runner_class)
+        step = step_of(reference, candidate, done.rows, metric)
+        with log.open("a") as f:
+            f.write(json.dumps({**dataclasses.asdict(step), "bursts_file": str(done.bursts_file)}) + "\n")
+        progress.info(f"   {step.line()}")
+        return step
+
+    progress.info(f"culprit search over {len(line)} commits, {metric} in {', '.join(phases)}, "
+                  f"budget {budget_minutes:g} min")
+    found = bisect(line, measure, retries=1, ends=known)
+    return CulpritSearch(
+        metric=metric, phases=list(phases), good=line[0], bad=line[-1],
+        commits=[LineCommit(sha=c.sha, subject=c.subject) for c in commits], summary=found.summary(),
+        first_bad=found.first_bad, last_good=found.last_good,
+        remaining=list(found.remaining) if found.remaining else None,
+        steps=[BisectStep(reference=s.reference, candidate=s.candidate, verdict=s.verdict, ratio=s.ratio, low=s.low,
+                          high=s.high, mde=s.mde) for s in found.steps],
+        budget_minutes=budget_minutes, log=str(log) if log.exists() else "")

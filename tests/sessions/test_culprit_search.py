@@ -1,0 +1,91 @@
+"""The culprit the same night, without servers: which confirmations search the commits,
+what they judge, and how the issue names the first slower commit (or the stretch left
+when the search ran out of time)."""
+
+from __future__ import annotations
+
+import json
+
+from perfci.model.confirmation import CONFIRMATION_FILE, Confirmation
+from perfci.model.culprit import BisectStep, CulpritSearch, LineCommit
+from perfci.sessions.culprit_search import commit_line_of, lead_regression
+
+from conftest import run_perfci
+from test_confirm import _ab_confirmation, regressed
+
+GOOD, MID, CULPRIT, LAST = ("a" * 40, "b" * 40, "c" * 40, "d" * 40)
+SUBJECTS = {GOOD: "as released", MID: "docs: a README", CULPRIT: "InnoDB: start from a clean row", LAST: "typo"}
+
+
+def spec(sha: str) -> str:
+    return f"build:mariadb@{sha}"
+
+
+def step(ref: str, cand: str, verdict: str, ratio: float, mde: float | None = 0.021) -> BisectStep:
+    return BisectStep(reference=spec(ref), candidate=spec(cand), verdict=verdict, ratio=ratio, low=ratio - 0.02,
+                      high=ratio + 0.02, mde=mde)  # type: ignore[arg-type]
+
+
+def search(**update) -> CulpritSearch:
+    found = CulpritSearch(
+        metric="tps", phases=["full-scan"], good=spec(GOOD), bad=spec(LAST),
+        commits=[LineCommit(sha=s, subject=t) for s, t in SUBJECTS.items()],
+        summary="first slower in …", first_bad=spec(CULPRIT), last_good=spec(MID),
+        steps=[step(GOOD, LAST, "regression", 0.91), step(GOOD, MID, "unchanged", 1.0),
+               step(MID, CULPRIT, "regression", 0.912, 0.018)], budget_minutes=120)
+    return found.model_copy(update=update)
+
+
+def test_only_two_builds_of_one_flavor_with_one_config_are_searched():
+    assert commit_line_of((spec(GOOD), ()), (spec(LAST), ())) is not None
+    for a, b in (((spec(GOOD), ()), (spec(GOOD), ())),                      # one commit
+                 ((spec(GOOD), ()), ("build:mysql@" + LAST, ())),          # two flavors
+                 ((spec(GOOD), ()), (spec(LAST), ("x=1",))),               # two configs
+                 (("mariadb-10.11", ()), (spec(LAST), ())),                # a release and a build
+                 (("local", ()), ("local", ()))):
+        assert commit_line_of(a, b) is None
+    # the lead metric, in every phase the A/B flagged it (not the others')
+    assert lead_regression(["full-scan.tps", "full-scan.latency_ms_avg", "point-query.tps"]) == (
+        "tps", ("full-scan", "point-query"))
+
+
+def test_the_issue_names_the_first_slower_commit_with_its_ratio_interval_and_mde(tmp_path):
+    comp, root = regressed(tmp_path, f"perfci run tiny --profile smoke --server {spec(LAST)}", tps=1010)
+    c = _ab_confirmation(comp.results[0].id, comp.label).model_copy(
+        update={"a": spec(GOOD), "b": spec(LAST), "culprit": search()})
+    (tmp_path / "confirm").mkdir()
+    (tmp_path / "confirm" / f"{comp.results[0].id}.confirmation.json").write_text(json.dumps(c.dump()))
+    issues = tmp_path / "issues"
+    proc = run_perfci("issues", "sync", str(tmp_path / "candidate.json"), "--baseline-dir", str(root),
+                      "--dry-run", "--out", str(issues), "--confirmations", str(tmp_path / "confirm"))
+    assert proc.returncode == 0, proc.stderr
+    [issue] = issues.glob("*.md")
+    text = issue.read_text()
+    assert text.splitlines()[0].endswith(f" · since {CULPRIT[:12]}")
+    assert ("**First slower commit: `cccccccccccc` InnoDB: start from a clean row** — `tps` in `full-scan` B/A 0.912 "
+            "[0.892, 0.932] against its parent `bbbbbbbbbbbb` docs: a README; that A/B could see 1.8%.") in text
+    assert "over the 4 commits from the reference to tonight's" in text
+    assert "| 3 | `cccccccccccc` | `bbbbbbbbbbbb` | regression | 0.912 [0.892, 0.932] | 1.8% |" in text
+    assert "### Which release" not in text and "To finish the search" not in text
+
+
+def test_a_search_out_of_time_gives_the_bisect_that_finishes_it():
+    from perfci.alert.regression_issues import which_release
+    c = _ab_confirmation("r1", "tiny").model_copy(update={"a": spec(GOOD), "b": spec(LAST), "culprit": search(
+        first_bad=None, last_good=None, remaining=[spec(MID), spec(LAST)],
+        summary=f"out of time: the change lies after {spec(MID)}, up to {spec(LAST)}; still to search",
+        steps=[step(GOOD, LAST, "regression", 0.91), step(GOOD, MID, "unchanged", 1.0)])})
+    text = "\n".join(which_release("microbench", c, "default", "full-scan.tps"))
+    assert "### Which commit" in text and "out of time: the change lies after" in text
+    assert (f"perfci bisect microbench --good {spec(MID)} --bad {spec(LAST)} --metric tps --profile smoke "
+            "--phase full-scan") in text
+
+
+def test_a_confirmation_of_an_older_perfci_reads_without_a_search(tmp_path):
+    data = _ab_confirmation("r1", "tiny").dump()
+    data.pop("culprit")
+    data["schema"] = "perfci.confirmation/4"
+    path = tmp_path / "r1.confirmation.json"
+    path.write_text(json.dumps(data))
+    loaded = CONFIRMATION_FILE.load(path)
+    assert isinstance(loaded, Confirmation) and loaded.culprit is None
