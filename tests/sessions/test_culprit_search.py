@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import json
 
+from test_confirm import _ab_confirmation, regressed
+
 from perfci.model.confirmation import CONFIRMATION_FILE, Confirmation
 from perfci.model.culprit import BisectStep, CulpritSearch, LineCommit
 from perfci.sessions.culprit_search import commit_line_of, lead_regression
 
 from conftest import run_perfci
-from test_confirm import _ab_confirmation, regressed
 
 GOOD, MID, CULPRIT, LAST = ("a" * 40, "b" * 40, "c" * 40, "d" * 40)
 SUBJECTS = {GOOD: "as released", MID: "docs: a README", CULPRIT: "InnoDB: start from a clean row", LAST: "typo"}
@@ -89,3 +90,49 @@ def test_a_confirmation_of_an_older_perfci_reads_without_a_search(tmp_path):
     path.write_text(json.dumps(data))
     loaded = CONFIRMATION_FILE.load(path)
     assert isinstance(loaded, Confirmation) and loaded.culprit is None
+
+
+def test_last_nights_search_out_of_time_resumes_in_the_stretch_it_left():
+    from perfci.sessions.culprit_search import resumed_stretch
+    line = [spec(s) for s in (GOOD, MID, CULPRIT, LAST, "e" * 40)]  # tonight's line: one commit more
+    out_of_time = search(first_bad=None, last_good=None, remaining=[spec(MID), spec(LAST)],
+                         steps=[step(GOOD, LAST, "regression", 0.91), step(GOOD, MID, "unchanged", 1.0)])
+    stretch, apart = resumed_stretch(out_of_time, line, "tps")
+    assert stretch == [spec(MID), spec(CULPRIT), spec(LAST)]
+    assert (apart.reference, apart.candidate, apart.verdict, apart.ratio) == (spec(MID), spec(LAST), "regression", 0.91)
+    # another reference, another metric, a stretch not on tonight's line, a finished search: from the start
+    assert resumed_stretch(out_of_time, ["build:mariadb@" + "f" * 40, *line[1:]], "tps") is None
+    assert resumed_stretch(out_of_time, line, "qps") is None
+    assert resumed_stretch(out_of_time, line[:3], "tps") is None
+    assert resumed_stretch(search(), line, "tps") is None
+    assert resumed_stretch(None, line, "tps") is None
+
+
+def test_the_nightly_keeps_a_search_out_of_time_beside_the_history_and_drops_it_when_one_ends(tmp_path):
+    from perfci.model.identity import CaseIdentity
+    from perfci.store import culprit_files
+    from perfci.store.results import load_result
+    comp, root = regressed(tmp_path, f"perfci run tiny --profile smoke --server {spec(LAST)}", tps=1010)
+    result = load_result(tmp_path / "candidate.json")
+    left = search(first_bad=None, last_good=None, remaining=[spec(MID), spec(LAST)], summary="out of time: …")
+    history = tmp_path / "history"
+    history.mkdir()
+
+    def night(found: CulpritSearch) -> str:
+        c = _ab_confirmation(result.id, comp.label).model_copy(update={"a": spec(GOOD), "b": spec(LAST),
+                                                                       "culprit": found})
+        (tmp_path / "confirm").mkdir(exist_ok=True)
+        (tmp_path / "confirm" / f"{result.id}.confirmation.json").write_text(json.dumps(c.dump()))
+        proc = run_perfci("nightly", str(tmp_path / "candidate.json"), "--history", str(history), "--baseline-dir",
+                          str(root), "--dry-run", "--out", str(tmp_path / "issues"), "--confirmations",
+                          str(tmp_path / "confirm"))
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        return proc.stdout
+
+    assert "resumes next night between" in night(left)
+    case = CaseIdentity.of(result)
+    kept = culprit_files.pending(history, case)
+    assert kept is not None and kept.remaining == [spec(MID), spec(LAST)]
+    assert culprit_files.pending_path(history, case).name.endswith(".culprit.json")
+    assert "ended (first slower in" in night(search(summary="first slower in …"))
+    assert culprit_files.pending(history, case) is None

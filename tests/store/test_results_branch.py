@@ -76,3 +76,28 @@ def test_a_torn_last_line_on_the_branch_does_not_swallow_the_next_night(tmp_path
     (new / CASE).write_text('{"night": 1}\n{"night": 2}\n')
     assert branch(remote, "publish", str(tmp_path / "a"), str(new / "history")).returncode == 0
     assert on_branch(remote) == ['{"night": 1}', '{"nig', '{"night": 2}']  # the next reader moves '{"nig' aside
+
+
+def test_a_kept_commit_search_is_replaced_whole_and_removed_when_it_ends(tmp_path):
+    """CASE.culprit.json is one document, not lines: tonight's copy replaces the branch's
+    (a line merge would splice two JSON documents), and a search that ended is removed."""
+    remote = results_branch(tmp_path)
+    search = CASE.replace(".jsonl", ".culprit.json").removeprefix("history/")
+
+    def publish(name: str, document: str | None) -> None:
+        assert branch(remote, "clone", str(tmp_path / name)).returncode == 0
+        new = night(tmp_path / name, f'{{"night": "{name}"}}')
+        if document is None:
+            (new / search).unlink()
+        else:
+            (new / search).write_text(document)
+        proc = branch(remote, "publish", str(tmp_path / name), str(new))
+        assert proc.returncode == 0, proc.stderr
+
+    publish("a", '{\n "remaining": ["a", "d"]\n}\n')
+    publish("b", '{\n "remaining": ["b", "d"]\n}\n')
+    shown = git("--git-dir", str(remote), "show", f"results:history/{search}")
+    assert shown.strip() == "{\n \"remaining\": [\"b\", \"d\"]\n}"
+    publish("c", None)
+    assert search not in git("--git-dir", str(remote), "ls-tree", "-r", "--name-only", "results")
+    assert on_branch(remote) == ['{"night": "a"}', '{"night": "b"}', '{"night": "c"}']

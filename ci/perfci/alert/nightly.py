@@ -33,6 +33,7 @@ from perfci.model.confirmation import Confirmation
 from perfci.model.history import DEFAULT_HISTORY_WINDOW, NightVerdict, summary_line
 from perfci.model.identity import CaseIdentity
 from perfci.model.result import Result
+from perfci.store import culprit_files
 from perfci.store.case_inputs import load_cases
 from perfci.store.history_files import Histories, reset
 from perfci.util.errors import BadInput
@@ -164,6 +165,11 @@ def run_night(results: list[Result], opts: NightOptions, gh: GitHub | None = Non
     verdicts = with_change_points(night_verdicts(comparisons, confirmations), comparisons, histories)
     actions = [f"history {path}: +{added}"
                for path, added in histories.append(results, opts.rules.follow, verdicts, opts.run_url)]
+    for comp in comparisons:  # a commit search out of time resumes next night (store/culprit_files.py)
+        c = confirmations.get(comp.results[0].id) if comp.results else None
+        if c is not None and c.culprit is not None and (kept := culprit_files.keep(opts.history_root, comp.identity,
+                                                                                    c.culprit)):
+            actions.append(kept)
     standing = {r.id: record.standing for r in results if r.ran
                 for record in histories.case(CaseIdentity.of(r, opts.rules.follow)).records if record.result_id == r.id}
     try:

@@ -71,7 +71,8 @@ def confirm(results: tuple[Path, ...], baseline_dir: Path | None, profile: str, 
     try:
         with exclusive_host(command_line(), allow_busy=False, wait_s=host_wait):
             for comp in comparisons:
-                c = confirm_case(comp, profile, ab, parent, out_dir, progress, runner_class, culprit_minutes)
+                c = confirm_case(comp, profile, ab, parent, out_dir, progress, runner_class, culprit_minutes,
+                                 history_dir)
                 if c is not None:
                     confirmation_files.save(c, out_dir)
                     found.append(c)

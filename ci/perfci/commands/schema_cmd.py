@@ -12,6 +12,7 @@ from perfci.model.ab_verdict import AB_VERDICT_FILE
 from perfci.model.baseline import BASELINE_FILE
 from perfci.model.bursts import BURSTS_FILE
 from perfci.model.confirmation import CONFIRMATION_FILE
+from perfci.model.culprit import PENDING_SEARCH_FILE
 from perfci.model.explain import EXPLAIN_FILE
 from perfci.model.history import HISTORY_LINE, Annotation
 from perfci.model.noise import NOISE_FILE
@@ -44,6 +45,8 @@ FORMATS: dict[str, tuple[type[BaseModel], str]] = {
     "ab-verdict": (AB_VERDICT_FILE.model, "an A/B's verdict: perfci ab --json"),
     "bursts": (BURSTS_FILE.model, "an interleaved A/B's bursts: *.bursts.json"),
     "confirmation": (CONFIRMATION_FILE.model, "a nightly A/B against the reference: *.confirmation.json"),
+    "culprit-search": (PENDING_SEARCH_FILE.model, "a nightly's commit search out of time, resumed the next night: "
+                                                  "history/.../CASE.culprit.json"),
     "explain": (EXPLAIN_FILE.model, "an explain pass: RUN.explain/explain.json (profiles beside it)"),
     "sweep": (SWEEP_FILE.model, "a sweep across servers: sweep-SCENARIO-PROFILE.json, perfci sweep --json"),
     "scenarios": (SCENARIO_LIST.model, "the project's scenarios: perfci list --json"),

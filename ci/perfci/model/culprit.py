@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import Field
 
 from perfci.model.base import StrictModel
+from perfci.model.formats import FileFormat, JsonObject
 
 
 class BisectStep(StrictModel):
@@ -46,3 +47,18 @@ class CulpritSearch(StrictModel):
     def subject_of(self, spec: str | None) -> str:
         sha = (spec or "").rpartition("@")[2]
         return next((c.subject for c in self.commits if c.sha == sha), "")
+
+
+class PendingSearch(StrictModel):
+    """A culprit search out of time, kept beside the case's history (the results branch)
+    so that the next night's search resumes in the stretch it left."""
+
+    schema_: Literal["perfci.culprit-search/1"] = Field("perfci.culprit-search/1", alias="schema")
+    case: str
+    search: CulpritSearch
+
+    def dump(self) -> JsonObject:
+        return self.model_dump(mode="json", by_alias=True)
+
+
+PENDING_SEARCH_FILE = FileFormat("culprit search", PendingSearch, "perfci.culprit-search/1")

@@ -39,6 +39,7 @@ from perfci.providers.spec import parse_spec
 from perfci.sessions.culprit_search import commit_line_of, lead_regression, search_culprit
 from perfci.sessions.rounds import Side
 from perfci.sessions.sized_ab import AbPlan, run_sized
+from perfci.store import culprit_files
 from perfci.util.errors import BadInput, InfraFailure
 from perfci.util.progress import Progress
 
@@ -110,10 +111,12 @@ def trigger_of(comp: CaseComparison, good: Sample | None) -> Trigger | None:
 
 
 def confirm_case(comp: CaseComparison, profile: str, ab: AbPlan, parent: Path, out_dir: Path,
-                 progress: Progress, runner_class: str, culprit_minutes: float = 0) -> Confirmation | None:
+                 progress: Progress, runner_class: str, culprit_minutes: float = 0,
+                 history_root: Path | None = None) -> Confirmation | None:
     """The reference A/B of one case, or None when it has no reason to run; confirmed on
     a build: line, the commits between are searched for the culprit (`culprit_minutes`
-    of budget, 0: not)."""
+    of budget, 0: not), resuming where last night's search kept in `history_root` ran
+    out of time."""
     result = comp.results[0]
     good = last_good(comp.baseline) if comp.baseline else None
     trigger = trigger_of(comp, good)
@@ -160,8 +163,9 @@ def confirm_case(comp: CaseComparison, profile: str, ab: AbPlan, parent: Path, o
     culprit = None
     if line:
         try:
+            pending = culprit_files.pending(history_root, comp.identity) if history_root else None
             culprit = search_culprit(result.scenario.name, profile, case, line, done.rows, flagged, ab, parent,
-                                     out_dir / "culprit", progress, runner_class, culprit_minutes)
+                                     out_dir / "culprit", progress, runner_class, culprit_minutes, pending)
         except (BadInput, InfraFailure) as exc:  # the confirmation stands; the issue says why no commit is named
             metric, phases = lead_regression(flagged)
             culprit = CulpritSearch(metric=metric, phases=list(phases), good=line[0].text, bad=line[1].text,

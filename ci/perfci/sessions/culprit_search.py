@@ -52,17 +52,41 @@ def lead_regression(flagged: list[str]) -> tuple[str, tuple[str, ...]]:
     return metric, tuple(dict.fromkeys(k.split(".", 1)[0] for k in flagged if k.split(".", 1)[1] == metric))
 
 
+def resumed_stretch(pending: CulpritSearch | None, line: list[str], metric: str) -> tuple[list[str], Step] | None:
+    """Where last night's search out of time left off, when it applies tonight: the same
+    reference and metric, and its stretch on tonight's line (tonight's commit descends
+    from its bad end). The stretch, and the step that put its bad end apart."""
+    if pending is None or not pending.remaining or pending.good != line[0] or pending.metric != metric:
+        return None
+    start, stop = pending.remaining
+    if start not in line or stop not in line:
+        return None
+    apart = next((s for s in reversed(pending.steps) if s.candidate == stop and s.verdict == "regression"), None)
+    if apart is None:
+        return None
+    return line[line.index(start):line.index(stop) + 1], Step(start, stop, "regression", apart.ratio, apart.low,
+                                                              apart.high, apart.mde)
+
+
 def search_culprit(scenario: str, profile: str, case: str | None, ends: tuple[ServerSpec, ServerSpec],
                    rows: list[PairedVerdict], flagged: list[str], ab: AbPlan, parent: Path, out_dir: Path,
-                   progress: Progress, runner_class: str, budget_minutes: float) -> CulpritSearch:
+                   progress: Progress, runner_class: str, budget_minutes: float,
+                   pending: CulpritSearch | None = None) -> CulpritSearch:
     """Bisect the commits from `ends[0]` to `ends[1]`, the reference A/B (`rows`, which
-    flagged `flagged`) standing for the ends' step."""
+    flagged `flagged`) standing for the ends' step; or, where last night's search ran
+    out of time (`pending`), the stretch it left."""
     deadline = time.monotonic() + budget_minutes * 60
     metric, phases = lead_regression(flagged)
     commits = build_line(*ends)
     line = [c.spec(ends[0].flavor) for c in commits]
     phase_rows = [r for r in rows if r.key.split(".", 1)[0] in phases]
     known = step_of(line[0], line[-1], phase_rows, metric)
+    earlier: list[BisectStep] = []
+    if resumed := resumed_stretch(pending, line, metric):
+        assert pending is not None
+        line, known = resumed
+        earlier, phases = pending.steps, tuple(pending.phases)
+        progress.info(f"culprit search resumes where last night's ran out of time: {line[0]} .. {line[-1]}")
     log = out_dir / f"culprit-{scenario}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}.jsonl"
     out_dir.mkdir(parents=True, exist_ok=True)
     step_ab = dataclasses.replace(ab, phases=phases)
@@ -82,11 +106,12 @@ def search_culprit(scenario: str, profile: str, case: str | None, ends: tuple[Se
     progress.info(f"culprit search over {len(line)} commits, {metric} in {', '.join(phases)}, "
                   f"budget {budget_minutes:g} min")
     found = bisect(line, measure, retries=1, ends=known)
+    steps = [BisectStep(reference=s.reference, candidate=s.candidate, verdict=s.verdict, ratio=s.ratio, low=s.low,
+                        high=s.high, mde=s.mde) for s in found.steps]
     return CulpritSearch(
-        metric=metric, phases=list(phases), good=line[0], bad=line[-1],
+        metric=metric, phases=list(phases), good=commits[0].spec(ends[0].flavor), bad=commits[-1].spec(ends[0].flavor),
         commits=[LineCommit(sha=c.sha, subject=c.subject) for c in commits], summary=found.summary(),
         first_bad=found.first_bad, last_good=found.last_good,
         remaining=list(found.remaining) if found.remaining else None,
-        steps=[BisectStep(reference=s.reference, candidate=s.candidate, verdict=s.verdict, ratio=s.ratio, low=s.low,
-                          high=s.high, mde=s.mde) for s in found.steps],
+        steps=[*earlier, *steps[1:]] if earlier else steps,  # (a resumed search's first step is last night's)
         budget_minutes=budget_minutes, log=str(log) if log.exists() else "")
