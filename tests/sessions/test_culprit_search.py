@@ -136,3 +136,21 @@ def test_the_nightly_keeps_a_search_out_of_time_beside_the_history_and_drops_it_
     assert culprit_files.pending_path(history, case).name.endswith(".culprit.json")
     assert "ended (first slower in" in night(search(summary="first slower in …"))
     assert culprit_files.pending(history, case) is None
+
+
+def test_the_search_judges_the_metric_the_ab_saw_most_clearly():
+    from perfci.judge.paired import PairedEstimate, PairedVerdict
+    from perfci.model.verdicts import Outcome
+    from perfci.sessions.culprit_search import clearest
+
+    def row(key: str, ratio: float, mde: float) -> PairedVerdict:
+        est = PairedEstimate(n_pairs=20, block=2, n_blocks=10, scale="log", ratio=ratio, low=ratio * 0.98,
+                             high=ratio * 1.02, p=0.001, spread=0.05, lag1=0.0)
+        r = PairedVerdict(key, None, 1.0, ratio, est, 0.001, Outcome.REGRESSION)
+        r.mde = mde
+        return r
+
+    rows = [row("p.tps", 0.95, 0.02), row("p.fsyncs_per_txn", 40.0, 0.05), row("q.tps", 0.99, 0.001)]
+    assert clearest(rows, ["p.tps", "p.fsyncs_per_txn"]) == "p.fsyncs_per_txn"  # 0 -> 1 fsync beats 5 %
+    assert clearest(rows, ["p.tps", "q.tps"]) == "q.tps"  # 1 % at an MDE of 0.1 % is 10 MDEs: 5 % at 2 % is 2.6
+    assert clearest([], ["p.tps"]) == "p.tps"

@@ -36,7 +36,7 @@ from perfci.providers.basedirs import on_build_line
 from perfci.providers.mycnf import parse_trusted_override
 from perfci.providers.servers import id_of_spec, load_servers, pinned_in_git_history, resolve_server, specs_in_git_history
 from perfci.providers.spec import parse_spec
-from perfci.sessions.culprit_search import commit_line_of, lead_regression, search_culprit
+from perfci.sessions.culprit_search import clearest, commit_line_of, lead_regression, search_culprit
 from perfci.sessions.rounds import Side
 from perfci.sessions.sized_ab import AbPlan, run_sized
 from perfci.store import culprit_files
@@ -167,7 +167,7 @@ def confirm_case(comp: CaseComparison, profile: str, ab: AbPlan, parent: Path, o
             culprit = search_culprit(result.scenario.name, profile, case, line, done.rows, flagged, ab, parent,
                                      out_dir / "culprit", progress, runner_class, culprit_minutes, pending)
         except (BadInput, InfraFailure) as exc:  # the confirmation stands; the issue says why no commit is named
-            metric, phases = lead_regression(flagged)
+            metric, phases = lead_regression(flagged, clearest(done.rows, flagged))
             culprit = CulpritSearch(metric=metric, phases=list(phases), good=line[0].text, bad=line[1].text,
                                     commits=[], summary=f"the search for the commit could not finish: {exc}",
                                     budget_minutes=culprit_minutes)

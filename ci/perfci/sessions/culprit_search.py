@@ -3,8 +3,9 @@ branch built commit by commit) confirms a regression, the commits between the
 reference and tonight are bisected on the same runner, within a time budget, and the
 issue names the first slower commit (what Chromium's Pinpoint does for its dashboard).
 
-The search judges the metric of the A/B's leading regression in the phases where the
-A/B flagged it, each step an A/B sized like the reference A/B; the reference A/B is its
+The search judges the metric the A/B saw most clearly (its change in MDEs: a counter
+that went from 0 to 1 per transaction before a throughput 5 % down) in the phases where
+the A/B flagged it, each step an A/B sized like the reference A/B; the reference A/B is its
 first step (the ends are not measured again). A step is only started inside the
 budget (one that started finishes); out of time, the search records the stretch it
 narrowed to (`remaining`) and the issue gives the `perfci bisect` that finishes it.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import time
 from pathlib import Path
 
@@ -45,10 +47,20 @@ def commit_line_of(a_args: tuple[str, tuple[str, ...]], b_args: tuple[str, tuple
     return good, bad
 
 
-def lead_regression(flagged: list[str]) -> tuple[str, tuple[str, ...]]:
-    """(metric, phases) the search judges: the first flagged key's metric, in every
-    phase the A/B flagged it (keys are PHASE.METRIC)."""
-    metric = flagged[0].split(".", 1)[1]
+def clearest(rows: list[PairedVerdict], flagged: list[str]) -> str:
+    """The flagged key the A/B saw most clearly (its change in MDEs): the one a
+    search's smaller A/Bs are likeliest to see again at every step."""
+    def clarity(r: PairedVerdict) -> float:
+        change = abs(math.log(r.estimate.ratio)) if r.estimate and r.estimate.ratio > 0 else 0.0
+        return change / math.log1p(r.mde) if r.mde else change
+    judged = [r for r in rows if r.key in flagged]
+    return max(judged, key=clarity).key if judged else flagged[0]
+
+
+def lead_regression(flagged: list[str], lead: str | None = None) -> tuple[str, tuple[str, ...]]:
+    """(metric, phases) the search judges: the lead key's metric (default the first
+    flagged), in every phase the A/B flagged it (keys are PHASE.METRIC)."""
+    metric = (lead or flagged[0]).split(".", 1)[1]
     return metric, tuple(dict.fromkeys(k.split(".", 1)[0] for k in flagged if k.split(".", 1)[1] == metric))
 
 
@@ -76,7 +88,7 @@ def search_culprit(scenario: str, profile: str, case: str | None, ends: tuple[Se
     flagged `flagged`) standing for the ends' step; or, where last night's search ran
     out of time (`pending`), the stretch it left."""
     deadline = time.monotonic() + budget_minutes * 60
-    metric, phases = lead_regression(flagged)
+    metric, phases = lead_regression(flagged, clearest(rows, flagged))
     commits = build_line(*ends)
     line = [c.spec(ends[0].flavor) for c in commits]
     phase_rows = [r for r in rows if r.key.split(".", 1)[0] in phases]
