@@ -1,20 +1,22 @@
 #!/usr/bin/env python3
 """Put a line of twelve commits on top of the Debian MariaDB 10.11.18 tree that
 scripts/debian-source-repo made, one of which (the sixth) makes InnoDB's row conversion
-slower: written for the build-from-source finding, to show that `perfci bisect` over
+slower (it recomputes each row's field offsets, which its caller had computed): written for the build-from-source finding, to show that `perfci bisect` over
 build: specs names it by itself. The other eleven change comments, help texts and docs
 (real edits that rebuild the files they touch, not the hot path).
 
     plant-line.py REPO   # creates branch perfci/planted-line from the current HEAD
 """
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 REPO = Path(sys.argv[1])
-PLANTED = "InnoDB: start row_sel_store_mysql_rec() from a clean row"
+PLANTED = "InnoDB: row_sel_store_mysql_rec() computes the record's offsets itself"
 
-# (subject, file, old text, new text): each old text occurs exactly once in its file
+# (subject, file, old text, new text): each old text occurs exactly once in its file;
+# old None appends new; old a list of (old, new) pairs makes them all in one commit
 EDITS = [
     ("InnoDB: say which latch the record must hold in row_sel_store_mysql_rec()",
      "storage/innobase/row/row0sel.cc",
@@ -38,19 +40,34 @@ EDITS = [
      '"Controls the durability/speed trade-off for commits (1 is crash-safe)."'),
     (PLANTED,
      "storage/innobase/row/row0sel.cc",
-     "\tif (UNIV_LIKELY_NULL(prebuilt->blob_heap)) {\n"
-     "\t\trow_mysql_prebuilt_free_blob_heap(prebuilt);\n\t}\n\n"
-     "\tfor (ulint i = 0; i < prebuilt->n_template; i++) {\n"
-     "\t\tconst mysql_row_templ_t*templ = &prebuilt->mysql_template[i];\n\n"
-     "\t\tif (templ->is_virtual && dict_index_is_clust(index)) {",
-     "\tif (UNIV_LIKELY_NULL(prebuilt->blob_heap)) {\n"
-     "\t\trow_mysql_prebuilt_free_blob_heap(prebuilt);\n\t}\n\n"
-     "\t/* Start from a clean row: the columns the template does not\n"
-     "\tcopy must not carry bytes of the previous row to the SQL layer. */\n"
-     "\tmemset(mysql_rec, 0, prebuilt->mysql_row_len);\n\n"
-     "\tfor (ulint i = 0; i < prebuilt->n_template; i++) {\n"
-     "\t\tconst mysql_row_templ_t*templ = &prebuilt->mysql_template[i];\n\n"
-     "\t\tif (templ->is_virtual && dict_index_is_clust(index)) {"),
+     [("\tif (UNIV_LIKELY_NULL(prebuilt->blob_heap)) {\n"
+       "\t\trow_mysql_prebuilt_free_blob_heap(prebuilt);\n\t}\n\n"
+       "\tfor (ulint i = 0; i < prebuilt->n_template; i++) {\n"
+       "\t\tconst mysql_row_templ_t*templ = &prebuilt->mysql_template[i];\n\n"
+       "\t\tif (templ->is_virtual && dict_index_is_clust(index)) {",
+       "\tif (UNIV_LIKELY_NULL(prebuilt->blob_heap)) {\n"
+       "\t\trow_mysql_prebuilt_free_blob_heap(prebuilt);\n\t}\n\n"
+       "\t/* Do not trust the caller's offsets to describe this version\n"
+       "\tof the record: compute them here. */\n"
+       "\trec_offs\town_offsets_[REC_OFFS_NORMAL_SIZE];\n"
+       "\tmem_heap_t*\town_heap = NULL;\n"
+       "\trec_offs_init(own_offsets_);\n"
+       "\toffsets = rec_get_offsets(rec, index, own_offsets_,\n"
+       "\t\t\t\t  index->n_core_fields,\n"
+       "\t\t\t\t  ULINT_UNDEFINED, &own_heap);\n\n"
+       "\tfor (ulint i = 0; i < prebuilt->n_template; i++) {\n"
+       "\t\tconst mysql_row_templ_t*templ = &prebuilt->mysql_template[i];\n\n"
+       "\t\tif (templ->is_virtual && dict_index_is_clust(index)) {"),
+      ("\t\t\t\t\t       field_no, templ)) {\n\n\t\t\tDBUG_RETURN(false);",
+       "\t\t\t\t\t       field_no, templ)) {\n\n"
+       "\t\t\tif (own_heap) {\n\t\t\t\tmem_heap_free(own_heap);\n\t\t\t}\n"
+       "\t\t\tDBUG_RETURN(false);"),
+      ("\t\t\tprebuilt->fts_doc_id = fts_get_doc_id_from_rec(\n"
+       "\t\t\t\trec, index, offsets);\n\t\t}\n\t}\n\n\tDBUG_RETURN(true);",
+       "\t\t\tprebuilt->fts_doc_id = fts_get_doc_id_from_rec(\n"
+       "\t\t\t\trec, index, offsets);\n\t\t}\n\t}\n\n"
+       "\tif (own_heap) {\n\t\tmem_heap_free(own_heap);\n\t}\n\tDBUG_RETURN(true);")],
+     None),
     ("delayed_insert_timeout: comment on the range",
      "sql/sys_vars.cc",
      "       VALID_RANGE(1, LONG_TIMEOUT), DEFAULT(DELAYED_WAIT_TIMEOUT),",
@@ -87,14 +104,17 @@ git("checkout", "-q", "-B", "perfci/planted-line")
 for subject, name, old, new in EDITS:
     path = REPO / name
     text = path.read_text(encoding="latin-1")
+    pairs = old if isinstance(old, list) else [] if old is None else [(old, new)]
     if old is None:
         text += new
-    else:
-        if text.count(old) != 1:
-            sys.exit(f"{name}: the text to replace occurs {text.count(old)} times, not once ({subject})")
-        text = text.replace(old, new)
+    for before, after in pairs:
+        if text.count(before) != 1:
+            sys.exit(f"{name}: the text to replace occurs {text.count(before)} times, not once ({subject})")
+        text = text.replace(before, after)
     path.write_text(text, encoding="latin-1")
     git("add", name)
-    git("-c", "user.name=perfci finding", "-c", "user.email=perfci@localhost",
-        "commit", "-q", "-m", subject)
+    stamp = f"2026-11-26T12:{len(git('log', '--format=%H', 'HEAD').splitlines()) % 60:02d}:00Z"
+    subprocess.run(["git", "-C", str(REPO), "-c", "user.name=perfci finding", "-c", "user.email=perfci@localhost",
+                    "commit", "-q", "-m", subject], check=True,  # fixed dates: the same tree gives the same commits
+                   env={**os.environ, "GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp})
     print(git("rev-parse", "HEAD"), subject)
