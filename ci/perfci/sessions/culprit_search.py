@@ -29,7 +29,7 @@ from perfci.sessions.sized_ab import AbPlan, run_sized, sides_of
 from perfci.util.errors import BadInput
 from perfci.util.progress import Progress
 
-DEFAULT_BUDGET_MINUTES = 120.0
+DEFAULT_BUDGET_MINUTES = 90.0  # with the run and the reference A/B, inside the bench job's 240
 
 
 def commit_line_of(a_args: tuple[str, tuple[str, ...]], b_args: tuple[str, tuple[str, ...]]
