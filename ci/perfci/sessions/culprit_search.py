@@ -101,7 +101,7 @@ def search_culprit(scenario: str, profile: str, case: str | None, ends: tuple[Se
         progress.info(f"culprit search resumes where last night's ran out of time: {line[0]} .. {line[-1]}")
     log = out_dir / f"culprit-{scenario}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}.jsonl"
     out_dir.mkdir(parents=True, exist_ok=True)
-    step_ab = dataclasses.replace(ab, phases=phases)
+    step_ab = dataclasses.replace(ab, phases=phases, explain="never")  # the Why is the reference A/B's
 
     def measure(reference: str, candidate: str) -> Step:
         if time.monotonic() >= deadline:
