@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Put a line of twelve commits on top of the Debian MariaDB 10.11.18 tree that
 scripts/debian-source-repo made, one of which (the sixth) makes InnoDB's row conversion
-slower (it recomputes each row's field offsets, which its caller had computed): written for the build-from-source finding, to show that `perfci bisect` over
-build: specs names it by itself. The other eleven change comments, help texts and docs
-(real edits that rebuild the files they touch, not the hot path).
+slower (it recomputes each row's field offsets, which its caller had computed): written
+for the build-from-source finding, to show that `perfci bisect` over build: specs names
+it by itself. The other eleven change comments, help texts and docs (real edits that
+rebuild the files they touch, not the hot path).
 
     plant-line.py REPO   # creates branch perfci/planted-line from the current HEAD
 """
