@@ -12,7 +12,9 @@ overrides) is in its reproduce command. It must be trusted: `local`, or a spec p
 in servers.yaml now or in its git history (a bumped id's old build). The A/B uses a
 fixed-work profile (default `smoke`: nightly phases are time-boxed and cannot be
 split into bursts). Its outcome, per case:
-- confirmed: the A/B flags a judged regression of B;
+- confirmed: the A/B flags a judged regression of B; when both are builds of one
+  branch, the commits between them are searched for the first slower one
+  (sessions/culprit_search.py);
 - not-confirmed: the A/B sees none;
 - not-run: the A/B could not say (tonight's server and config are the reference's but
   its build changed behind the same spec, the reference is not runnable or not
