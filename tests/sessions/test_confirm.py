@@ -166,17 +166,23 @@ def _ab_confirmation(result_id: str, label: str) -> Confirmation:
                         sizing="9 instance pairs x 20 burst pairs per phase, ~24 min; sees 4.9% at 90 % power")
 
 
-def test_a_regression_only_the_reference_ab_sees_opens_its_issue_that_night(tmp_path):
-    """5 % is inside the nights' noise: the threshold says nothing, the A/B flags it;
-    the issue opens on the first night and starts with B/A, its interval and the MDE."""
-    comp, root = regressed(tmp_path, "perfci run tiny --profile smoke --server local --config x=1", tps=1010)
-    save(_ab_confirmation(comp.results[0].id, comp.label), tmp_path / "confirm")
+def issue_with(tmp_path, root, confirmation: Confirmation) -> str:
+    """The issue `perfci issues sync --dry-run` writes for tmp_path/candidate.json (from
+    `regressed`) with this confirmation."""
+    save(confirmation, tmp_path / "confirm")
     issues = tmp_path / "issues"
     proc = run_perfci("issues", "sync", str(tmp_path / "candidate.json"), "--baseline-dir", str(root),
                       "--dry-run", "--out", str(issues), "--confirmations", str(tmp_path / "confirm"))
     assert proc.returncode == 0, proc.stderr
     [issue] = issues.glob("*.md")
-    text = issue.read_text()
+    return issue.read_text()
+
+
+def test_a_regression_only_the_reference_ab_sees_opens_its_issue_that_night(tmp_path):
+    """5 % is inside the nights' noise: the threshold says nothing, the A/B flags it;
+    the issue opens on the first night and starts with B/A, its interval and the MDE."""
+    comp, root = regressed(tmp_path, "perfci run tiny --profile smoke --server local --config x=1", tps=1010)
+    text = issue_with(tmp_path, root, _ab_confirmation(comp.results[0].id, comp.label))
     assert text.startswith("# Perf regression (A/B vs reference): before.tps -4.9 %")
     first = next(line for line in text.splitlines() if line.startswith("**"))
     assert first == ("**before.tps** is worse on tonight's server than on the reference, side by side on this runner: "

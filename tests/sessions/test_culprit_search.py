@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from test_confirm import _ab_confirmation, regressed
+from test_confirm import _ab_confirmation, issue_with, regressed
 
 from perfci.model.confirmation import CONFIRMATION_FILE, Confirmation
 from perfci.model.culprit import BisectStep, CulpritSearch, LineCommit
@@ -52,16 +52,8 @@ def test_only_two_builds_of_one_flavor_with_one_config_are_searched():
 
 def test_the_issue_names_the_first_slower_commit_with_its_ratio_interval_and_mde(tmp_path):
     comp, root = regressed(tmp_path, f"perfci run tiny --profile smoke --server {spec(LAST)}", tps=1010)
-    c = _ab_confirmation(comp.results[0].id, comp.label).model_copy(
-        update={"a": spec(GOOD), "b": spec(LAST), "culprit": search()})
-    (tmp_path / "confirm").mkdir()
-    (tmp_path / "confirm" / f"{comp.results[0].id}.confirmation.json").write_text(json.dumps(c.dump()))
-    issues = tmp_path / "issues"
-    proc = run_perfci("issues", "sync", str(tmp_path / "candidate.json"), "--baseline-dir", str(root),
-                      "--dry-run", "--out", str(issues), "--confirmations", str(tmp_path / "confirm"))
-    assert proc.returncode == 0, proc.stderr
-    [issue] = issues.glob("*.md")
-    text = issue.read_text()
+    text = issue_with(tmp_path, root, _ab_confirmation(comp.results[0].id, comp.label).model_copy(
+        update={"a": spec(GOOD), "b": spec(LAST), "culprit": search()}))
     assert text.splitlines()[0].endswith(f" · since {CULPRIT[:12]}")
     assert ("**First slower commit: `cccccccccccc` InnoDB: start from a clean row** — `tps` in `full-scan` B/A 0.912 "
             "[0.892, 0.932] against its parent `bbbbbbbbbbbb` docs: a README; that A/B could see 1.8%.") in text
