@@ -129,3 +129,26 @@ def test_power_grows_with_the_number_of_pairs():
     short = simulate(runs, 0.05, pairs=8, trials=300, seed=3)
     long = simulate(runs, 0.05, pairs=80, trials=300, seed=3)
     assert short.detected["before"] < 0.5 < long.detected["before"]
+
+
+def with_a_shorter_phase(run: InterleavedRun, pairs: int) -> InterleavedRun:
+    """The run with an `after` phase of `pairs` pairs (its `before`'s first ones, renamed):
+    a real A/A's phases differ in length (a time-boxed or a resized phase)."""
+    after = [b.model_copy(update={"phase": "after"}) for b in run.bursts if b.index < pairs]
+    return run.model_copy(update={"bursts": [*run.bursts, *after],
+                                  "burst_transactions": {**run.burst_transactions, "after": 250},
+                                  "bursts_per_phase": {**run.bursts_per_phase, "after": pairs}})
+
+
+def test_phases_of_unequal_length_are_drawn_each_within_its_own_pairs():
+    """Real A/As whose phases have different pair counts (IndexError before: every phase
+    was indexed with the first phase's window)."""
+    from perfci.judge.resample import draw, phase_lengths
+    runs = [with_a_shorter_phase(aa_run(seed, instances=2), 12) for seed in (1, 2)]
+    pool = instance_pool(runs)
+    assert {tuple(sorted(phase_lengths(t).items())) for t in pool} == {(("after", 11), ("before", PAIRS - 1))}
+    for pairs in (8, 30):  # one window in `after`, and moving blocks past its 11 pairs
+        tables = draw(pool, 3, pairs, 0.0, np.random.default_rng(5))
+        assert all(len(a) == pairs for t in tables for a, _ in t.values())
+    rate = simulate(runs, 0.0, pairs=30, trials=20, seed=3, instances=2)
+    assert set(rate.detected) == {"after", "before"} and rate.runs == 20

@@ -74,20 +74,35 @@ def instance_pool(runs: Sequence[InterleavedRun], judged_only: bool = True) -> l
     return pool
 
 
+def _phase(key: str) -> str:
+    return key.split(".", 1)[0]
+
+
+def phase_lengths(table: Table) -> dict[str, int]:
+    """Measured pairs of each phase of an instance: phases of one A/B may have different
+    counts (a real A/A's phases do), the metrics of one phase the same."""
+    lengths: dict[str, int] = {}
+    for key, (a, _) in table.items():
+        lengths.setdefault(_phase(key), len(a))
+    return lengths
+
+
 def _centre(pool: list[Table]) -> None:
     keys = set().union(*pool) if pool else set()
     for table in pool:  # a metric absent from an instance's bursts was 0 there (as in instance_tables)
-        n = len(next(iter(table.values()))[0])
+        lengths = phase_lengths(table)
         for key in keys - set(table):
-            table[key] = ([0.0] * n, [0.0] * n)
+            if _phase(key) in lengths:
+                table[key] = ([0.0] * lengths[_phase(key)], [0.0] * lengths[_phase(key)])
     for key in keys:
-        a = np.array([x for t in pool for x in t[key][0]])
-        b = np.array([x for t in pool for x in t[key][1]])
+        holders = [t for t in pool if key in t]
+        a = np.array([x for t in holders for x in t[key][0]])
+        b = np.array([x for t in holders for x in t[key][1]])
         if (a > 0).all() and (b > 0).all():
             scale = float(np.exp(-np.mean(np.log(b / a))))
         else:
             scale = float(a.sum() / b.sum()) if b.sum() else 1.0
-        for t in pool:
+        for t in holders:
             t[key] = (t[key][0], [x * scale for x in t[key][1]])
 
 
@@ -109,9 +124,14 @@ def draw(pool: list[Table], instances: int, pairs: int, effect: float, rng: np.r
     tables = []
     for i in rng.integers(0, len(pool), instances):
         source = pool[int(i)]
-        n = len(next(iter(source.values()))[0])
-        idx = stretch(n, pairs, rng)
-        tables.append({key: ([a[j] for j in idx], _slowed(key, [b[j] for j in idx], effect))
+        # one window for the phases of one length (the same pairs of the instance, as
+        # before phases could differ), one per other length: never past a phase's end
+        windows: dict[int, list[int]] = {}
+        for n in phase_lengths(source).values():
+            if n not in windows:
+                windows[n] = stretch(n, pairs, rng)
+        idx = {phase: windows[n] for phase, n in phase_lengths(source).items()}
+        tables.append({key: ([a[j] for j in idx[_phase(key)]], _slowed(key, [b[j] for j in idx[_phase(key)]], effect))
                        for key, (a, b) in source.items()})
     return tables
 
