@@ -1,9 +1,8 @@
 """Servers by name, fetched for real: the Maven client gets the pinned jars from
-Maven Central, perfci verifies and unpacks them once, and every scenario's smoke
+Maven Central, perfci verifies and unpacks them once, and the matrix scenarios' smoke
 profile runs on MySQL 8.0.31 and MariaDB 11.4.5 (builds no package on this host
-provides; the matrix scenarios on the cases SMOKE_SERIES names; 8.0.31's
-rebuild-after-delete in test_e2e_docker.py, from its image), and
-rebuild-after-delete on MySQL 8.0.15 (no innodb_redo_log_capacity)."""
+provides; on the cases SMOKE_SERIES names), rebuild-after-delete on MySQL 8.0.15 (no
+innodb_redo_log_capacity) and, in test_e2e_docker.py, on 8.0.31 from its image."""
 
 from __future__ import annotations
 

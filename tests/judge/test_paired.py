@@ -4,12 +4,15 @@ false-alarm and power simulations through `judge_table` (seeded)."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy import stats
 
-from perfci.judge.paired import benjamini_hochberg, block_length, estimate, holm, judge_table, lag1
+from perfci.judge.burst_verdicts import judge_run
+from perfci.judge.paired import RATIO_CAP, as_ratio, benjamini_hochberg, block_length, estimate, holm, judge_table, lag1
+from perfci.model.bursts import BURSTS_FILE
 from perfci.model.metrics import default_spec
 
 
@@ -159,3 +162,24 @@ def test_the_power_at_the_stated_mde_is_ninety_percent():
     hits = sum(any(r.key == "before.tps" and r.verdict == "regression"
                    for r in judge_table(table(rng, 24, effect), SPECS)) for _ in range(400))
     assert 0.8 * 400 <= hits <= 0.98 * 400
+
+
+def test_interval_ends_past_ten_thousandfold_are_capped_not_an_overflow():
+    assert as_ratio(1000.0, "log") == RATIO_CAP and as_ratio(-1000.0, "log") == 1 / RATIO_CAP
+    assert as_ratio(5.0, "relative") == RATIO_CAP and as_ratio(-5.0, "relative") == 1 / RATIO_CAP
+    assert as_ratio(math.log(1.05), "log") == pytest.approx(1.05) and as_ratio(0.0, "relative") == 1.0
+
+
+def test_a_real_ab_of_three_pairs_is_judged_with_bounded_intervals():
+    """A real confirm of one instance pair x three measured pairs (tests/data/README.md):
+    at the Holm level a key's t interval spans exp(+-1000); it was an OverflowError, it is
+    an interval capped at 10^4 that decides nothing, and the one deterministic change
+    (fsyncs per transaction, the same in every burst) is still the regression."""
+    path = Path(__file__).parent.parent / "data" / "bursts" / "one-instance-three-pairs.bursts.json"
+    run = BURSTS_FILE.parse_text(path.read_text(), str(path))
+    rows = {r.key: r for r in judge_run(run, [], 0.01)}
+    bounded = [r.estimate for r in rows.values() if r.estimate]
+    assert all(1 / RATIO_CAP <= e.low <= e.ratio <= e.high <= RATIO_CAP for e in bounded)
+    assert any(e.high == RATIO_CAP for e in bounded)  # the case that overflowed
+    assert rows["after.fsyncs_per_txn"].verdict == "regression"
+    assert rows["after.tps"].verdict != "regression"  # three pairs cannot say that

@@ -107,7 +107,7 @@ def test_a_perfci_step_passes_or_fails_on_each_exit_code_as_its_workflow_says(tm
         (work / "scripts" / "perfci").write_text(f"#!/bin/sh\ntouch report.md\nfor a in \"$@\"; do case $a in "
                                                  f"ab-*.md) touch \"$a\";; esac; done\nexit {code}\n")
         (work / "scripts" / "perfci").chmod(0o755)
-        for helper in ("pr-server-changes", "pr-baselines-diff", "step-signals.sh"):  # the real ones, around the stand-in perfci
+        for helper in ("pr-server-changes", "pr-baselines-diff", "pr-check-verdict", "step-signals.sh"):  # the real ones, around the stand-in perfci
             shutil.copy2(REPO / "scripts" / helper, work / "scripts" / helper)
         (work / ".perfci-tool").symlink_to(work)  # the reusable nightly runs perfci from beside the project
         (work / "git").write_text("#!/bin/sh\ncase $1 in diff) echo scenarios/x.yaml;; esac\nexit 0\n")

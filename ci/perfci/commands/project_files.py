@@ -30,6 +30,10 @@ RUNNER_CLASS_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 # project file -> template file
 WORKFLOWS = {f".github/workflows/{name}": name
              for name in ("nightly.yml", "pr-checks.yml", "pr-comment.yml", "bisect.yml", "perf-approval.yml")}
+# a team's server repository (perfci's server-code PR check): project file -> template file
+SERVER_WORKFLOWS = {".github/workflows/perf-pr-checks.yml": "server-pr-checks.yml",
+                    ".github/workflows/perf-pr-comment.yml": "pr-comment.yml",
+                    ".github/workflows/perf-approval.yml": "perf-approval.yml"}
 OTHER_FILES = {"servers.yaml": "servers.yaml", "README.md": "README.md", "baselines/README.md": "baselines-README.md",
                ".gitignore": "gitignore"}
 # perfci's own callers rendered from the same templates (its pr-checks.yml adds perfci's
@@ -76,8 +80,9 @@ def template(name: str) -> str:
     return (resources.files("perfci.commands") / "project_templates" / name).read_text()
 
 
-def render(text: str, caller: Caller | None, scenario: str = "") -> str:
-    """A template for a team's `caller`, or for perfci itself (`SELF`)."""
+def render(text: str, caller: Caller | None, scenario: str = "", **values: str) -> str:
+    """A template for a team's `caller`, or for perfci itself (`SELF`); `values` fill
+    their `@name@` for both."""
     lines = []
     for line in text.splitlines():
         for marker, wanted in (("#@private", caller is not None and caller.private), ("#@team", caller is not None)):
@@ -95,10 +100,10 @@ def render(text: str, caller: Caller | None, scenario: str = "") -> str:
 
     out = re.sub(r"@uses ([\w.-]+)@", uses, out)
     if caller is not None:
-        values = {"repository": caller.repository, "ref": caller.ref, "ref_short": caller.ref[:12],
+        values = {**values, "repository": caller.repository, "ref": caller.ref, "ref_short": caller.ref[:12],
                   "runner_labels": json.dumps(list(caller.runner_labels)), "runner_class": caller.runner_class,
                   "scenario": scenario}
-        out = re.sub(r"@(repository|ref|ref_short|runner_labels|runner_class|scenario)@", lambda m: values[m.group(1)], out)
+    out = re.sub(r"@([a-z_]+)@", lambda m: values.get(m.group(1), m.group(0)), out)
     left = re.findall(r"@[a-z_]+@", out)
     if left:
         raise AssertionError(f"template left {left} unrendered")
@@ -107,12 +112,21 @@ def render(text: str, caller: Caller | None, scenario: str = "") -> str:
 
 def project_files(caller: Caller, scenario: str) -> dict[str, str]:
     """A team project's files (relative path -> text), scenarios aside."""
-    return {path: render(template(name), caller, scenario) for path, name in {**OTHER_FILES, **WORKFLOWS}.items()}
+    return {path: render(template(name), caller, scenario, checks_workflow="pr-checks")
+            for path, name in {**OTHER_FILES, **WORKFLOWS}.items()}
+
+
+def server_repository_files(caller: Caller, flavor: str, scenarios: list[str], phases: list[str]) -> dict[str, str]:
+    """The workflows a team's server repository adds for perfci's server-code PR check
+    (relative path -> text): the check, its sticky comment, the fork approval."""
+    values = {"checks_workflow": "perf-pr-checks", "flavor": flavor, "scenarios": " ".join(scenarios),
+              "phases": " ".join(phases)}
+    return {path: render(template(name), caller, **values) for path, name in SERVER_WORKFLOWS.items()}
 
 
 def own_workflows() -> dict[str, str]:
     """perfci's own callers, as the templates render them."""
-    return {path: render(template(WORKFLOWS[path]), SELF) for path in OWN_WORKFLOWS}
+    return {path: render(template(WORKFLOWS[path]), SELF, checks_workflow="pr-checks") for path in OWN_WORKFLOWS}
 
 
 @dataclass(frozen=True)

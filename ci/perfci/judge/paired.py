@@ -149,12 +149,18 @@ def _center(ratio: float, scale: str) -> float:
     return math.log(ratio) if scale == "log" else 2 * (ratio - 1) / (ratio + 1)
 
 
+RATIO_CAP = 1e4  # an interval end past 10^4 or 10^-4 only says: unbounded (too few pairs to bound it)
+
+
 def as_ratio(x: float, scale: str) -> float:
-    """A mean difference back to B/A: exp for logs; for relative differences c,
-    mean B / mean A = (1 + c/2) / (1 - c/2) (capped where A's mean is ~0)."""
+    """A mean difference back to B/A, within [1/RATIO_CAP, RATIO_CAP]: exp for logs (an
+    interval of a few pairs on a wide t can reach exp(1000)); for relative differences
+    c, mean B / mean A = (1 + c/2) / (1 - c/2) (capped where either mean is ~0)."""
     if scale == "log":
-        return math.exp(x)
-    return (1 + x / 2) / (1 - x / 2) if x < 1.999 else 1e4
+        return min(RATIO_CAP, max(1 / RATIO_CAP, math.exp(min(x, math.log(RATIO_CAP)))))
+    if x >= 1.999:
+        return RATIO_CAP
+    return max(1 / RATIO_CAP, (1 + x / 2) / (1 - x / 2)) if x > -1.999 else 1 / RATIO_CAP
 
 
 def lag1(d: np.ndarray) -> float:
