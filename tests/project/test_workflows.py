@@ -49,7 +49,9 @@ def test_pr_workflow_never_runs_fork_code_on_self_hosted_runners():
     assert doc["jobs"]["perf"]["uses"] == "./.github/workflows/perfci-pr.yml"
     reusable = yaml.safe_load((REPO / ".github/workflows/perfci-pr.yml").read_text())
     assert [n for n, job in reusable["jobs"].items() if _self_hosted(job)] == ["smoke-ab"]
-    for name, job in reusable["jobs"].items():
+    server_code = yaml.safe_load((REPO / ".github/workflows/perfci-server-pr.yml").read_text())
+    assert [n for n, job in server_code["jobs"].items() if _self_hosted(job)] == ["build-ab"]
+    for name, job in [*reusable["jobs"].items(), *server_code["jobs"].items()]:
         if _self_hosted(job):
             condition = " ".join(job.get("if", "").split())
             # a branch of this repository, or the event of a label only maintainers (write access)
@@ -84,6 +86,10 @@ def _step_script(workflow: str, job: str, step: str) -> str:
     return next(s["run"] for s in steps if s.get("name", "").startswith(step))
 
 
+SERVER_PR_ENV = {"FLAVOR": "mariadb", "HEAD_SHA": "1" * 40, "SCENARIOS": "x microbench", "PHASES": "",
+                 "PR_NUMBER": "7"}
+
+
 @pytest.mark.parametrize("workflow, job, step, extra_env, outcomes", [
     # the nightly's compare: a regression goes on to confirm and issues
     ("perfci-nightly.yml", "bench", "Compare with baselines", {}, ((0, True), (1, True), (2, False), (3, False))),
@@ -91,6 +97,11 @@ def _step_script(workflow: str, job: str, step: str) -> str:
     ("perfci-pr.yml", "smoke-ab", "Paired smoke A/B", {"PERF_EXPECTED": "false"},
      ((0, True), (1, False), (2, False), (3, False))),
     ("perfci-pr.yml", "smoke-ab", "Paired smoke A/B", {"PERF_EXPECTED": "true"},
+     ((0, True), (1, True), (2, False), (3, False))),
+    # the server-code PR check: both commits built (a stand-in build-server), then as above
+    ("perfci-server-pr.yml", "build-ab", "Build base and head", {"PERF_EXPECTED": "false", **SERVER_PR_ENV},
+     ((0, True), (1, False), (2, False), (3, False))),
+    ("perfci-server-pr.yml", "build-ab", "Build base and head", {"PERF_EXPECTED": "true", **SERVER_PR_ENV},
      ((0, True), (1, True), (2, False), (3, False))),
     # the nightly's report: a standing regression (1) still publishes the history; so does a
     # GitHub failure after the history was written (3: the job fails at its last step)
@@ -104,11 +115,16 @@ def test_a_perfci_step_passes_or_fails_on_each_exit_code_as_its_workflow_says(tm
     for code, passes in outcomes:
         work = tmp_path / str(code)
         (work / "scripts").mkdir(parents=True)
-        (work / "scripts" / "perfci").write_text(f"#!/bin/sh\ntouch report.md\nfor a in \"$@\"; do case $a in "
-                                                 f"ab-*.md) touch \"$a\";; esac; done\nexit {code}\n")
+        (work / "scripts" / "perfci").write_text(f"#!/bin/sh\necho \"$@\" >> calls\ntouch report.md\n"
+                                                 f"for a in \"$@\"; do case $a in ab-*.md) touch \"$a\";; esac; done\n"
+                                                 f"exit {code}\n")
         (work / "scripts" / "perfci").chmod(0o755)
-        for helper in ("pr-server-changes", "pr-baselines-diff", "pr-check-verdict", "step-signals.sh"):  # the real ones, around the stand-in perfci
+        # the real helpers, around the stand-in perfci (and a stand-in build-server)
+        for helper in ("pr-server-changes", "pr-baselines-diff", "pr-check-verdict", "pr-server-code-ab",
+                       "step-signals.sh"):
             shutil.copy2(REPO / "scripts" / helper, work / "scripts" / helper)
+        (work / "scripts" / "build-server").write_text("#!/bin/sh\necho /builds/$1-$2\n")
+        (work / "scripts" / "build-server").chmod(0o755)
         (work / ".perfci-tool").symlink_to(work)  # the reusable nightly runs perfci from beside the project
         (work / "git").write_text("#!/bin/sh\ncase $1 in diff) echo scenarios/x.yaml;; esac\nexit 0\n")
         (work / "git").chmod(0o755)
@@ -116,12 +132,19 @@ def test_a_perfci_step_passes_or_fails_on_each_exit_code_as_its_workflow_says(tm
         (work / "scenarios" / "x.yaml").write_text("name: x\n")
         (work / "artifacts" / "results-x" / "results").mkdir(parents=True)  # the report job's download
         env = {**os.environ, "PATH": f"{work}{os.pathsep}{os.environ['PATH']}", "GITHUB_OUTPUT": str(work / "out"),
+               "GITHUB_WORKSPACE": str(work),
                "GITHUB_STEP_SUMMARY": str(work / "summary"), "BASE_SHA": "0" * 40,
                # a team project (perfci pinned beside it): no harness A/B (its own test: test_harness_check)
                "PERFCI_REPOSITORY": "perfci-org/perfci", **extra_env}
         proc = subprocess.run(["bash", "-e", "-c", script], cwd=work, env=env, capture_output=True, text=True)
         assert (proc.returncode == 0) == passes, f"exit {code}: step exited {proc.returncode}: {proc.stderr}"
-        if workflow == "perfci-pr.yml" and code == 1:
+        if workflow == "perfci-server-pr.yml":  # each named scenario, base build (A) against head build (B)
+            calls = (work / "calls").read_text().splitlines()
+            assert [c.split()[:6] for c in calls] == [["ab", scenario, "--a", f"build:mariadb@{'0' * 40}", "--b",
+                                                       f"build:mariadb@{'1' * 40}"]
+                                                      for scenario in ("x", "microbench")][:1 if code > 1 else 2]
+            assert code > 1 or (work / "pr-report" / "pr-number").read_text().strip() == "7"
+        if workflow != "perfci-nightly.yml" and code == 1:
             said = (work / "summary").read_text() + proc.stdout
             assert ("accepted by the perf-expected label" in said) == passes, said
 
