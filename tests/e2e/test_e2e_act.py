@@ -28,9 +28,10 @@ from perfci.model.metrics import judged_keys
 from perfci.store.baseline_files import baseline_path, update_baselines
 from perfci.store.results import load_result, parse_result
 
-from conftest import REPO, run_perfci, write_tiny
+from conftest import REPO, require_tools, run_perfci, write_tiny
 from fake_github import FakeGitHub
 from simulated_month import git, results_branch
+from small_server_tree import make_every_commit_durable, server_tree
 
 pytestmark = pytest.mark.e2e
 RUNNER_CLASS = "epyc-nvme"  # the workflow's default when the repo sets no PERFCI_RUNNER_CLASS variable
@@ -291,13 +292,14 @@ def pull_request(number: int, action: str, base: str, head: str, branch: str, la
         "base": {"sha": base, "ref": "main"}, "head": {"sha": head, "ref": branch, "repo": {"full_name": "dev/team"}}}}
 
 
-def comment_run(fake: FakeGitHub, team: Path, ref: str, head: str, branch: str, tmp_path: Path):
-    """pr-comment.yml after the PR check's run (workflow_run), gh talking to the fake API."""
+def comment_run(fake: FakeGitHub, team: Path, ref: str, head: str, branch: str, tmp_path: Path,
+                workflow: str = "pr-comment.yml"):
+    """The comment workflow after the PR check's run (workflow_run), gh talking to the fake API."""
     event = {"workflow_run": {"event": "pull_request", "head_sha": head, "head_branch": branch, "id": 1,
                               "html_url": "https://github.example/dev/team/actions/runs/1",
                               "head_repository": {"full_name": "dev/team"}}}
     gh = {k: v for k, v in fake.env(tmp_path / "gh").items() if v and k != "GITHUB_REPOSITORY"}
-    return act(team, "workflow_run", "pr-comment.yml", event, ref, tmp_path, env=gh)
+    return act(team, "workflow_run", workflow, event, ref, tmp_path, env=gh)
 
 
 def published(team: Path, tmp_path: Path, branch: str) -> None:
@@ -384,3 +386,45 @@ def test_a_team_projects_servers_yaml_bump_is_ab_d_base_spec_against_head_spec(f
     regressed = typed.regressed
     assert (proc.returncode != 0) == regressed, proc.stdout[-4000:]
     assert ("perfci: B regressed in mysql on tiny" in proc.stdout) == regressed
+
+
+def test_a_server_repositorys_pr_is_built_ab_d_and_fails_on_its_regression_with_one_comment(real_server_tools,
+                                                                                             tmp_path):
+    """A team's server repository (the small tree: its build is the distribution's MariaDB
+    run with the options the source names) with the workflows `perfci init --server-code`
+    writes and a tiny scenario of its own. A PR makes every commit durable: under act,
+    perfci's reusable server-code check builds the PR's base and head commits from the
+    checkout (scripts/build-server, the cache the job is given), A/Bs them on the
+    scenario and fails naming it; the comment workflow writes the one sticky comment."""
+    require_tools("git", "cmake", "ninja", hint="scripts/build-server's tools; scripts/install-deps installs them")
+    ref = git("-C", str(REPO), "rev-parse", "HEAD").strip()
+    repo = server_tree(tmp_path)
+    (repo / "perf").mkdir()
+    write_tiny(repo / "perf", name="tiny", time=60, transactions=2400, burst=400)
+    made = run_perfci("init", str(repo), "--server-code", "mariadb", "--scenario", "perf/tiny.yaml",
+                      "--perfci-repository", "perfci-org/perfci", "--perfci-ref", ref, "--no-interactive")
+    assert made.returncode == 0, made.stderr
+    base = commit(repo, "perf: the server-code PR check")
+    published(repo, tmp_path, "durable")
+    head = make_every_commit_durable(repo)
+    cache = tmp_path / "cache"
+    with FakeGitHub(tmp_path) as fake:
+        fake.add_pull(12, head)
+        proc = act(repo, "pull_request", "perf-pr-checks.yml", pull_request(12, "opened", base, head, "durable"), ref,
+                   tmp_path, env={"PERFCI_CACHE": str(cache)})
+        assert proc.returncode != 0 and "perfci: B regressed in tiny" in proc.stdout, proc.stdout[-6000:]
+        report = tmp_path / "artifacts" / "pr-report" / "ab-tiny.md"
+        text = report.read_text()
+        assert f"A: `build:mariadb@{base}`" in text and f"B: `build:mariadb@{head}`" in text, text[:2000]
+        assert "| `only.fsyncs_per_txn` ↓ |" in text and "🔴 regression" in text  # ~1 fsync per transaction vs ~0
+        [typed] = load_reports([report])  # the typed verdict beside the report decides
+        assert typed.regressed
+        # each commit built once, from the checkout, into the cache the job was given
+        built = [p for p in (cache / "builds").iterdir() if p.is_dir() and not p.name.startswith(".")]
+        assert sorted(p.name.split("-")[1] for p in built) == sorted([base, head])
+        assert all(json.loads((p / "perfci-build.json").read_text())["fork"] for p in built)
+        said = comment_run(fake, repo, ref, head, "durable", tmp_path, workflow="perf-pr-comment.yml")
+        assert said.returncode == 0 and "commented on #12" in said.stdout, said.stdout[-3000:]
+        [ours] = fake.comments[12]
+        assert ours["body"].startswith(MARK + "\n### perfci: 🔴 **Regression**: the check fails"), ours["body"]
+        assert f"at `{head[:12]}`" in ours["body"] and "- `tiny`: **Regression** in" in ours["body"]

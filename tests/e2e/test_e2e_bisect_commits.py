@@ -14,63 +14,15 @@ spreads tps burst pairs past the stability limit in about half of these short A/
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 
 import jsonschema
 import pytest
 
 from conftest import REPO, require_tools, result_files, run_perfci, write_tiny
+from small_server_tree import server_source
 
 pytestmark = pytest.mark.e2e
-
-CMAKE_LISTS = """\
-cmake_minimum_required(VERSION 3.16)
-project(tiny_server NONE)
-file(READ "${CMAKE_SOURCE_DIR}/server-options" OPTIONS)
-string(STRIP "${OPTIONS}" OPTIONS)
-configure_file(mariadbd.in mariadbd @ONLY)
-install(PROGRAMS "${CMAKE_BINARY_DIR}/mariadbd" DESTINATION sbin)  # where its install-db looks
-install(CODE "file(MAKE_DIRECTORY \\"\\${CMAKE_INSTALL_PREFIX}/bin\\")")
-foreach(link IN LISTS LINKS)
-  string(REPLACE "=" ";" pair "${link}")
-  list(GET pair 0 name)
-  list(GET pair 1 target)
-  install(CODE "file(CREATE_LINK \\"${target}\\" \\"\\${CMAKE_INSTALL_PREFIX}/${name}\\" SYMBOLIC)")
-endforeach()
-"""
-
-
-def server_source(root: Path) -> tuple[Path, list[str]]:
-    """The repository and its three commits, oldest first (tag `good` on the first)."""
-    real = Path(shutil.which("mariadbd", path="/usr/sbin:/usr/bin") or "/usr/sbin/mariadbd")
-    links = [f"share={real.parent.parent / 'share'}", f"lib={real.parent.parent / 'lib'}"]
-    for program in ("mariadb-install-db", "my_print_defaults", "resolveip", "mariadb"):
-        found = shutil.which(program, path="/usr/bin:/usr/sbin")
-        if found:
-            links.append(f"bin/{program}={found}")
-    repo = root / "server-src"
-    repo.mkdir()
-    (repo / "CMakeLists.txt").write_text(f'set(LINKS "{";".join(links)}")\n' + CMAKE_LISTS)
-    (repo / "mariadbd.in").write_text(f'#!/bin/sh\nexec {real} "$@" @OPTIONS@\n')
-    (repo / "server-options").write_text("\n")
-
-    def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", str(repo), "-c", "user.name=dev", "-c", "user.email=dev@example.invalid",
-                               *args], check=True, capture_output=True, text=True).stdout.strip()
-
-    git("init", "-q", "-b", "main")
-    git("add", ".")
-    git("commit", "-q", "-m", "server: as released")
-    git("tag", "good")
-    (repo / "server-options").write_text("--innodb-flush-log-at-trx-commit=1\n")
-    git("commit", "-q", "-am", "log: flush at every commit")
-    (repo / "README").write_text("the tiny server\n")
-    git("add", "README")
-    git("commit", "-q", "-m", "docs: a README")
-    return repo, git("log", "--reverse", "--format=%H").split()
-
 
 def test_a_bisect_over_commits_builds_each_step_and_names_the_commit_that_did_it(real_server_tools, tmp_path):
     require_tools("git", "cmake", "ninja", hint="scripts/build-server's tools; scripts/install-deps installs them")

@@ -64,3 +64,22 @@ def test_an_install_without_a_record_has_none_and_a_broken_one_is_named(tmp_path
     with pytest.raises(InfraFailure, match=r"schema 'perfci.build/9'.*remove the install"):
         build_record(tmp_path)
     assert build_provenance({"provider": "local", "binary": "/usr/sbin/mariadbd"}) == (None, None)
+
+
+def test_a_build_spec_outside_a_project_uses_the_running_perfcis_build_script(tmp_path, monkeypatch):
+    """A server repository's PR check runs perfci from beside the checkout, outside any
+    perfci project: build: specs take the perfci checkout's scripts/build-server; a
+    project's own (a team may keep one) wins."""
+    from perfci.providers.basedirs import _build_server_script
+    from perfci.providers.spec import parse_spec
+    repo_root = Path(__file__).resolve().parents[2]
+    monkeypatch.delenv("PERFCI_ROOT", raising=False)
+    monkeypatch.chdir(tmp_path)
+    spec = parse_spec(f"build:mariadb@{SHA}")
+    assert _build_server_script(spec) == repo_root / "scripts" / "build-server"
+    project = tmp_path / "project"
+    (project / "scripts").mkdir(parents=True)
+    (project / "servers.yaml").write_text("servers: []\n")
+    (project / "scripts" / "build-server").write_text("#!/bin/sh\n")
+    monkeypatch.chdir(project)
+    assert _build_server_script(spec) == project / "scripts" / "build-server"

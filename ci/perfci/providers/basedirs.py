@@ -31,7 +31,7 @@ from perfci.model.result import Build
 from perfci.providers import treecheck
 from perfci.providers.spec import ServerSpec
 from perfci.util.errors import BadInput, InfraFailure
-from perfci.util.paths import project_file
+from perfci.util.paths import project_file, source_checkout
 
 BINARY_NAMES = ("mariadbd", "mysqld")
 
@@ -219,11 +219,14 @@ def unpacked_once(spec: ServerSpec, key: str, fill: Callable[[Path], None], what
 
 
 def _build_server_script(spec: ServerSpec) -> Path:
-    script = project_file("scripts/build-server")
-    if script is None or not script.is_file():
-        raise BadInput(f"--server {spec.text!r}: build: needs scripts/build-server of a perfci checkout "
-                       "(run from one, or set PERFCI_ROOT)")
-    return script
+    """The project's scripts/build-server (a team may keep its own), else the one of the
+    perfci checkout running (a server repository's PR check runs perfci from beside it)."""
+    checkout = source_checkout()
+    for script in (project_file("scripts/build-server"), checkout / "scripts" / "build-server" if checkout else None):
+        if script is not None and script.is_file():
+            return script
+    raise BadInput(f"--server {spec.text!r}: build: needs scripts/build-server: of the perfci project (PERFCI_ROOT) "
+                   "or of the perfci checkout perfci runs from (an installed wheel has none)")
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,72 @@
+"""The small "server source" the build tests use: a git repository whose cmake build
+(scripts/build-server: configure, build, install, cached per commit) is the
+distribution's MariaDB run with the options the source names (`server-options`). No
+compiler is needed: its cmake project is `NONE`. Used by the commit bisect and the
+nightly's own bisect (tests/e2e/test_e2e_bisect_commits.py) and the server-code PR check
+under act (tests/e2e/test_e2e_act.py)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+CMAKE_LISTS = """\
+cmake_minimum_required(VERSION 3.16)
+project(tiny_server NONE)
+file(READ "${CMAKE_SOURCE_DIR}/server-options" OPTIONS)
+string(STRIP "${OPTIONS}" OPTIONS)
+configure_file(mariadbd.in mariadbd @ONLY)
+install(PROGRAMS "${CMAKE_BINARY_DIR}/mariadbd" DESTINATION sbin)  # where its install-db looks
+install(CODE "file(MAKE_DIRECTORY \\"\\${CMAKE_INSTALL_PREFIX}/bin\\")")
+foreach(link IN LISTS LINKS)
+  string(REPLACE "=" ";" pair "${link}")
+  list(GET pair 0 name)
+  list(GET pair 1 target)
+  install(CODE "file(CREATE_LINK \\"${target}\\" \\"\\${CMAKE_INSTALL_PREFIX}/${name}\\" SYMBOLIC)")
+endforeach()
+"""
+
+
+def server_tree(root: Path) -> Path:
+    """The repository at its first commit, "server: as released" (tag `good`), on main."""
+    real = Path(shutil.which("mariadbd", path="/usr/sbin:/usr/bin") or "/usr/sbin/mariadbd")
+    links = [f"share={real.parent.parent / 'share'}", f"lib={real.parent.parent / 'lib'}"]
+    for program in ("mariadb-install-db", "my_print_defaults", "resolveip", "mariadb"):
+        found = shutil.which(program, path="/usr/bin:/usr/sbin")
+        if found:
+            links.append(f"bin/{program}={found}")
+    repo = root / "server-src"
+    repo.mkdir()
+    (repo / "CMakeLists.txt").write_text(f'set(LINKS "{";".join(links)}")\n' + CMAKE_LISTS)
+    (repo / "mariadbd.in").write_text(f'#!/bin/sh\nexec {real} "$@" @OPTIONS@\n')
+    (repo / "server-options").write_text("\n")
+
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "server: as released")
+    git(repo, "tag", "good")
+    return repo
+
+
+def make_every_commit_durable(repo: Path) -> str:
+    """The commit that slows the server: its build runs it with a flush at every commit."""
+    (repo / "server-options").write_text("--innodb-flush-log-at-trx-commit=1\n")
+    git(repo, "commit", "-q", "-am", "log: flush at every commit")
+    return git(repo, "rev-parse", "HEAD")
+
+
+def server_source(root: Path) -> tuple[Path, list[str]]:
+    """The repository and its three commits, oldest first (tag `good` on the first): the
+    middle one makes every commit durable, the last only adds a README."""
+    repo = server_tree(root)
+    make_every_commit_durable(repo)
+    (repo / "README").write_text("the tiny server\n")
+    git(repo, "add", "README")
+    git(repo, "commit", "-q", "-m", "docs: a README")
+    return repo, git(repo, "log", "--reverse", "--format=%H").split()
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), "-c", "user.name=dev", "-c", "user.email=dev@example.invalid",
+                           *args], check=True, capture_output=True, text=True).stdout.strip()
