@@ -393,9 +393,10 @@ def test_a_server_repositorys_pr_is_built_ab_d_and_fails_on_its_regression_with_
     """A team's server repository (the small tree: its build is the distribution's MariaDB
     run with the options the source names) with the workflows `perfci init --server-code`
     writes and a tiny scenario of its own. A PR makes every commit durable: under act,
-    perfci's reusable server-code check builds the PR's base and head commits from the
-    checkout (scripts/build-server, the cache the job is given), A/Bs them on the
-    scenario and fails naming it; the comment workflow writes the one sticky comment."""
+    perfci's reusable server-code check fetches the PR's base and head commits into the
+    runner's mirror, builds both (scripts/build-server, the cache the job is given), A/Bs
+    them on the scenario and fails naming it; the comment workflow writes the one sticky
+    comment."""
     require_tools("git", "cmake", "ninja", hint="scripts/build-server's tools; scripts/install-deps installs them")
     ref = git("-C", str(REPO), "rev-parse", "HEAD").strip()
     repo = server_tree(tmp_path)
@@ -407,6 +408,7 @@ def test_a_server_repositorys_pr_is_built_ab_d_and_fails_on_its_regression_with_
     base = commit(repo, "perf: the server-code PR check")
     published(repo, tmp_path, "durable")
     head = make_every_commit_durable(repo)
+    git("-C", str(repo), "push", "-q", "origin", "durable")  # the PR's head is GitHub's too (refs/pull/12/head)
     cache = tmp_path / "cache"
     with FakeGitHub(tmp_path) as fake:
         fake.add_pull(12, head)
@@ -419,10 +421,13 @@ def test_a_server_repositorys_pr_is_built_ab_d_and_fails_on_its_regression_with_
         assert "| `only.fsyncs_per_txn` ↓ |" in text and "🔴 regression" in text  # ~1 fsync per transaction vs ~0
         [typed] = load_reports([report])  # the typed verdict beside the report decides
         assert typed.regressed
-        # each commit built once, from the checkout, into the cache the job was given
+        # each commit built once, from the runner's mirror of the repository, in the cache the job was given
+        mirror = cache / "src" / "server-pr-mirror.git"
+        assert git("--git-dir", str(mirror), "for-each-ref", "--format=%(refname)").split() == sorted(
+            f"refs/perfci/{sha}" for sha in (base, head))
         built = [p for p in (cache / "builds").iterdir() if p.is_dir() and not p.name.startswith(".")]
         assert sorted(p.name.split("-")[1] for p in built) == sorted([base, head])
-        assert all(json.loads((p / "perfci-build.json").read_text())["fork"] for p in built)
+        assert all(json.loads((p / "perfci-build.json").read_text())["repo"] == str(mirror) for p in built)
         said = comment_run(fake, repo, ref, head, "durable", tmp_path, workflow="perf-pr-comment.yml")
         assert said.returncode == 0 and "commented on #12" in said.stdout, said.stdout[-3000:]
         [ours] = fake.comments[12]

@@ -87,6 +87,7 @@ def _step_script(workflow: str, job: str, step: str) -> str:
 
 
 SERVER_PR_ENV = {"FLAVOR": "mariadb", "HEAD_SHA": "1" * 40, "SCENARIOS": "x microbench", "PHASES": "",
+                 "PERFCI_SERVER_MIRROR": "/runner/.perfci-cache-pr/src/server-pr-mirror.git",
                  "PR_NUMBER": "7"}
 
 
