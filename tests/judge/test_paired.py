@@ -183,3 +183,34 @@ def test_a_real_ab_of_three_pairs_is_judged_with_bounded_intervals():
     assert any(e.high == RATIO_CAP for e in bounded)  # the case that overflowed
     assert rows["after.fsyncs_per_txn"].verdict == "regression"
     assert rows["after.tps"].verdict != "regression"  # three pairs cannot say that
+
+
+def test_each_judged_interval_excludes_no_change_exactly_when_holm_finds_it_significant():
+    """The interval shown is the one that decides: at its row's Holm step (alpha p / p_adj),
+    over many tables where a second metric is significant only at Holm's later steps."""
+    from perfci.judge.paired import ALPHA
+    rng = np.random.default_rng(12)
+    specs = {**SPECS, **{f"before.global_status.C{i}": default_spec("fsyncs_per_txn") for i in range(3)}}
+    seen_later_steps = 0
+    for _ in range(300):
+        t = table(rng, 16, float(rng.choice([1.0, 0.96, 0.93])))
+        a = np.asarray(t["before.latency_ms_avg"][0])  # latency moved on its own, often only at a later step
+        t["before.latency_ms_avg"] = (list(a), list(a * float(rng.choice([1.0, 1.02, 1.03, 1.04]))
+                                                   * np.exp(rng.normal(0, 0.03, len(a)))))
+        rows = [r for r in judge_table(t, specs) if r.spec is not None and r.estimate and r.p_adjusted is not None]
+        for r in rows:
+            excludes = not (r.estimate.low <= 1.0 <= r.estimate.high)
+            assert excludes == (r.p_adjusted < ALPHA), (r.key, r.estimate, r.p_adjusted)
+            seen_later_steps += r.p_adjusted < ALPHA and r.estimate.confidence < 1 - ALPHA / len(rows) - 1e-12
+    assert seen_later_steps > 0  # rows decided at Holm's later steps, not only the first (Bonferroni)
+
+
+def test_the_decision_level_is_bonferronis_first_then_holms_steps():
+    from perfci.judge.paired import decision_level
+    alpha, m = 0.005, 5
+    p = [0.0001, 0.0011, 0.002]  # Holm: 5p, 4p, max(3p, carried)
+    adjusted = holm(p + [0.5, 0.9])
+    assert decision_level(alpha, p[0], adjusted[0], alpha / m) == pytest.approx(alpha / 5)
+    assert decision_level(alpha, p[1], adjusted[1], alpha / m) == pytest.approx(alpha / 4)
+    assert decision_level(alpha, p[2], adjusted[2], alpha / m) == pytest.approx(alpha / 3)
+    assert decision_level(alpha, 0.0, 0.0, alpha / m) == alpha / m  # the same change in every burst

@@ -37,8 +37,9 @@ A judged metric is a regression when its Holm-adjusted p < ALPHA, it moved the
 wrong way, and by at least the minimum effect (default 1 %). It is `unchanged`
 only when its interval lies within ± its tolerance; not significant with a wider
 interval it is `inconclusive`, "could not see below X %", X being the run's minimum
-detectable effect at 90 % power. The interval a judged row shows is the one the
-decision stands on: simultaneous at 1 - ALPHA/m over the m judged metrics.
+detectable effect at 90 % power (at Holm's first step, 1 - ALPHA/m). The interval a
+judged row shows is the one that decides: at the level of its own Holm step
+(decision_level), so it excludes no change exactly when the row is significant.
 """
 
 from __future__ import annotations
@@ -317,11 +318,11 @@ def judge_instances(tables: Sequence[PairTable], specs: Mapping[str, MetricSpec]
         for row, p_adj in zip(members, adjust([r.estimate.p for r in members if r.estimate])):
             row.p_adjusted = p_adj
             if family and row.estimate is not None:
-                # the judged rows show the interval the decision stands on: simultaneous
-                # (Bonferroni, Holm's first step) at the family's level, and what it could see
-                level = alpha / len(members)
-                row.estimate = row.estimate.at(1 - level)
-                row.mde = row.estimate.detectable(level)
+                # the judged rows show the interval that decides (decision_level), and
+                # what a change alone would have had to pass: the MDE at Holm's first step
+                first = alpha / len(members)
+                row.estimate = row.estimate.at(1 - decision_level(alpha, row.estimate.p, p_adj, first))
+                row.mde = row.estimate.detectable(first)
             _decide(row, alpha if family else fdr, (min_effects or {}).get(row.key, min_effect))
     # a judged metric too noisy to judge still says what this run could not see, at the
     # level it would have been judged at (its pairs' spread is in its interval)
@@ -332,6 +333,17 @@ def judge_instances(tables: Sequence[PairTable], specs: Mapping[str, MetricSpec]
             row.estimate = row.estimate.at(1 - level)
             row.mde = row.estimate.detectable(level)
     return rows
+
+
+def decision_level(alpha: float, p: float, p_adjusted: float, first: float) -> float:
+    """The two-sided level of a judged row's interval: alpha x p / p_adjusted, so that the
+    interval excludes B/A = 1 exactly when the Holm-adjusted p is below alpha. For the
+    smallest p that is Bonferroni's alpha/m (Holm's first step), for the next alpha/(m-1)
+    and so on; narrower where an earlier step's larger adjusted p carries over (Holm
+    stopped before it). A p of 0 (the same change in every burst): the first step's level."""
+    if p <= 0 or p_adjusted <= 0:
+        return first
+    return min(alpha, alpha * p / p_adjusted)
 
 
 def within(est: PairedEstimate, tolerance: float) -> bool:

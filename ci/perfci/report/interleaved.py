@@ -56,8 +56,9 @@ def interleaved_markdown(run: InterleavedRun, rows: list[PairedVerdict], min_eff
         f"a {min_effect:.1%} change, `unchanged` only with the interval within ± the metric's tolerance; "
         f"other counters under Benjamini-Hochberg (FDR {FDR:.0%}), explanations only"
         + (f"; minimum effects from the noise model {noise_source}" if noise_source else ""),
-        "- intervals: judged metrics at 1 − α/m (simultaneous over the m judged, the ones the decision uses), "
-        "counters at 95 %; MDE: the change a run like this finds with 90 % power; spread: "
+        "- intervals: each judged metric at the level of its own Holm step (1 − α·p/p_adj: 1 − α/m for the "
+        "smallest p), so it excludes 1 exactly when the metric is significant; counters at 95 %; MDE: the "
+        "change a run like this finds with 90 % power at 1 − α/m; spread: "
         + (f"bursts within instance pairs, plus the spread between instance pairs from the "
                            f"{markdown(instance_source)}, pooled with this run's own instances"
                            if instance_source else "bursts within instance pairs, and this run's own spread between "
