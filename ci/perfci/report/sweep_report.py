@@ -46,7 +46,8 @@ def sweep_markdown(sweep: Sweep, heatmap: Path | None = None) -> str:
     lines = [f"## perfci sweep: {markdown(sweep.scenario)} · profile {code_span(sweep.profile)}", "",
              f"Each server A/B'd against the base {code_span(base)} ({markdown(base_version)}) on this runner "
              f"(class {code_span(sweep.runner_class)}), interleaved bursts; cells are B/base with the decision's "
-             "interval (at the metric's Holm step: it excludes 1 exactly when significant); `n.s.`: not significant (the MDE row says what the A/B could see).", ""]
+             "interval (at the metric's Holm step: it excludes 1 exactly when significant); `n.s.`: not "
+             "significant (the MDE row says what the A/B could see).", ""]
     for metric in (throughput_metric(sweep), "statement_cpu_us_per_txn"):
         keys = rows_of(sweep, metric)
         if not keys:
