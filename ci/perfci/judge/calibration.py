@@ -35,6 +35,8 @@ from perfci.judge.burst_verdicts import instance_tables
 from perfci.judge.paired import (
     ABBA_BLOCK,
     ALPHA,
+    COUNTER_INSTANCE_SD,
+    OTHER_COUNTER_INSTANCE_SD,
     RUNNER_DEFAULT_INSTANCE_DF,
     RUNNER_DEFAULT_INSTANCE_SD,
     block_means,
@@ -118,7 +120,9 @@ def priors_for(run: InterleavedRun, model: NoiseModel | None) -> tuple[dict[str,
     priors = default_priors(keys)
     learned = model.priors() if model else {}
     priors.update({k: v for k, v in learned.items() if k in keys})
-    default = f"runner default: sd {RUNNER_DEFAULT_INSTANCE_SD:.1%} with {RUNNER_DEFAULT_INSTANCE_DF} df"
+    default = (f"runner default: sd {RUNNER_DEFAULT_INSTANCE_SD:.1%} (throughput, latency, CPU), "
+               f"{min(COUNTER_INSTANCE_SD.values()):.0%}-{OTHER_COUNTER_INSTANCE_SD:.0%} (work counters) "
+               f"with {RUNNER_DEFAULT_INSTANCE_DF} df")
     if not learned:
         return priors, default
     return priors, (f"noise model of {len(model.runs)} A/As learned {model.created_at[:10]}"  # type: ignore[union-attr]

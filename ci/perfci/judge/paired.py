@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 
 from perfci.judge.stats import below_floor, t_quantile, t_two_sided_p, worse_beyond
-from perfci.model.metrics import MetricSpec
+from perfci.model.metrics import MetricSpec, presentation
 from perfci.model.noise import InstancePrior
 from perfci.model.verdicts import Outcome
 
@@ -69,16 +69,34 @@ PENDING = Outcome.INCONCLUSIVE  # a row waiting for its family's adjusted p (jud
 PairTable = Mapping[str, tuple[Sequence[float], Sequence[float]]]  # key -> (A values, B values), pair order
 
 
-# Without a noise model for a case: the between-instance spread measured on this
-# class of runner (benchmarks/results/false-alarms-*.md), with few degrees of
-# freedom so that the t quantile stays wide.
-RUNNER_DEFAULT_INSTANCE_SD = 0.015  # 42 instance pairs of real A/As here: 0 % (`before.tps`), 1.5 % (`after.tps`)
+# Without a noise model for a case: the between-instance spread of each metric measured
+# on this class of runner, with few degrees of freedom so that the t quantile stays wide.
+# From the 26 kept real A/As of rebuild-after-delete (59 instance pairs), the larger of its
+# two phases, rounded up (benchmarks/instance_priors.py -> benchmarks/results/instance-
+# priors-20261126.md): throughput and latency 1.37 %; statement CPU 0 from its 17 instance
+# pairs (it takes throughput's); the work counters spread far more between fresh servers
+# (page layout, compression outcomes): page splits 2.9 %, uncompress ops 8.0 %, compress
+# failures 8.6 %. A counter never borrows throughput's prior: with it a CPU-only slowdown
+# flagged page splits per transaction (B/A 1.060 [1.008, 1.115], #35).
+RUNNER_DEFAULT_INSTANCE_SD = 0.015  # throughput, latency, CPU (what sizing plans with: judge/design.py)
 RUNNER_DEFAULT_INSTANCE_DF = 4
+COUNTER_INSTANCE_SD = {"index_page_splits_per_txn": 0.03, "uncompress_ops_per_txn": 0.08,
+                       "compress_failures_per_txn": 0.09}
+OTHER_COUNTER_INSTANCE_SD = 0.09  # a counter the kept A/As cannot tell (mostly 0, or below its floor): the largest
+
+
+def runner_default_prior(key: str) -> InstancePrior:
+    """The runner class's between-instance spread of one judged key ('phase.metric'),
+    by its kind: throughput, latency and CPU share one; each work counter its own."""
+    metric = key.split(".", 1)[-1]
+    if presentation(key)[0] in ("throughput", "latency", "CPU"):
+        return InstancePrior(RUNNER_DEFAULT_INSTANCE_SD, RUNNER_DEFAULT_INSTANCE_DF)
+    return InstancePrior(COUNTER_INSTANCE_SD.get(metric, OTHER_COUNTER_INSTANCE_SD), RUNNER_DEFAULT_INSTANCE_DF)
 
 
 def default_priors(keys) -> dict[str, InstancePrior]:
     """The runner default for every key (what an A/B without a noise model adds)."""
-    return {key: InstancePrior(RUNNER_DEFAULT_INSTANCE_SD, RUNNER_DEFAULT_INSTANCE_DF) for key in keys}
+    return {key: runner_default_prior(key) for key in keys}
 
 
 @dataclass(frozen=True)
