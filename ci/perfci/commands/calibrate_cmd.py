@@ -14,7 +14,6 @@ from perfci.host.hostlock import command_line, exclusive_host
 from perfci.judge import calibration, design, resample
 from perfci.judge.burst_verdicts import judged_specs, pair_table
 from perfci.judge.paired import default_priors
-from perfci.model.baseline import NOISE_DIR
 from perfci.model.bursts import BURSTS_FILE, InterleavedRun
 from perfci.model.noise import InstancePrior, NoiseModel
 from perfci.report.table import table
@@ -25,7 +24,6 @@ from perfci.sessions.session import handle_cancellation
 from perfci.store import noise_files
 from perfci.util.errors import EXIT_INTERRUPTED
 from perfci.util.files import write_atomic
-from perfci.util.paths import baselines_dir
 from perfci.util.progress import Progress
 
 
@@ -89,7 +87,7 @@ def calibrate(scenario: str, server_spec: str, profile: str, rounds: int, bursts
             click.echo("interrupted: both servers were shut down; no noise model written", err=True)
             return EXIT_INTERRUPTED
     model = calibration.learn(runs, utc_now())
-    path = noise_files.save(model, noise_dir or baselines_dir() / NOISE_DIR)
+    path = noise_files.save(model, noise_files.noise_root(noise_dir))
     pairs = pairs or calibration.pairs_in(model, minutes)
     click.echo(report(model, runs[0], pairs, path))
     if trials:  # as `perfci ab` judges: its default instance pairs, the learned spread between them

@@ -13,12 +13,12 @@ import click
 from perfci.judge import design
 from perfci.judge.paired import DEFAULT_MIN_EFFECT
 from perfci.judge.stats import DEFAULT_CONFIDENCE, DEFAULT_CV_FLOOR, DEFAULT_PRIOR_CV
-from perfci.model.baseline import NOISE_DIR
 from perfci.model.identity import DEFAULT_FOLLOW, FOLLOW_CHOICES
 from perfci.model.scenario import cases, load_scenario
 from perfci.providers.servers import resolve_server
 from perfci.sessions.interleave import DEFAULT_WARMUP_PAIRS
 from perfci.sessions.sized_ab import AbPlan
+from perfci.store.noise_files import noise_root
 from perfci.util.files import write_atomic
 
 F = TypeVar("F", bound=Callable[..., object])
@@ -193,7 +193,7 @@ def ab_plan(target_mde: float, budget_minutes: float, size_by: str, bursts: int 
     and judged by (sessions/sized_ab.AbPlan). The noise models: --noise-dir, else
     noise/ under the command's --baseline-dir (where they live beside the baselines)."""
     return AbPlan(target_mde, budget_minutes, size_by == "profile", bursts, instances, warmup, tuple(phases),
-                  min_effect, noise_dir or (baseline_dir / NOISE_DIR if baseline_dir else None), explain)
+                  min_effect, noise_root(noise_dir, baseline_dir), explain)
 
 
 def ab_plan_options(fn: F) -> F:

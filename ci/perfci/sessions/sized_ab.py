@@ -14,7 +14,6 @@ from perfci.judge.burst_verdicts import interim_look, judge_run
 from perfci.judge.paired import DEFAULT_MIN_EFFECT, PairedVerdict
 from perfci.judge.profile_diff import explain_findings
 from perfci.model.ab_verdict import AbVerdict
-from perfci.model.baseline import NOISE_DIR
 from perfci.model.bursts import InterleavedRun
 from perfci.model.identity import server_line
 from perfci.model.noise import NoiseModel
@@ -30,7 +29,6 @@ from perfci.sessions.rounds import Side
 from perfci.store import noise_files
 from perfci.util.errors import InfraFailure
 from perfci.util.files import write_atomic
-from perfci.util.paths import baselines_dir
 from perfci.util.progress import Progress
 from perfci.util.text import code_span, markdown
 
@@ -59,7 +57,7 @@ class AbPlan:
 
     @property
     def noise_root(self) -> Path:
-        return self.noise_dir or baselines_dir() / NOISE_DIR
+        return noise_files.noise_root(self.noise_dir)
 
     @property
     def measured_bursts(self) -> int | None:

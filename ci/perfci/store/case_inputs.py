@@ -6,23 +6,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from perfci.model.baseline import NOISE_DIR, CaseInputs, baseline_from_history, provenance
+from perfci.model.baseline import CaseInputs, baseline_from_history, provenance
 from perfci.model.history import DEFAULT_HISTORY_WINDOW
 from perfci.model.identity import DEFAULT_FOLLOW, CaseIdentity, Follow
 from perfci.model.noise import NoiseModel
 from perfci.model.result import Result
 from perfci.store.baseline_files import baseline_path, load_baseline
 from perfci.store.history_files import Histories, case_history
-from perfci.store.noise_files import find
+from perfci.store.noise_files import find, noise_root
 from perfci.util.errors import BadInput
-from perfci.util.paths import baselines_dir
 
 
 def noise_model_for(result: Result, noise_dir: Path | None, baseline_root: Path | None = None) -> NoiseModel | None:
     """The case's noise model (None: none, or one learned on another scenario hash):
     under `noise_dir`, else noise/ beside the baselines."""
-    root = noise_dir or (baseline_root or baselines_dir()) / NOISE_DIR
-    model = find(root, result.runner_class, result.server.line or "", result.scenario.name,
+    model = find(noise_root(noise_dir, baseline_root), result.runner_class, result.server.line or "", result.scenario.name,
                  result.scenario.profile, result.case)
     return model if model is not None and model.scenario_hash == result.scenario.hash else None
 

@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from perfci.model.baseline import NOISE_DIR
 from perfci.model.noise import NOISE_FILE, NoiseModel, noise_path
 from perfci.util.files import write_atomic
+from perfci.util.paths import baselines_dir
 
 
 def save(model: NoiseModel, root: Path) -> Path:
@@ -23,3 +25,9 @@ def load(path: Path) -> NoiseModel:
 def find(root: Path, runner_class: str, server_line: str, scenario: str, profile: str, case: str) -> NoiseModel | None:
     path = noise_path(root, runner_class, server_line, scenario, profile, case)
     return load(path) if path.is_file() else None
+
+
+def noise_root(noise_dir: Path | None, baseline_root: Path | None = None) -> Path:
+    """Where noise models are read and written, one rule for every command: --noise-dir,
+    else noise/ beside the baselines (--baseline-dir, else the project's baselines/)."""
+    return noise_dir or (baseline_root or baselines_dir()) / NOISE_DIR
