@@ -46,21 +46,23 @@ def test_a_month_of_nights_opens_one_issue_per_problem_and_closes_them(tmp_path,
                                 run_url=f"https://ci.example/run/{night}")
             log[night] = run_night(results, opts, gh).actions
             push(work, f"night {night}")
-            if night == 17:  # the step of night 15 has its issue by night 17, with its change point
+            if night == STEP_NIGHT + 4:  # the step of night 15 has its issue by its 5th night, with its change point
                 [step_issue] = issues_with(step_fp)
                 texts = [step_issue["body"], *(c["body"] for c in fake.comments[step_issue["number"]])]
-                assert any(f"perfci-change: {results[0].id.replace('17', '15')}" in t for t in texts), texts
+                assert any(f"perfci-change: {results[0].id.replace(str(night), '15')}" in t for t in texts), texts
 
-    # the step: exactly one issue, opened by night 17 (one run cannot call -8 % against ten: the
-    # change point over the history does, on the step's 3rd night), commented every night until accepted
+    # the step: exactly one issue, opened by its 5th night (one run cannot call -8 % against ten:
+    # the change point over the history does once the nights in a random order could show so
+    # large a step less often than its level, 0.01 shared over the case's judged metrics; with
+    # 14 nights before, 3 nights after are 680 orderings, not enough), commented every night until accepted
     [step_issue] = issues_with(step_fp)
     opened = [n for n, lines in log.items() if any(a.startswith(f"opened #{step_issue['number']} ") for a in lines)]
-    assert len(opened) == 1 and opened[0] <= STEP_NIGHT + 2, log
+    assert len(opened) == 1 and opened[0] <= STEP_NIGHT + 4, log
     assert "perfci-since: month-default-night15" in step_issue["body"]
     bodies = [c["body"] for c in fake.comments[step_issue["number"]]]
     assert sum(b.startswith("<!-- perfci-regression -->\nStill") for b in bodies) == ACCEPT_NIGHT - 1 - opened[0]
-    # the patch upgrade (night 20) kept the issue: its comments carry both versions' runs
-    assert any("night19" in b and "10.11.19" in b for b in bodies) and any("night21" in b and "10.11.20" in b for b in bodies)
+    # the patch upgrade (night 20) kept the issue opened on 10.11.19: its comments carry the new version's runs
+    assert opened[0] < UPGRADE_NIGHT and any("night21" in b and "10.11.20" in b for b in bodies)
     # perf-expected -> reset at night 15, a comment, closed; no issue for it since
     assert step_issue["state"] == "closed" and "perfci-reset" in bodies[-1] and "`month-default-night15`" in bodies[-1]
     notes = read_annotations(tmp_path / f"night{len(nights)}" / "history")

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from perfci.host.freezer import CgroupV1Freezer, SignalFreezer, freezer_for
+from perfci.judge import design
 from perfci.judge.burst_verdicts import busy_pairs, judge_run, pair_table, work_differences
-from perfci.judge.calibration import ab_mde, nightly_mde, tolerance
+from perfci.judge.calibration import nightly_mde, tolerance
 from perfci.model.bursts import Burst, InstancePair, InterleavedRun, SideInfo
 from perfci.model.noise import MetricNoise
 from perfci.model.result import Host
@@ -107,7 +108,8 @@ def test_minimum_detectable_effects_follow_the_noise():
     quiet = MetricNoise(pair_sd=0.04, block_sd=0.03, lag1=0.0, run_cv=0.003, pairs=80, runs=6, pair_seconds=2.5)
     loud = quiet.model_copy(update={"block_sd": 0.06, "run_cv": 0.10})
     assert nightly_mde(quiet) < 0.02 < nightly_mde(loud)  # type: ignore[operator]
-    assert ab_mde(quiet, 60, 16) < ab_mde(loud, 60, 16) < ab_mde(loud, 20, 16)  # type: ignore[operator]
+    quiet_key, loud_key = (design.KeyNoise(m.block_sd, 0.0, 0) for m in (quiet, loud))  # bursts only
+    assert design.mde(quiet_key, 2, 60, 16) < design.mde(loud_key, 2, 60, 16) < design.mde(loud_key, 2, 20, 16)
     # 2 x the 90 % upper bound of the CV: from 6 runs, 1.76 x what they showed (chi-square, 5 df)
     assert tolerance(loud) == pytest.approx(2 * 0.10 * 1.7621, rel=1e-3)
     assert tolerance(quiet.model_copy(update={"run_cv": 0.001})) == 0.01  # never below the 1 % floor

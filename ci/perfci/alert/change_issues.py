@@ -99,7 +99,7 @@ def sync_changes(comparisons: list[CaseComparison], history_root: Path | Histori
         tonight = comp.results[0]
         records = case_history(history_root, case).usable(tonight.scenario.hash)
         for row in comp.rows:
-            for change in persisting_changes(records, row.key, row.spec):
+            for change in persisting_changes(records, row.key, row.spec, len(comp.rows)):
                 actions += _report(case, row, change, tonight.reproduce, known, gh, dry_run_dir, site_url)
     return actions
 

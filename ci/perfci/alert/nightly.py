@@ -122,25 +122,28 @@ def night_verdicts(comparisons: list[CaseComparison],
 
 def with_change_points(verdicts: dict[str, NightVerdict], comparisons: list[CaseComparison],
                        histories: Histories) -> dict[str, NightVerdict]:
-    """A night worse on a key where the history, tonight included, shows a persisting
-    change point (a worse level, beyond tolerance and the nights' noise) stands on it:
-    a step that no single night could call stays out of the baseline once the series
-    has called it, instead of becoming its own baseline."""
+    """A night on a key where the history, tonight included, shows a persisting change
+    point (a worse level, beyond tolerance and the nights' noise) stands on it, worse
+    against tonight's baseline or not: a step that no single night could call stays out
+    of the baseline once the series has called it, instead of becoming its own baseline
+    (the nights of the step before the series could call it joined the baseline, and
+    tonight may no longer look worse against it)."""
     out = dict(verdicts)
     for comp in comparisons:
         for tonight in comp.results[:1]:
             verdict = out.get(tonight.id)
             if verdict is None:
                 continue
-            uncalled = [row for row in comp.rows if row.worse and row.key not in verdict.regressions]
+            uncalled = [row for row in comp.rows if row.key not in verdict.regressions]
             if not uncalled:
                 continue
             earlier = [r for r in histories.case(comp.identity).usable(tonight.scenario.hash)
                        if r.result_id != tonight.id]  # a replayed night holds tonight already
             records = [*earlier, summary_line(tonight)]
-            called = [row.key for row in uncalled if persisting_changes(records, row.key, row.spec)]
+            called = [row.key for row in uncalled if persisting_changes(records, row.key, row.spec, len(comp.rows))]
             if called:
-                out[tonight.id] = NightVerdict(verdict.worse, (*verdict.regressions, *called))
+                out[tonight.id] = NightVerdict((*verdict.worse, *(k for k in called if k not in verdict.worse)),
+                                               (*verdict.regressions, *called))
     return out
 
 
@@ -185,7 +188,8 @@ def run_night(results: list[Result], opts: NightOptions, gh: GitHub | None = Non
                              for comp in comparisons for r in comp.results if r.id in again
                              and histories.case(comp.identity).key in reset_cases})
         actions += sync(comparisons, opts.run_url, dry_run_dir=dry_run_dir, close_after=opts.close_after,
-                        confirmations=confirmations, history_root=histories, min_nights=opts.min_nights, gh=gh)
+                        confirmations=confirmations, history_root=histories, min_nights=opts.min_nights, gh=gh,
+                        standing=standing)
         actions += sync_changes(comparisons, histories, gh, dry_run_dir, opts.site_url)
     except GitHubFailure as exc:
         raise GitHubFailure(f"{exc}. Tonight's history is written ({'; '.join(actions) or 'nothing new'}); "

@@ -196,15 +196,18 @@ def regressed_since(comp: CaseComparison, row: MetricRow, hist: CaseHistory | No
 def sync(comparisons: list[CaseComparison], run_url: str = "", repo: str | None = None,
          dry_run_dir: Path | None = None, close_after: int = DEFAULT_CLOSE_AFTER,
          confirmations: dict[str, Confirmation] | None = None, history_root: Path | Histories | None = None,
-         min_nights: int = 1, gh: GitHub | None = None) -> list[str]:
+         min_nights: int = 1, gh: GitHub | None = None, standing: dict[str, list[str]] | None = None) -> list[str]:
     """Open, update or close the issue of each case; returns one line per action taken.
     `confirmations` (by result id, from `perfci confirm`): a regression whose A/B did not
     confirm it opens nothing; the others carry their A/B in the issue. With
     `history_root`, a new issue needs a metric regressed on `min_nights` consecutive
     nights (a one-night spike opens none), unless an A/B confirmed it tonight (a second,
-    independent measurement)."""
+    independent measurement). `standing` (by result id): keys whose regression stands
+    tonight in the history (a persisting change point), worse against tonight's baseline
+    or not: an open issue on them is still worse, not a clean night."""
     actions: list[str] = []
     confirmations = confirmations or {}
+    standing = standing or {}
     if dry_run_dir is None:
         gh = gh or GitHub(repo or os.environ.get("GITHUB_REPOSITORY", ""), run_url)
     open_issues = open_by_fingerprint(gh) if gh else {}
@@ -212,8 +215,9 @@ def sync(comparisons: list[CaseComparison], run_url: str = "", repo: str | None 
         confirmation = confirmations.get(comp.results[0].id) if comp.results else None
         if _unconfirmed(comp, confirmation, actions):
             continue
+        stands = set(standing.get(comp.results[0].id, [])) if comp.results else set()
         posted, said = _sync_case(comp, confirmation, gh, dry_run_dir, open_issues, close_after, run_url,
-                                  history_root, min_nights)
+                                  history_root, min_nights, stands)
         actions += said
         if gh:
             actions += _per_metric_issues(comp, gh, open_issues, posted, close_after, run_url)
@@ -222,7 +226,8 @@ def sync(comparisons: list[CaseComparison], run_url: str = "", repo: str | None 
 
 def _sync_case(comp: CaseComparison, confirmation: Confirmation | None, gh: GitHub | None,
                dry_run_dir: Path | None, open_issues: dict[str, Issue], close_after: int, run_url: str,
-               history_root: Path | Histories | None, min_nights: int) -> tuple[int | None, list[str]]:
+               history_root: Path | Histories | None, min_nights: int,
+               stands: set[str] | None = None) -> tuple[int | None, list[str]]:
     """One case's night on its issue: (the issue written tonight, if any; what was done)."""
     case = comp.identity
     fp = fingerprint(case)
@@ -246,10 +251,13 @@ def _sync_case(comp: CaseComparison, confirmation: Confirmation | None, gh: GitH
                      ", ".join(ab_keys))
     if gh is None or issue is None:
         return None, []
-    worse = [r for r in comp.rows if r.worse]
-    if worse:  # beyond tolerance, inconclusive alone: not clean, still there
+    # beyond tolerance, inconclusive alone, or on a change point that persists: not clean, still there
+    worse = [r for r in comp.rows if r.worse or r.key in (stands or set())]
+    if worse:
         tonight = comp.results[0]
-        said = ", ".join(f"{r.key} {r.verdict.change_pct:+.1f} % ({r.verdict.reason})" for r in worse)
+        said = ", ".join(f"{r.key} {r.verdict.change_pct:+.1f} % "
+                         f"({r.verdict.reason if r.worse else 'its change point over the nights persists'})"
+                         for r in worse)
         gh.comment(issue["number"], f"{REGRESSION_MARK}\nStill worse against the baseline in {code_span(tonight.id)} "
                                     f"(server {markdown(tonight.server.full_version or tonight.server.version)}): "
                                     f"{markdown(said)}. {run_url}".rstrip())

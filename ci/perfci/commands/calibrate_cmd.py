@@ -89,7 +89,7 @@ def calibrate(scenario: str, server_spec: str, profile: str, rounds: int, bursts
     model = calibration.learn(runs, utc_now())
     path = noise_files.save(model, noise_files.noise_root(noise_dir))
     pairs = pairs or calibration.pairs_in(model, minutes)
-    click.echo(report(model, runs[0], pairs, path))
+    click.echo(report(model, runs[0], path))
     if trials:  # as `perfci ab` judges: its default instance pairs, the learned spread between them
         click.echo(simulated(runs, pairs, trials, AB_INSTANCES, {**default_priors(model.metrics), **model.priors()}))
     return 0
@@ -99,14 +99,13 @@ SIMULATED_EFFECTS = (0.0, 0.02, 0.05, 0.10)
 AB_INSTANCES = 2  # `perfci ab --instances` default
 
 
-def report(model: NoiseModel, run: InterleavedRun, pairs: int, path: Path) -> str:
+def report(model: NoiseModel, run: InterleavedRun, path: Path) -> str:
     specs = judged_specs(pair_table(run), [])
     lines = [f"## perfci calibrate: {model.scenario} · {model.profile} · {model.server_line} · runner {model.runner_class}",
              "", f"- {len(model.runs)} interleaved A/A runs on `{model.host}` · model written to `{path}`",
              f"- minimum detectable effect at 90 % power: nightly = one run against a {calibration.NIGHTLY_BASELINE_RUNS}-run "
-             f"baseline; A/B = {pairs} burst pairs per phase, "
-             f"about {pairs * calibration.cycle_seconds(model) / 60:.0f} minutes of bursts "
-             f"(Holm over {len(specs)} judged metrics)",
+             f"baseline; A/B = the sized A/B below (instance pairs included, Holm's first step over the judged "
+             f"metrics, its interim look counted: judge/design.py, the MDE `perfci ab` states)",
              ""]
 
     def pct(x: float | None) -> str:
@@ -119,10 +118,10 @@ def report(model: NoiseModel, run: InterleavedRun, pairs: int, path: Path) -> st
     sized = design.for_case(model, phases, per_phase, DEFAULT_WARMUP_PAIRS)
     lines[-1:-1] = [f"- sized A/B (the nightly's A/B against its reference, and `perfci ab` with no size option), "
                     f"for {sized.target:.0%} within {sized.budget_minutes:g} min on this model: {sized.describe()}"]
-    lines += table(["metric", "pair sd", "lag-1", "run CV", "nightly MDE (one run)", "A/B MDE", "sized A/B MDE",
+    lines += table(["metric", "pair sd", "lag-1", "run CV", "nightly MDE (one run)", "A/B MDE (sized)",
                     "compare tolerance"], (
         [f"`{key}`{' (judged)' if key in specs else ''}", pct(m.pair_sd), f"{m.lag1:+.2f}", pct(m.run_cv),
-         pct(calibration.nightly_mde(m)), pct(calibration.ab_mde(m, pairs, len(specs))),
+         pct(calibration.nightly_mde(m)),
          pct(design.mde(design.key_noise(m), sized.instances, sized.bursts, phases * per_phase)),
          pct(calibration.tolerance(m))]
         for key, m in ((k, model.metrics[k]) for k in keys)))

@@ -34,7 +34,6 @@ import statistics
 from perfci.judge.burst_verdicts import instance_tables
 from perfci.judge.paired import (
     ABBA_BLOCK,
-    ALPHA,
     COUNTER_INSTANCE_SD,
     OTHER_COUNTER_INSTANCE_SD,
     RUNNER_DEFAULT_INSTANCE_DF,
@@ -45,11 +44,10 @@ from perfci.judge.paired import (
     estimate,
     lag1,
 )
-from perfci.judge.stats import t_quantile
+from perfci.judge.stats import detectable_shift
 from perfci.model.bursts import InterleavedRun
 from perfci.model.noise import InstancePrior, MetricNoise, NoiseModel
 
-POWER = 0.90
 NIGHTLY_BASELINE_RUNS = 10
 NIGHTLY_CONFIDENCE = 0.995
 MIN_TOLERANCE = 0.01        # compare never judges a change below 1 % a regression
@@ -129,15 +127,11 @@ def priors_for(run: InterleavedRun, model: NoiseModel | None) -> tuple[dict[str,
                     + ("" if len(learned) >= len(keys) else f"; {default} for the {len(keys) - len(learned)} others"))
 
 
-def _t(q: float, df: int) -> float:
-    return t_quantile(q, max(df, 1))
-
-
 def nightly_mde(noise: MetricNoise, baseline_runs: int = NIGHTLY_BASELINE_RUNS) -> float | None:
     if noise.run_cv is None:
         return None
-    df = baseline_runs - 1
-    return (_t(0.5 + NIGHTLY_CONFIDENCE / 2, df) + _t(POWER, df)) * noise.run_cv * math.sqrt(1 + 1 / baseline_runs)
+    return detectable_shift(1 - NIGHTLY_CONFIDENCE, max(baseline_runs - 1, 1),
+                            noise.run_cv * math.sqrt(1 + 1 / baseline_runs))
 
 
 def cycle_seconds(model: NoiseModel, phases: set[str] | None = None) -> float:
@@ -151,15 +145,6 @@ def pairs_in(model: NoiseModel, minutes: float) -> int:
     """Burst pairs per phase that `minutes` of measuring buy."""
     cycle = cycle_seconds(model)
     return int(minutes * 60 / cycle) if cycle > 0 else 0
-
-
-def ab_mde(noise: MetricNoise, pairs: int, judged: int) -> float | None:
-    """Smallest change an A/B of `pairs` burst pairs per phase flags at 90 % power."""
-    blocks = pairs // ABBA_BLOCK
-    if blocks < 3:
-        return None
-    alpha = ALPHA / max(judged, 1)
-    return (_t(1 - alpha / 2, blocks - 1) + _t(POWER, blocks - 1)) * noise.block_sd / math.sqrt(blocks)
 
 
 def cv_upper_bound(cv: float, runs: int, confidence: float = CV_BOUND_CONFIDENCE) -> float:

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 from perfci.judge.burst_verdicts import INTERIM_SHARE, SEQUENTIAL_MIN_INSTANCES
 from perfci.judge.calibration import cycle_seconds
-from perfci.judge.paired import ABBA_BLOCK, ALPHA, POWER, RUNNER_DEFAULT_INSTANCE_DF, RUNNER_DEFAULT_INSTANCE_SD
-from perfci.judge.stats import t_quantile
+from perfci.judge.paired import ABBA_BLOCK, ALPHA, RUNNER_DEFAULT_INSTANCE_DF, RUNNER_DEFAULT_INSTANCE_SD
+from perfci.judge.stats import detectable_shift, satterthwaite_df
 from perfci.model.noise import MetricNoise, NoiseModel
 
 DEFAULT_TARGET_MDE = 0.05
@@ -90,13 +90,9 @@ def mde(noise: KeyNoise, instances: int, bursts: int, judged: int) -> float:
     within = noise.block_sd ** 2 / (instances * blocks)
     between = noise.instance_sd ** 2 / instances
     df_within = instances * (blocks - 1)
-    df_between = noise.instance_df + instances - 1
-    total = within + between
-    denominator = ((within ** 2 / df_within if df_within else 0.0)
-                   + (between ** 2 / df_between if between > 0 and df_between else 0.0))
-    df = total ** 2 / denominator if denominator > 0 else float(df_within or 1)
-    level = final_level(instances, judged)
-    return (t_quantile(1 - level / 2, df) + t_quantile(POWER, df)) * math.sqrt(total)
+    df = satterthwaite_df([(within, df_within), (between, noise.instance_df + instances - 1)],
+                          fallback=float(df_within or 1))
+    return detectable_shift(final_level(instances, judged), df, math.sqrt(within + between))
 
 
 def minutes(instances: int, bursts: int, warmup: int, cycle_s: float) -> float:

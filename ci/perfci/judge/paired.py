@@ -51,7 +51,15 @@ from typing import Any
 
 import numpy as np
 
-from perfci.judge.stats import below_floor, t_quantile, t_two_sided_p, worse_beyond
+from perfci.judge.stats import (
+    POWER,
+    below_floor,
+    detectable_shift,
+    satterthwaite_df,
+    t_half_width,
+    t_two_sided_p,
+    worse_beyond,
+)
 from perfci.model.metrics import MetricSpec, presentation
 from perfci.model.noise import InstancePrior
 from perfci.model.verdicts import Outcome
@@ -63,7 +71,6 @@ MAX_LAG1 = 0.2
 MIN_BLOCKS = 6
 ABBA_BLOCK = 2
 DEFAULT_MIN_EFFECT = 0.01
-POWER = 0.90  # the power at which a run's minimum detectable effect is stated
 PENDING = Outcome.INCONCLUSIVE  # a row waiting for its family's adjusted p (judge_table decides every one)
 
 PairTable = Mapping[str, tuple[Sequence[float], Sequence[float]]]  # key -> (A values, B values), pair order
@@ -122,7 +129,7 @@ class PairedEstimate:
         if self.se == 0.0 or self.df <= 0:
             return replace(self, confidence=confidence)
         center = _center(self.ratio, self.scale)
-        half = t_quantile(0.5 + confidence / 2, self.df) * self.se
+        half = t_half_width(confidence, self.df, self.se)
         return replace(self, low=as_ratio(center - half, self.scale), high=as_ratio(center + half, self.scale),
                        confidence=confidence)
 
@@ -131,8 +138,7 @@ class PairedEstimate:
         with `power` (the run's minimum detectable effect, MDE)."""
         if self.se == 0.0 or self.df <= 0:
             return 0.0
-        x = (t_quantile(1 - level / 2, self.df) + t_quantile(power, self.df)) * self.se
-        return as_ratio(x, self.scale) - 1
+        return as_ratio(detectable_shift(level, self.df, self.se, power), self.scale) - 1
 
 
 @dataclass
@@ -252,12 +258,10 @@ def estimate_instances(parts: Sequence[tuple[Sequence[float], Sequence[float]]],
         p = 1.0 if center == 0 else 0.0
         return PairedEstimate(ratio=ratio_of(center), low=ratio_of(center), high=ratio_of(center), p=p, df=0.0, se=0.0,
                               **common)
-    df_within = sum(dfs)
-    df = total ** 2 / ((within ** 2 / df_within if df_within else 0.0)
-                       + (between ** 2 / instance_df if between > 0 else 0.0))
+    df = satterthwaite_df([(within, sum(dfs)), (between, instance_df)], fallback=float(sum(dfs) or 1))
     se = math.sqrt(total)
     p = t_two_sided_p(center / se, df)
-    half = t_quantile(0.975, df) * se
+    half = t_half_width(0.95, df, se)
     return PairedEstimate(ratio=ratio_of(center), low=ratio_of(center - half), high=ratio_of(center + half), p=p,
                           df=df, se=se, **common)
 

@@ -43,6 +43,29 @@ def t_quantile(q: float, df: float) -> float:
     return float(stdtrit(df, q))
 
 
+POWER = 0.90  # the power at which every minimum detectable effect is stated
+
+
+def t_half_width(confidence: float, df: float, se: float) -> float:
+    """Half the two-sided t interval at `confidence`: the one place an interval is sized."""
+    return t_quantile(0.5 + confidence / 2, df) * se
+
+
+def detectable_shift(level: float, df: float, se: float, power: float = POWER) -> float:
+    """The smallest shift (in the units of `se`) a two-sided t test at `level` finds with
+    `power`: (t(1 - level/2) + t(power)) x se. Every MDE perfci states is this."""
+    return (t_quantile(1 - level / 2, df) + t_quantile(power, df)) * se
+
+
+def satterthwaite_df(components: list[tuple[float, float]], fallback: float) -> float:
+    """Welch-Satterthwaite degrees of freedom of a sum of variance components, each
+    (variance, its df); a component with no variance or no df adds nothing; `fallback`
+    where none adds anything."""
+    total = math.fsum(v for v, _ in components)
+    denominator = math.fsum(v * v / d for v, d in components if v > 0 and d > 0)
+    return total * total / denominator if denominator > 0 else fallback
+
+
 def t_two_sided_p(t: float, df: float) -> float:
     """Two-sided p-value of Student's t statistic `t` with `df` degrees of freedom."""
     from scipy.special import stdtr
@@ -85,7 +108,7 @@ def ratio_interval(current: list[float], baseline: list[float], confidence: floa
     df = df_data + prior_df
     pooled_var = (squares + prior_df * math.log1p(prior_cv) ** 2) / df
     sd = max(math.sqrt(pooled_var), math.log1p(cv_floor))
-    half = t_quantile(0.5 + confidence / 2, df) * sd * math.sqrt(1 / k + 1 / n)
+    half = t_half_width(confidence, df, sd * math.sqrt(1 / k + 1 / n))
     return RatioEstimate(math.exp(diff), math.exp(diff - half), math.exp(diff + half), k, n, df,
                          math.expm1(sd), confidence)
 
@@ -127,7 +150,7 @@ def paired_interval(ratios: list[float], confidence: float = DEFAULT_CONFIDENCE)
     if float(logs.std()) == 0.0:  # identical ratios: scipy's interval would be nan
         return RatioEstimate(math.exp(center), math.exp(center), math.exp(center), k, k, k - 1, 0.0, confidence)
     sd = float(logs.std(ddof=1))
-    half = t_quantile(0.5 + confidence / 2, k - 1) * sd / math.sqrt(k)
+    half = t_half_width(confidence, k - 1, sd / math.sqrt(k))
     return RatioEstimate(math.exp(center), math.exp(center - half), math.exp(center + half), k, k, k - 1,
                          math.expm1(sd), confidence)
 

@@ -252,7 +252,8 @@ def build(history_root: Path, out: Path, repo_url: str = "", window: int = DEFAU
         if not usable:
             continue
         records = [r for r in hist.records if r.scenario_hash == usable[-1].scenario_hash]
-        changes = {key: persisting_changes(hist.usable(), key, spec) for key, spec in judged(records)}
+        keys = judged(records)
+        changes = {key: persisting_changes(hist.usable(), key, spec, len(keys)) for key, spec in keys}
         pages.append(CasePage(hist, records, f"{hist.key}.html", changes))
     out = Path(out)
     assets = out / "assets"

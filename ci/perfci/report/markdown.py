@@ -7,7 +7,7 @@ import statistics
 from pathlib import Path
 
 from perfci.judge.compare import CaseComparison, MetricRow
-from perfci.judge.stats import t_quantile
+from perfci.judge.stats import t_half_width
 from perfci.model.metrics import presentation
 from perfci.model.result import Interval, Result, TableSize
 from perfci.model.verdicts import Outcome
@@ -129,7 +129,7 @@ def _mean_pm(values: list[float], confidence: float) -> str:
     mean = statistics.mean(values)
     if len(values) < 2:
         return f"{mean:.4g} (n=1)"
-    half = t_quantile(0.5 + confidence / 2, len(values) - 1) * statistics.stdev(values) / len(values) ** 0.5
+    half = t_half_width(confidence, len(values) - 1, statistics.stdev(values) / len(values) ** 0.5)
     return f"{mean:.4g} ± {half:.2g} (n={len(values)})"
 
 
