@@ -127,6 +127,19 @@ def test_hostile_artifact_text_is_rendered_inert():
     assert text.count("<details>") == text.count("</details>") == 1
 
 
+def test_code_spans_keep_what_they_hold_and_cannot_smuggle_html_out():
+    """A function name with a template argument shows as written in code (an escaped
+    `&lt;` inside a code span is shown literally by GitHub); what only looks like a code
+    span to a careless reader stays escaped: after a backslash, across a table's pipe, or
+    with a backtick run that does not close."""
+    report = ("**Regression** in `full-scan.tps`\n\n| `rec_init_offsets_comp_ordinary<false, false>` | self |\n"
+              "\\`<img src=a>` and | `x|<img src=b>` | and ``<img src=c>` @org/team\n")
+    text = body([ab("a", report, "regression", "**Regression** in `full-scan.tps`")], SHA1, accepted=False)
+    assert "`rec_init_offsets_comp_ordinary<false, false>`" in text
+    for raw in ("<img src=a>", "<img src=b>", "<img src=c>", "@org/team"):
+        assert raw not in text, raw
+
+
 def test_a_body_over_githubs_limit_is_capped_with_a_pointer_to_the_artifact():
     big = REGRESSED + "| row |\n" * 12_000  # ~100 KB, as a microbench A/B report can be
     text = body([ab("a", big, "regression", REGRESSED_LINE), ab("b", CLEAN)], SHA1, accepted=False,

@@ -65,12 +65,28 @@ _FOLD_OPEN = re.compile(r"^&lt;details&gt;&lt;summary&gt;([^<>]*?)&lt;/summary&g
 _FOLD_CLOSE = re.compile(r"^&lt;/details&gt;$", re.MULTILINE)
 
 
+# an inline code span GitHub renders as code whatever it holds: not after a backslash or a
+# backtick, one line, no backtick and no `|` inside (a table splits cells at a pipe before
+# it sees code spans, which would put the rest of the span outside one)
+_CODE_SPAN = re.compile(r"(?<![\\`])(`+)([^`|\n]+?)\1(?!`)")
+
+
 def inert_markdown(text: str) -> str:
     """Markdown perfci rendered from files it did not write itself (a stored A/B report):
     its tables, emphasis and folded sections stay, but no other HTML, no comment (which
-    could close a marker), no mention and no image renders."""
-    escaped = _no_mentions(html.escape(text, quote=False)).replace("![", "!\\[")
+    could close a marker), no mention and no image renders. Code spans are kept as they
+    are (GitHub renders no HTML, mention or image inside one, and would show an escaped
+    `&lt;` there literally: a C++ template argument in a function name)."""
+    parts, last = [], 0
+    for m in _CODE_SPAN.finditer(text):
+        parts += [_inert_text(text[last:m.start()]), m.group(0)]
+        last = m.end()
+    escaped = "".join([*parts, _inert_text(text[last:])])
     return _FOLD_CLOSE.sub("</details>", _FOLD_OPEN.sub(r"<details><summary>\1</summary>", escaped))
+
+
+def _inert_text(text: str) -> str:
+    return _no_mentions(html.escape(text, quote=False)).replace("![", "!\\[")
 
 
 def web_link(url: str) -> str | None:
