@@ -1,0 +1,120 @@
+"""#35's proof on real runs: the A/As of benchmarks/aa-campaign.sh, read back from what they
+kept (benchmarks/results/aa-campaign/<day>/runs.jsonl, each run's verdict JSON and bursts).
+
+    python benchmarks/aa_campaign_report.py > benchmarks/results/aa-campaign/report-<date>.md
+
+Prints, in Markdown:
+- per engine commit, server and day: A/As run, family-wise false alarms (any judged key a
+  regression, as the CLI decided: its exit code), with the exact (Clopper-Pearson) 95 %
+  interval; and the minutes each took;
+- the unadjusted p-values of every judged key, re-judged from the kept bursts by the engine
+  of this checkout (which must be the campaign's: the commit is compared), per kind of
+  metric (throughput, latency, CPU, work counters): a Kolmogorov-Smirnov test against the
+  uniform distribution and the share below 0.05; a kind whose p-values pile up near 0 is
+  mis-modelled. QQ plots per kind go to --plots DIR.
+Nothing is simulated: every number is a count or a statistic of real bursts.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+from scipy import stats
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "ci"))
+
+from perfci.judge.burst_verdicts import judge_run  # noqa: E402
+from perfci.judge.calibration import priors_for  # noqa: E402
+from perfci.model.bursts import BURSTS_FILE  # noqa: E402
+from perfci.model.metrics import presentation  # noqa: E402
+from perfci.model.scenario import load_scenario, resolve  # noqa: E402
+
+CAMPAIGN = ROOT / "benchmarks" / "results" / "aa-campaign"
+
+
+def clopper_pearson(k: int, n: int) -> tuple[float, float]:
+    low = float(stats.beta.ppf(0.025, k, n - k + 1)) if k else 0.0
+    high = float(stats.beta.ppf(0.975, k + 1, n - k)) if k < n else 1.0
+    return low, high
+
+
+def runs() -> list[tuple[Path, dict]]:
+    out = []
+    for log in sorted(CAMPAIGN.glob("*/runs.jsonl")):
+        out += [(log.parent, json.loads(line)) for line in log.read_text().splitlines() if line.strip()]
+    return out
+
+
+def main(plots: Path | None) -> None:
+    kept = runs()
+    here = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    print("# A/As of the shipping design, on real runs\n")
+    print("`perfci ab microbench --a S --b S --phase P` with no size option (sized for 5 % within 25 minutes, "
+          "its interim look), explain off; from a frozen worktree (`benchmarks/aa-campaign.sh`).\n")
+    groups: dict[tuple[str, str, str], list[dict]] = defaultdict(list)
+    for day, run in kept:
+        groups[(run["engine"][:12], run["server"], day.name)].append(run)
+    print("| engine | server | day | A/As | false alarms (exit 1) | 95 % interval | failed (exit 2/3) | minutes each |")
+    print("|---|---|---|---|---|---|---|---|")
+    total = alarms = 0
+    for (engine, server, day), rows in sorted(groups.items()):
+        done = [r for r in rows if r["exit"] in (0, 1)]
+        k = sum(r["exit"] == 1 for r in done)
+        low, high = clopper_pearson(k, len(done))
+        minutes = sorted(r["wall_s"] / 60 for r in done)
+        total, alarms = total + len(done), alarms + k
+        print(f"| `{engine}` | {server} | {day} | {len(done)} | {k} | {low:.1%}-{high:.1%} | "
+              f"{len(rows) - len(done)} | {minutes[0]:.1f}-{minutes[-1]:.1f} |" if minutes else "| – |")
+    low, high = clopper_pearson(alarms, total)
+    print(f"\nAll: {alarms} false alarms in {total} A/As (95 % interval {low:.1%}-{high:.1%}).\n")
+    engines = {r["engine"] for _, r in kept}
+    print(f"## Unadjusted p-values of the judged keys (re-judged from the bursts at `{here[:12]}`; "
+          f"campaign engine{'s' if len(engines) > 1 else ''} {', '.join(sorted(e[:12] for e in engines))})\n")
+    scenario, _ = load_scenario("microbench")
+    compare = resolve(scenario, "smoke").compare
+    by_kind: dict[str, list[float]] = defaultdict(list)
+    for day, run in kept:
+        for path in sorted((day / run["id"]).glob("*.bursts.json.gz")):
+            burst_run = BURSTS_FILE.parse_text(gzip.decompress(path.read_bytes()).decode(), str(path))
+            priors, _ = priors_for(burst_run, None)
+            for row in judge_run(burst_run, compare, 0.01, priors=priors):
+                if row.spec is not None and row.estimate is not None:
+                    by_kind[presentation(row.key)[0]].append(row.estimate.p)
+    print("| kind | p-values | below 0.05 | KS vs uniform: D | KS p |")
+    print("|---|---|---|---|---|")
+    for kind, values in sorted(by_kind.items()):
+        ks = stats.kstest(values, "uniform")
+        print(f"| {kind} | {len(values)} | {sum(v < 0.05 for v in values) / len(values):.1%} | {ks.statistic:.3f} | "
+              f"{ks.pvalue:.3g} |")
+    if plots is not None:
+        _qq(by_kind, plots)
+
+
+def _qq(by_kind: dict[str, list[float]], out: Path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    out.mkdir(parents=True, exist_ok=True)
+    for kind, values in by_kind.items():
+        values = sorted(values)
+        n = len(values)
+        fig, ax = plt.subplots(figsize=(4, 4))
+        ax.plot([(i + 0.5) / n for i in range(n)], values, ".", label=f"{n} p-values")
+        ax.plot([0, 1], [0, 1], "-", linewidth=0.8)
+        ax.set_xlabel("uniform quantile")
+        ax.set_ylabel("unadjusted p")
+        ax.set_title(f"A/A p-values: {kind}")
+        fig.tight_layout()
+        fig.savefig(out / f"qq-{kind.replace(' ', '-')}.png", dpi=100)
+        plt.close(fig)
+        print(f"\n![{kind}]({out.name}/qq-{kind.replace(' ', '-')}.png)")
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[sys.argv.index("--plots") + 1]) if "--plots" in sys.argv else None)
