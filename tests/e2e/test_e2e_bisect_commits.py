@@ -48,7 +48,9 @@ def test_a_bisect_over_commits_builds_each_step_and_names_the_commit_that_did_it
     assert [(s["reference"], s["candidate"], s["verdict"]) for s in steps] == [
         (f"build:mariadb@{good}", f"build:mariadb@{last}", "regression"),
         (f"build:mariadb@{good}", f"build:mariadb@{culprit}", "regression")]
-    assert all(s["low"] > 10 for s in steps), steps  # ~1 fsync per transaction against next to none
+    # ~1 fsync per transaction against next to none: hundreds of times, its interval (at the
+    # step's Holm level) far above 1
+    assert all(s["low"] > 5 for s in steps), steps
     # the A/B's bursts file names each side's commit and how it was built (from the fork)
     sides = json.loads(Path(steps[0]["bursts_file"]).read_text())["sides"]
     assert [s["commit"] for s in sides] == [good, last]

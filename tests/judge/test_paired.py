@@ -170,19 +170,19 @@ def test_interval_ends_past_ten_thousandfold_are_capped_not_an_overflow():
     assert as_ratio(math.log(1.05), "log") == pytest.approx(1.05) and as_ratio(0.0, "relative") == 1.0
 
 
-def test_a_real_ab_of_three_pairs_is_judged_with_bounded_intervals():
-    """A real confirm of one instance pair x three measured pairs (tests/data/README.md):
+def test_a_real_ab_of_two_pairs_is_judged_with_bounded_intervals():
+    """A real confirm of one instance pair x two measured pairs (tests/data/README.md):
     at the Holm level a key's t interval spans exp(+-1000); it was an OverflowError, it is
     an interval capped at 10^4 that decides nothing, and the one deterministic change
     (fsyncs per transaction, the same in every burst) is still the regression."""
-    path = Path(__file__).parent.parent / "data" / "bursts" / "one-instance-three-pairs.bursts.json"
+    path = Path(__file__).parent.parent / "data" / "bursts" / "one-instance-two-pairs.bursts.json"
     run = BURSTS_FILE.parse_text(path.read_text(), str(path))
     rows = {r.key: r for r in judge_run(run, [], 0.01)}
     bounded = [r.estimate for r in rows.values() if r.estimate]
     assert all(1 / RATIO_CAP <= e.low <= e.ratio <= e.high <= RATIO_CAP for e in bounded)
     assert any(e.high == RATIO_CAP for e in bounded)  # the case that overflowed
     assert rows["after.fsyncs_per_txn"].verdict == "regression"
-    assert rows["after.tps"].verdict != "regression"  # three pairs cannot say that
+    assert rows["after.tps"].verdict != "regression"  # two pairs cannot say that
 
 
 def test_each_judged_interval_excludes_no_change_exactly_when_holm_finds_it_significant():
