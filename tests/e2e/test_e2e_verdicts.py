@@ -81,16 +81,16 @@ def test_the_regression_is_confirmed_by_an_ab_against_the_last_good_config_befor
     """Two-stage alert: the same slow run, re-checked by an interleaved A/B of the
     baseline's config (A, last good) against the run's (B); the issue carries both."""
     confirm = tmp_path / "confirm"
-    # one instance pair of four burst pairs (two of them warm-up): the injected slowdown moves
+    # one instance pair of six burst pairs (two of them warm-up): the injected slowdown moves
     # counters per transaction a hundredfold, far outside any noise (the suite's minutes;
     # two-pair A/Bs run in the tests below)
     proc = run_perfci("confirm", str(slow["path"]), "--baseline-dir", str(baseline_dir), "--out", str(confirm), "-q",
-                      "--instances", "1", "--bursts", "4")
+                      "--instances", "1", "--bursts", "6")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     [found] = confirm.glob("*.confirmation.json")
     c = json.loads(found.read_text())
     assert c["status"] == "confirmed" and c["trigger"] == "regression", c["reason"]
-    assert c["sizing"].startswith("1 instance pair x 2 burst pairs")  # --bursts 4: 2 warm-up, 2 measured
+    assert c["sizing"].startswith("1 instance pair x 4 burst pairs")  # --bursts 6: 2 warm-up, 4 measured
     assert (c["a"], c["b"]) == ("local", f"local --config {INJECTED_SLOWDOWN}")
     # (three measured pairs decide only what moved alike in every burst: fsyncs per transaction)
     assert {f"{phase}.{key}" for phase in ("before", "after") for key in ("fsyncs_per_txn", "pages_written_per_txn")} \
@@ -102,7 +102,7 @@ def test_the_regression_is_confirmed_by_an_ab_against_the_last_good_config_befor
     assert proc.returncode == 0, proc.stderr
     text = next(issues.glob("*.md")).read_text()
     assert "- **confirmed**: the A/B flags" in text and "perfci A/B (interleaved)" in text
-    assert "- sized before it ran: 1 instance pair x 2 burst pairs" in text
+    assert "- sized before it ran: 1 instance pair x 4 burst pairs" in text
 
 
 def test_run_with_the_baseline_config_is_not_flagged(baseline_dir, tmp_path_factory):
