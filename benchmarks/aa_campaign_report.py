@@ -55,31 +55,33 @@ def main(plots: Path | None) -> None:
     kept = runs()
     here = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     print("# A/As of the shipping design, on real runs\n")
-    print("`perfci ab microbench --a S --b S --phase P` with no size option (sized for 5 % within 25 minutes, "
-          "its interim look), explain off; from a frozen worktree (`benchmarks/aa-campaign.sh`).\n")
-    groups: dict[tuple[str, str, str], list[dict]] = defaultdict(list)
+    print("`perfci ab SCENARIO --a S --b S [--phase P]` with no size option (sized for 5 % within 25 minutes, "
+          "its interim look), explain off; microbench one phase per A/A, rebuild-after-delete whole; "
+          "from a frozen worktree (`benchmarks/aa-campaign.sh`).\n")
+    groups: dict[tuple[str, str, str, str], list[dict]] = defaultdict(list)
     for day, run in kept:
-        groups[(run["engine"][:12], run["server"], day.name)].append(run)
-    print("| engine | server | day | A/As | false alarms (exit 1) | 95 % interval | failed (exit 2/3) | minutes each |")
-    print("|---|---|---|---|---|---|---|---|")
+        groups[(run["engine"][:12], _scenario(run), run["server"], day.name)].append(run)
+    print("| engine | scenario | server | day | A/As | false alarms (exit 1) | 95 % interval | failed (exit 2/3) "
+          "| minutes each |")
+    print("|---|---|---|---|---|---|---|---|---|")
     total = alarms = 0
-    for (engine, server, day), rows in sorted(groups.items()):
+    for (engine, scenario_name, server, day), rows in sorted(groups.items()):
         done = [r for r in rows if r["exit"] in (0, 1)]
         k = sum(r["exit"] == 1 for r in done)
         low, high = clopper_pearson(k, len(done))
         minutes = sorted(r["wall_s"] / 60 for r in done)
         total, alarms = total + len(done), alarms + k
-        print(f"| `{engine}` | {server} | {day} | {len(done)} | {k} | {low:.1%}-{high:.1%} | "
+        print(f"| `{engine}` | {scenario_name} | {server} | {day} | {len(done)} | {k} | {low:.1%}-{high:.1%} | "
               f"{len(rows) - len(done)} | {minutes[0]:.1f}-{minutes[-1]:.1f} |" if minutes else "| – |")
     low, high = clopper_pearson(alarms, total)
     print(f"\nAll: {alarms} false alarms in {total} A/As (95 % interval {low:.1%}-{high:.1%}).\n")
     engines = {r["engine"] for _, r in kept}
     print(f"## Unadjusted p-values of the judged keys (re-judged from the bursts at `{here[:12]}`; "
           f"campaign engine{'s' if len(engines) > 1 else ''} {', '.join(sorted(e[:12] for e in engines))})\n")
-    scenario, _ = load_scenario("microbench")
-    compare = resolve(scenario, "smoke").compare
     by_kind: dict[str, list[float]] = defaultdict(list)
     for day, run in kept:
+        scenario, _ = load_scenario(_scenario(run))
+        compare = resolve(scenario, "smoke").compare
         for path in sorted((day / run["id"]).glob("*.bursts.json.gz")):
             burst_run = BURSTS_FILE.parse_text(gzip.decompress(path.read_bytes()).decode(), str(path))
             priors, _ = priors_for(burst_run, None)
@@ -94,6 +96,10 @@ def main(plots: Path | None) -> None:
               f"{ks.pvalue:.3g} |")
     if plots is not None:
         _qq(by_kind, plots)
+
+
+def _scenario(run: dict) -> str:
+    return run.get("scenario", "microbench")  # day 1's lines predate the field: all microbench
 
 
 def _qq(by_kind: dict[str, list[float]], out: Path) -> None:
