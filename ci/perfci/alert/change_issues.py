@@ -15,6 +15,7 @@ from perfci.alert.regression_issues import (
     markers,
     metric_fingerprint,
 )
+from perfci.judge.budget import IssueBudget
 from perfci.judge.changes import Change, persisting_changes
 from perfci.judge.compare import CaseComparison, MetricRow, moved_counters
 from perfci.model.history import HistoryRecord
@@ -45,8 +46,9 @@ def _commits(records: list[HistoryRecord]) -> str:
     return ", ".join(code_span(v) for v in seen)
 
 
-def change_text(case: CaseIdentity, change: Change, reproduce: str, site_url: str = "") -> list[str]:
-    """The Markdown lines of a change point, for an issue body or a comment."""
+def change_text(case: CaseIdentity, change: Change, reproduce: str, site_url: str = "", level: str = "") -> list[str]:
+    """The Markdown lines of a change point, for an issue body or a comment; `level`: what
+    it was judged at (IssueBudget.said)."""
     fmt = lambda records: f"{change.mean(records):.4g}"  # noqa: E731
     loc = change.location
     lines = [
@@ -61,6 +63,8 @@ def change_text(case: CaseIdentity, change: Change, reproduce: str, site_url: st
         f"- server before: {_versions(change.before)} · from the change on: {_versions(change.after)}",
         f"- perfci commit before: {_commits(change.before)} · after: {_commits(change.after)}",
         f"- nights: {code_span(sparkline(change.series, change.index))} (`|` marks the change)",
+        f"- the step against every split of those nights in random orders: p = {change.p:.2g}"
+        + (f", {level}" if level else ""),
     ]
     if site_url:
         lines.append(f"- plot: {markdown(site_url.rstrip('/') + '/' + case.slug_path + '.html')}")
@@ -86,10 +90,11 @@ def _told(gh: GitHub, issue: Issue, mark: str) -> bool:
 
 
 def sync_changes(comparisons: list[CaseComparison], history_root: Path | Histories, gh: GitHub | None = None,
-                 dry_run_dir: Path | None = None, site_url: str = "") -> list[str]:
+                 dry_run_dir: Path | None = None, site_url: str = "", budget: IssueBudget = IssueBudget()) -> list[str]:
     """A change point is a comment on its case's open issue (one conversation per case),
     else an issue of its own (which is then the case's issue); a change any issue of the
-    case (open or closed) has reported is not reported again."""
+    case (open or closed) has reported is not reported again. Change points are called at
+    the budget's level for them per case and night."""
     actions: list[str] = []
     known = gh.issues("all") if gh else []
     for comp in comparisons:
@@ -99,16 +104,17 @@ def sync_changes(comparisons: list[CaseComparison], history_root: Path | Histori
         tonight = comp.results[0]
         records = case_history(history_root, case).usable(tonight.scenario.hash)
         for row in comp.rows:
-            for change in persisting_changes(records, row.key, row.spec, len(comp.rows)):
-                actions += _report(case, row, change, tonight.reproduce, known, gh, dry_run_dir, site_url)
+            for change in persisting_changes(records, row.key, row.spec, len(comp.rows), alpha=budget.level("change")):
+                actions += _report(case, row, change, tonight.reproduce, known, gh, dry_run_dir, site_url,
+                                   budget.said("change", len(comp.rows)))
     return actions
 
 
 def _report(case: CaseIdentity, row: MetricRow, change: Change, reproduce: str, known: list[Issue],
-            gh: GitHub | None, dry_run_dir: Path | None, site_url: str) -> list[str]:
+            gh: GitHub | None, dry_run_dir: Path | None, site_url: str, level: str = "") -> list[str]:
     fp = fingerprint(case)
     mark = CHANGE_MARK.format(change.location.result_id)
-    text = change_text(case, change, reproduce, site_url)
+    text = change_text(case, change, reproduce, site_url, level)
     body = "\n".join([*markers(fp, case, change.location.result_id), REGRESSION_MARK, *text, "", TRIAGE_HELP, ""])
     if gh is None:
         path = Path(dry_run_dir or ".") / f"{fp}-change-{slug(row.key)}-{change.index}.md"

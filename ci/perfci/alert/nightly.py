@@ -27,7 +27,8 @@ from pathlib import Path
 from perfci.alert.change_issues import sync_changes
 from perfci.alert.github import Comment, GitHub, GitHubFailure, Issue, body_of, login
 from perfci.alert.regression_issues import ACCEPT_LABEL, CASE_RE, SINCE_RE, sync
-from perfci.judge.changes import persisting_changes
+from perfci.judge.budget import IssueBudget
+from perfci.judge.changes import CHANGE_ALPHA, persisting_changes
 from perfci.judge.compare import CaseComparison, Rules, compare_cases
 from perfci.model.confirmation import Confirmation
 from perfci.model.history import DEFAULT_HISTORY_WINDOW, NightVerdict, summary_line
@@ -96,6 +97,7 @@ class NightOptions:
     close_after: int = 3
     run_url: str = ""
     site_url: str = ""
+    budget: IssueBudget = IssueBudget()  # the false-issue budget: each road's level per case and night
 
 
 def night_verdicts(comparisons: list[CaseComparison],
@@ -121,13 +123,14 @@ def night_verdicts(comparisons: list[CaseComparison],
 
 
 def with_change_points(verdicts: dict[str, NightVerdict], comparisons: list[CaseComparison],
-                       histories: Histories) -> dict[str, NightVerdict]:
+                       histories: Histories, alpha: float = CHANGE_ALPHA) -> dict[str, NightVerdict]:
     """A night on a key where the history, tonight included, shows a persisting change
     point (a worse level, beyond tolerance and the nights' noise) stands on it, worse
     against tonight's baseline or not: a step that no single night could call stays out
     of the baseline once the series has called it, instead of becoming its own baseline
     (the nights of the step before the series could call it joined the baseline, and
-    tonight may no longer look worse against it)."""
+    tonight may no longer look worse against it). `alpha`: the change points' level per
+    case and night (the false-issue budget's share)."""
     out = dict(verdicts)
     for comp in comparisons:
         for tonight in comp.results[:1]:
@@ -140,7 +143,8 @@ def with_change_points(verdicts: dict[str, NightVerdict], comparisons: list[Case
             earlier = [r for r in histories.case(comp.identity).usable(tonight.scenario.hash)
                        if r.result_id != tonight.id]  # a replayed night holds tonight already
             records = [*earlier, summary_line(tonight)]
-            called = [row.key for row in uncalled if persisting_changes(records, row.key, row.spec, len(comp.rows))]
+            called = [row.key for row in uncalled
+                      if persisting_changes(records, row.key, row.spec, len(comp.rows), alpha=alpha)]
             if called:
                 out[tonight.id] = NightVerdict((*verdict.worse, *(k for k in called if k not in verdict.worse)),
                                                (*verdict.regressions, *called))
@@ -165,7 +169,8 @@ def run_night(results: list[Result], opts: NightOptions, gh: GitHub | None = Non
     comparisons = compare_cases(load_cases(results, baseline_root=opts.baseline_root, follow=opts.rules.follow,
                                      noise_dir=opts.rules.noise_dir, history_root=histories, window=opts.window),
                           opts.rules)
-    verdicts = with_change_points(night_verdicts(comparisons, confirmations), comparisons, histories)
+    verdicts = with_change_points(night_verdicts(comparisons, confirmations), comparisons, histories,
+                                  opts.budget.level("change"))
     actions = [f"history {path}: +{added}"
                for path, added in histories.append(results, opts.rules.follow, verdicts, opts.run_url)]
     for comp in comparisons:  # a commit search out of time resumes next night (store/culprit_files.py)
@@ -189,8 +194,8 @@ def run_night(results: list[Result], opts: NightOptions, gh: GitHub | None = Non
                              and histories.case(comp.identity).key in reset_cases})
         actions += sync(comparisons, opts.run_url, dry_run_dir=dry_run_dir, close_after=opts.close_after,
                         confirmations=confirmations, history_root=histories, min_nights=opts.min_nights, gh=gh,
-                        standing=standing)
-        actions += sync_changes(comparisons, histories, gh, dry_run_dir, opts.site_url)
+                        standing=standing, budget=opts.budget)
+        actions += sync_changes(comparisons, histories, gh, dry_run_dir, opts.site_url, opts.budget)
     except GitHubFailure as exc:
         raise GitHubFailure(f"{exc}. Tonight's history is written ({'; '.join(actions) or 'nothing new'}); "
                             "run the same `perfci nightly` command again to replay the issues (results already "

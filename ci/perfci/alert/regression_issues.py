@@ -19,7 +19,9 @@ import shlex
 from pathlib import Path
 
 from perfci.alert.github import LABEL, Comment, GitHub, Issue, body_of, capped_label, login
+from perfci.judge.budget import IssueBudget
 from perfci.judge.compare import CaseComparison, MetricRow
+from perfci.judge.stats import estimate_p
 from perfci.model.confirmation import Confirmation
 from perfci.model.history import CaseHistory
 from perfci.model.identity import CaseIdentity
@@ -102,7 +104,7 @@ def regressed_table(rows: list[MetricRow]) -> list[str]:
 
 
 def body_for(comp: CaseComparison, rows: list[MetricRow], fp: str, run_url: str,
-             confirmation: Confirmation | None = None, since: str = "") -> str:
+             confirmation: Confirmation | None = None, since: str = "", level: str = "") -> str:
     """The issue of a case whose `rows` (lead first) regressed tonight."""
     first = comp.results[0]
     lead = rows[0]
@@ -132,6 +134,8 @@ def body_for(comp: CaseComparison, rows: list[MetricRow], fp: str, run_url: str,
         f"{code_span(first.scenario.hash[:19] + '…')}",
         f"- host: {code_span(first.host.hostname)} ({markdown(first.host.cpu_model)}, {first.host.cpus} CPUs)",
     ]
+    if level:
+        lines.append(level)
     if run_url:
         lines.append(f"- run and artifacts: {markdown(run_url)}")
     lines += ["", "Regressed tonight:", "", *regressed_table(rows)]
@@ -147,6 +151,30 @@ def body_for(comp: CaseComparison, rows: list[MetricRow], fp: str, run_url: str,
         lines += markdown_section(confirmation) + which_release(first.scenario.name, confirmation, first.case, lead.key)
     lines += ["", "Reproduce:", "", code_fence(first.reproduce, "sh"), "", TRIAGE_HELP, ""]
     return "\n".join(lines)
+
+
+def below_budget(rows: list[MetricRow], judged: int, budget: IssueBudget) -> str | None:
+    """Why threshold regressions no A/B confirmed open no issue yet (None: they do): none
+    of them is significant at the thresholds' share of the false-issue budget, shared
+    over the case's judged metrics (Bonferroni). A regression that lasts is still seen:
+    by its change point over the nights, or by a reference A/B."""
+    level = budget.level("threshold") / max(judged, 1)
+    ps = [p for r in rows if r.verdict.estimate is not None and (p := estimate_p(r.verdict.estimate)) is not None]
+    if any(p <= level for p in ps):
+        return None
+    best = f" (smallest p {min(ps):.2g})" if ps else ""
+    return (f"pending: {', '.join(r.key for r in rows)} regressed{best}, above the {level:.2g} per metric an issue "
+            f"no A/B confirmed needs: {budget.said('threshold', judged)}")
+
+
+def level_line(budget: IssueBudget, comp: CaseComparison, confirmation: Confirmation | None) -> str:
+    """The issue's line on the level it was judged at: the reference A/B's when one
+    confirmed it (its recorded level), else the thresholds'."""
+    if confirmation is None:
+        return f"- level: {budget.said('threshold', len(comp.rows))}"
+    ran = (f" (this A/B ran at {confirmation.alpha:.3%} family-wise)" if confirmation.alpha is not None
+           and abs(confirmation.alpha - budget.level("ab")) > 1e-12 else "")
+    return f"- level: the reference A/B {budget.said('ab')}{ran}"
 
 
 def open_by_fingerprint(gh: GitHub) -> dict[str, Issue]:
@@ -196,7 +224,8 @@ def regressed_since(comp: CaseComparison, row: MetricRow, hist: CaseHistory | No
 def sync(comparisons: list[CaseComparison], run_url: str = "", repo: str | None = None,
          dry_run_dir: Path | None = None, close_after: int = DEFAULT_CLOSE_AFTER,
          confirmations: dict[str, Confirmation] | None = None, history_root: Path | Histories | None = None,
-         min_nights: int = 1, gh: GitHub | None = None, standing: dict[str, list[str]] | None = None) -> list[str]:
+         min_nights: int = 1, gh: GitHub | None = None, standing: dict[str, list[str]] | None = None,
+         budget: IssueBudget | None = None) -> list[str]:
     """Open, update or close the issue of each case; returns one line per action taken.
     `confirmations` (by result id, from `perfci confirm`): a regression whose A/B did not
     confirm it opens nothing; the others carry their A/B in the issue. With
@@ -204,7 +233,10 @@ def sync(comparisons: list[CaseComparison], run_url: str = "", repo: str | None 
     nights (a one-night spike opens none), unless an A/B confirmed it tonight (a second,
     independent measurement). `standing` (by result id): keys whose regression stands
     tonight in the history (a persisting change point), worse against tonight's baseline
-    or not: an open issue on them is still worse, not a clean night."""
+    or not: an open issue on them is still worse, not a clean night. `budget` (the
+    nightly's, `perfci issues sync`'s): a threshold regression no A/B confirmed opens an
+    issue only at the thresholds' share of it (below_budget), and every issue says the
+    level it was judged at; None: neither."""
     actions: list[str] = []
     confirmations = confirmations or {}
     standing = standing or {}
@@ -217,7 +249,7 @@ def sync(comparisons: list[CaseComparison], run_url: str = "", repo: str | None 
             continue
         stands = set(standing.get(comp.results[0].id, [])) if comp.results else set()
         posted, said = _sync_case(comp, confirmation, gh, dry_run_dir, open_issues, close_after, run_url,
-                                  history_root, min_nights, stands)
+                                  history_root, min_nights, stands, budget)
         actions += said
         if gh:
             actions += _per_metric_issues(comp, gh, open_issues, posted, close_after, run_url)
@@ -227,7 +259,7 @@ def sync(comparisons: list[CaseComparison], run_url: str = "", repo: str | None 
 def _sync_case(comp: CaseComparison, confirmation: Confirmation | None, gh: GitHub | None,
                dry_run_dir: Path | None, open_issues: dict[str, Issue], close_after: int, run_url: str,
                history_root: Path | Histories | None, min_nights: int,
-               stands: set[str] | None = None) -> tuple[int | None, list[str]]:
+               stands: set[str] | None = None, budget: IssueBudget | None = None) -> tuple[int | None, list[str]]:
     """One case's night on its issue: (the issue written tonight, if any; what was done)."""
     case = comp.identity
     fp = fingerprint(case)
@@ -242,11 +274,15 @@ def _sync_case(comp: CaseComparison, confirmation: Confirmation | None, gh: GitH
         if issue is None and len(nights) < min_nights and not confirmed:
             return None, [f"pending: {keys} regressed on {len(nights)} of the {min_nights} consecutive nights "
                           "an issue needs"]
-        body = body_for(comp, regressed, fp, run_url, confirmation, since=nights[0])
+        if budget and issue is None and not confirmed and (short := below_budget(regressed, len(comp.rows), budget)):
+            return None, [short]
+        body = body_for(comp, regressed, fp, run_url, confirmation, since=nights[0],
+                        level=level_line(budget, comp, confirmation if confirmed else None) if budget else "")
         return _post(gh, dry_run_dir, open_issues, fp, title_for(case, regressed, confirmation), body, case, keys)
     ab_keys = _ab_only_keys(comp, confirmation)
     if ab_keys and confirmation is not None:
-        body = ab_body_for(comp, ab_keys, confirmation, fp, run_url)
+        body = ab_body_for(comp, ab_keys, confirmation, fp, run_url,
+                           level_line(budget, comp, confirmation) if budget else "")
         return _post(gh, dry_run_dir, open_issues, fp, ab_title_for(case, ab_keys, confirmation), body, case,
                      ", ".join(ab_keys))
     if gh is None or issue is None:
@@ -423,7 +459,8 @@ def which_release(scenario: str, c: Confirmation, case: str, key: str) -> list[s
             code_fence(command, "sh")]
 
 
-def ab_body_for(comp: CaseComparison, keys: list[str], c: Confirmation, fp: str, run_url: str) -> str:
+def ab_body_for(comp: CaseComparison, keys: list[str], c: Confirmation, fp: str, run_url: str,
+                level: str = "") -> str:
     """The issue of a case whose reference A/B flags `keys` (the first leads) that the
     nightly threshold did not see."""
     tonight = comp.results[0]
@@ -440,6 +477,7 @@ def ab_body_for(comp: CaseComparison, keys: list[str], c: Confirmation, fp: str,
         f"tonight (B): {code_span(c.b)} ({markdown(tonight.server.full_version or tonight.server.version)})",
         f"- the A/B: {markdown(c.sizing)}" if c.sizing else "- the A/B: size not recorded",
         "- the nightly threshold against the baseline saw no regression of these (inside the nights' noise)",
+        *([level] if level else []),
         f"- case: {markdown(comp.label)} · host {code_span(tonight.host.hostname)} ({markdown(tonight.host.cpu_model)}, "
         f"{tonight.host.cpus} CPUs) · scenario hash {code_span(tonight.scenario.hash[:19] + '…')}",
     ]

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import click
 
 from perfci.commands import options
 from perfci.host.hostlock import command_line, exclusive_host
+from perfci.judge.budget import IssueBudget
 from perfci.judge.compare import Rules, compare_cases
 from perfci.model.outputs import ConfirmRun
 from perfci.model.verdicts import Outcome
@@ -29,6 +31,7 @@ from perfci.util.progress import Progress
 @click.option("--profile", "-p", default=DEFAULT_PROFILE, show_default=True,
               help="The fixed-work profile the A/B runs (its phases are split into bursts).")
 @options.ab_plan_options
+@options.issue_budget
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("confirm"), show_default=True,
               help="Where <result id>.confirmation.json and the A/B's bursts are written.")
 @click.option("--culprit-minutes", type=click.FloatRange(0), default=culprit_search.DEFAULT_BUDGET_MINUTES,
@@ -43,7 +46,8 @@ from perfci.util.progress import Progress
 @options.window
 @options.quiet
 @options.json_output("confirm")
-def confirm(results: tuple[Path, ...], baseline_dir: Path | None, profile: str, ab: AbPlan, out_dir: Path,
+def confirm(results: tuple[Path, ...], baseline_dir: Path | None, profile: str, ab: AbPlan, budget: IssueBudget,
+            out_dir: Path,
             culprit_minutes: float, workdir: Path | None, runner_class: str, host_wait: float,
             follow, history_dir: Path | None, window: int, quiet: bool, json_out: Path | None) -> int:
     """A/B each case of RESULTS against its reference, on this runner, before issues
@@ -51,7 +55,8 @@ def confirm(results: tuple[Path, ...], baseline_dir: Path | None, profile: str, 
     baseline (the A/B confirms it or not), and where tonight's server or config is not
     the reference's (a change far inside the nights' noise is seen that night). The
     reference is the baseline's newest sample (the last accepted night). Each A/B is
-    sized for --target-mde within --budget-minutes.
+    sized for --target-mde within --budget-minutes, at its share of the false-issue budget
+    (--false-issues over --cases: a level per case and night, judge/budget.py).
 
     \b
     Example (nightly, after `perfci compare`):
@@ -61,6 +66,7 @@ def confirm(results: tuple[Path, ...], baseline_dir: Path | None, profile: str, 
     2 bad input, 3 an A/B failed on this runner (recorded; its regression stands) or
     another infrastructure or internal error."""
     handle_cancellation()
+    ab = replace(ab, alpha=budget.level("ab"))
     progress = Progress(quiet=quiet)
     loaded = [load_result(p) for p in expand(list(results))]
     comparisons = compare_cases(load_cases(loaded, baseline_root=baseline_dir, follow=follow, noise_dir=ab.noise_dir,

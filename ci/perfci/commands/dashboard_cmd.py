@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from perfci.commands import options
+from perfci.judge.budget import IssueBudget
 from perfci.report import dashboard_site
 from perfci.util.text import web_link
 
@@ -17,11 +19,13 @@ from perfci.util.text import web_link
 @click.option("--repo-url", default="", help="https://github.com/OWNER/NAME: case pages link to its regression issues.")
 @click.option("--window", type=click.IntRange(2, 1000), default=10, show_default=True,
               help="How many of the newest usable nights make the baseline band drawn on each chart.")
-def dashboard(history_dir: Path, out_dir: Path, repo_url: str, window: int) -> None:
+@options.issue_budget
+def dashboard(history_dir: Path, out_dir: Path, repo_url: str, window: int, budget: IssueBudget) -> None:
     """Write a static site (index + one page per case, metrics over the nights with change
-    points and resets marked) from HISTORY_DIR; open OUT/index.html, or publish OUT."""
+    points and resets marked) from HISTORY_DIR; open OUT/index.html, or publish OUT. Change
+    points are those the nightly calls: at their share of the same false-issue budget."""
     if repo_url and not web_link(repo_url):
         raise click.BadParameter(f"{repo_url!r}: expected an http(s) URL such as https://github.com/OWNER/NAME",
                                  param_hint="--repo-url")
-    pages = dashboard_site.build(history_dir, out_dir, repo_url, window)
+    pages = dashboard_site.build(history_dir, out_dir, repo_url, window, budget.level("change"))
     click.echo(f"{pages[0]}: {len(pages) - 1} case page(s)")

@@ -10,6 +10,7 @@ import click
 from perfci.alert import pr_comment, regression_issues
 from perfci.alert.github import GitHub
 from perfci.commands import options
+from perfci.judge.budget import IssueBudget
 from perfci.judge.compare import Rules, compare_cases
 from perfci.model.identity import Follow
 from perfci.store.case_inputs import load_cases
@@ -39,9 +40,10 @@ def issues() -> None:
 @options.history
 @options.window
 @options.min_nights
+@options.issue_budget
 def issues_sync(results: tuple[Path, ...], baseline_dir: Path | None, repo: str | None, run_url: str,
                 close_after: int, dry_run: bool, issues_out: Path, confirm_dir: Path | None, noise_dir: Path | None,
-                follow: Follow, history_dir: Path | None, window: int, min_nights: int) -> None:
+                follow: Follow, history_dir: Path | None, window: int, min_nights: int, budget: IssueBudget) -> None:
     """Open, update or close one issue per regressed case of RESULTS (its regressed metrics in one table)."""
     dry_run_dir = options.dry_run_dir(dry_run, issues_out)
     loaded = [load_result(p) for p in expand(list(results))]
@@ -49,7 +51,7 @@ def issues_sync(results: tuple[Path, ...], baseline_dir: Path | None, repo: str 
                                      history_root=history_dir, window=window), Rules(follow=follow, noise_dir=noise_dir))
     confirmations = load_all(confirm_dir) if confirm_dir else None
     for line in regression_issues.sync(comparisons, run_url, repo, dry_run_dir, close_after, confirmations,
-                                history_dir, min_nights if history_dir else 1):
+                                history_dir, min_nights if history_dir else 1, budget=budget):
         click.echo(line)
 
 

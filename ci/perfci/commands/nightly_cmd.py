@@ -11,6 +11,7 @@ from perfci.alert import regression_issues
 from perfci.alert.github import GitHub
 from perfci.alert.nightly import NightOptions, run_night
 from perfci.commands import options
+from perfci.judge.budget import IssueBudget
 from perfci.judge.compare import Rules
 from perfci.model.identity import CaseIdentity, Follow
 from perfci.model.outputs import NightSummary, StandingRegression
@@ -39,13 +40,17 @@ from perfci.util.errors import EXIT_REGRESSION
               help="Results of `perfci confirm`: a regression its A/B did not confirm opens no issue.")
 @options.noise_dir
 @options.follow
+@options.issue_budget
 @options.json_output("nightly")
 def nightly(results: tuple[Path, ...], history_dir: Path, baseline_dir: Path | None, window: int, min_nights: int,
             close_after: int, repo: str | None, dry_run: bool, issues_out: Path, run_url: str, site_url: str,
-            confirm_dir: Path | None, noise_dir: Path | None, follow: Follow, json_out: Path | None) -> int:
+            confirm_dir: Path | None, noise_dir: Path | None, follow: Follow, budget: IssueBudget,
+            json_out: Path | None) -> int:
     """After a nightly's bench jobs: triage accepted issues (reset their baselines), open,
     comment or close threshold issues against the history, append RESULTS to the
-    history, and open one issue per persisting change point.
+    history, and open one issue per persisting change point. Change points and threshold
+    regressions no A/B confirmed open issues only at their share of the false-issue budget
+    (--false-issues over --cases; judge/budget.py), and each issue says its level.
 
     Exit codes: 0 no regression stands tonight, 1 one does (judged and not cleared by its
     A/B, or a persisting change point; the history and issues are written either way),
@@ -54,7 +59,8 @@ def nightly(results: tuple[Path, ...], history_dir: Path, baseline_dir: Path | N
     loaded = [load_result(p) for p in expand(list(results))]
     gh = None if dry_run_dir else GitHub(repo or os.environ.get("GITHUB_REPOSITORY", ""), run_url)
     opts = NightOptions(history_root=history_dir, baseline_root=baseline_dir, rules=Rules(follow=follow, noise_dir=noise_dir),
-                        window=window, min_nights=min_nights, close_after=close_after, run_url=run_url, site_url=site_url)
+                        window=window, min_nights=min_nights, close_after=close_after, run_url=run_url, site_url=site_url,
+                        budget=budget)
     night = run_night(loaded, opts, gh, dry_run_dir, load_all(confirm_dir) if confirm_dir else None)
     say = options.text_out(json_out)
     for line in night.actions:

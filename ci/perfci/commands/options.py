@@ -11,6 +11,7 @@ from typing import TypeVar
 import click
 
 from perfci.judge import design
+from perfci.judge.budget import DEFAULT_CASES, DEFAULT_FALSE_ISSUES, IssueBudget
 from perfci.judge.paired import DEFAULT_MIN_EFFECT
 from perfci.judge.stats import DEFAULT_CONFIDENCE, DEFAULT_CV_FLOOR, DEFAULT_PRIOR_CV
 from perfci.model.identity import DEFAULT_FOLLOW, FOLLOW_CHOICES
@@ -93,6 +94,31 @@ profile = click.option(
     help="The scenario's profile, the scale of the runs: smoke (minutes; tests and PR checks), nightly (~30 min), "
          "seed (the original report's size).")
 quiet = click.option("--quiet", "-q", is_flag=True, help="No progress output; print only results and summaries.")
+
+
+# the false-issue budget (judge/budget.py): confirm (the reference A/B's level), nightly
+# (change points, unconfirmed thresholds, what each issue says) and the dashboard
+budget_false_issues = click.option(
+    "--false-issues", "false_issues", type=click.FloatRange(0, min_open=True), default=DEFAULT_FALSE_ISSUES,
+    show_default=True, envvar="PERFCI_FALSE_ISSUES", metavar="N",
+    help="The false-issue budget: at most N false issues a month (expected) from one runner when nothing changed, "
+         "shared over its cases, nights, reference A/Bs, change points and thresholds; each gets its level from it. "
+         "Env: PERFCI_FALSE_ISSUES.")
+budget_cases = click.option(
+    "--cases", "budget_cases", type=click.IntRange(1), default=DEFAULT_CASES, show_default=True,
+    envvar="PERFCI_CASES", metavar="N",
+    help="How many cases the nightly runs on one runner (the budget is shared over them). Env: PERFCI_CASES.")
+
+
+def issue_budget(fn: F) -> F:
+    """--false-issues and --cases, handed to the command as one `budget: IssueBudget`."""
+
+    @functools.wraps(fn)
+    def with_budget(*args, **kwargs):
+        kwargs["budget"] = IssueBudget(kwargs.pop("false_issues"), kwargs.pop("budget_cases"))
+        return fn(*args, **kwargs)
+
+    return budget_false_issues(budget_cases(with_budget))  # type: ignore[return-value]
 
 
 def verdict_rules(fn: F) -> F:

@@ -152,14 +152,22 @@ def interim_look(planned: int) -> int | None:
     return planned // 2 if planned >= SEQUENTIAL_MIN_INSTANCES else None
 
 
+def run_alpha(run: InterleavedRun) -> float:
+    """The run's family-wise level over its looks: its own (a nightly's reference A/B, its
+    false-issue budget's share, judge/budget.py), else ALPHA."""
+    return run.alpha or ALPHA
+
+
 def look_alpha(run: InterleavedRun) -> float:
     """The family-wise level the run's verdict is judged at: the interim look's share
-    when it stopped there, the rest at the final look, ALPHA without an interim look."""
+    when it stopped there, the rest at the final look, the whole level without an interim
+    look (run_alpha)."""
+    alpha = run_alpha(run)
     planned = run.planned_instances or len(run.instances)
     interim = interim_look(planned)
     if interim is None:
-        return ALPHA
-    return ALPHA * (INTERIM_SHARE if len(run.instances) <= interim else 1 - INTERIM_SHARE)
+        return alpha
+    return alpha * (INTERIM_SHARE if len(run.instances) <= interim else 1 - INTERIM_SHARE)
 
 
 def judge_run(run: InterleavedRun, compare: list[CompareSpec], min_effect: float,

@@ -11,8 +11,8 @@ A one-night spike is a segment of one or two nights: segments shorter than
 the levels on both sides of it are compared directly. A change is reported when a
 level is worse than the one before it beyond the metric's tolerance and beyond the
 nights' noise, with the search for the split accounted for (a permutation test of the
-largest step over every split of the series up to the worse level's end, step_p, at CHANGE_ALPHA
-shared over the case's judged metrics) AND the newest level is still that much worse
+largest step over every split of the series up to the worse level's end, step_p, at the
+false-issue budget's level per case and look, shared over the case's judged metrics) AND the newest level is still that much worse
 (a slowdown that recovered is not news). Its location is the first night of the worse
 level: the issue's identity (with the fingerprint of the case and metric) and the point
 an accepted change resets the baseline at.
@@ -20,12 +20,14 @@ an accepted change resets the baseline at.
 
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass
 
 import numpy as np
 from signal_processing_algorithms.energy_statistics.energy_statistics import e_divisive
 
+from perfci.judge.budget import IssueBudget
 from perfci.judge.stats import below_floor, worse_beyond
 from perfci.model.base import StrictModel
 from perfci.model.history import HistoryRecord
@@ -36,13 +38,14 @@ DEFAULT_PVALUE = 0.01
 DEFAULT_PERMUTATIONS = 200
 PERMUTATION_SEED = 20261124
 MIN_POINTS = 6
-# Per case and look: the chance that pure noise on its judged metrics gets a worse level
-# called, shared equally over those metrics (Bonferroni); see step_p. Simulated (iid nights,
-# ten metrics, tests/judge/test_change_points.py): one look at 60 nights 2 of 300 cases; a
-# look every night for a month after a month of history 3 of 60 (the looks are not
-# corrected for: docs/nightly.md).
-CHANGE_ALPHA = 0.005
-LEVEL_PERMUTATIONS = 10000  # p resolution 1/10001: below CHANGE_ALPHA / 50 metrics
+# Per case and look (a night): the chance that pure noise on its judged metrics gets a
+# worse level called, shared equally over those metrics (Bonferroni); see step_p. The
+# default is the change points' share of the default false-issue budget (judge/budget.py:
+# 0.1 % per case and night, so that a month of nightly looks stays within it by the union
+# bound); the nightly passes its own budget's.
+CHANGE_ALPHA = IssueBudget().level("change")
+LEVEL_PERMUTATIONS = 10000  # orderings at least; more where the level needs the resolution (step_p)
+PERMUTATION_BATCH = 10000
 MIN_SEGMENT = 3   # nights: a level must last this long to count (opened by the 3rd night of a step)
 
 
@@ -108,6 +111,7 @@ class Change:
     now: list[HistoryRecord]      # the newest level (the same as `after` unless it moved again)
     series: list[float]
     index: int                    # where in `series` the change is
+    p: float = 0.0                # step_p of the series up to the worse level's end
 
     @property
     def location(self) -> HistoryRecord:
@@ -128,9 +132,12 @@ def _worse(spec: MetricSpec, before: float, after: float) -> bool:
 
 
 def persisting_changes(records: list[HistoryRecord], key: str, spec: MetricSpec, family: int = 1,
-                       pvalue: float = DEFAULT_PVALUE, permutations: int = DEFAULT_PERMUTATIONS) -> list[Change]:
+                       pvalue: float = DEFAULT_PVALUE, permutations: int = DEFAULT_PERMUTATIONS,
+                       alpha: float = CHANGE_ALPHA) -> list[Change]:
     """Regressions in `records` (one case, oldest first) on `key` that still hold tonight;
-    `family`: how many metrics of the case are searched (they share CHANGE_ALPHA)."""
+    `family`: how many metrics of the case are searched (they share `alpha`, the level per
+    case and look)."""
+    level = alpha / max(family, 1)
     points = [r for r in records if key in r.metrics]
     values = [r.metrics[key] for r in points]
     bounds = [0, *change_points(values, pvalue, permutations), len(values)]
@@ -139,13 +146,17 @@ def persisting_changes(records: list[HistoryRecord], key: str, spec: MetricSpec,
         return []
     mean = lambda level: statistics.mean(r.metrics[key] for r in level)  # noqa: E731
     now = levels[-1]
-    return [Change(key, spec, before, after, now, values, points.index(after[0]))
-            for before, after in zip(levels, levels[1:], strict=False)
-            if _worse(spec, mean(before), mean(after)) and _worse(spec, mean(before), mean(now))
-            and step_p(spec, values[:points.index(after[-1]) + 1]) < CHANGE_ALPHA / max(family, 1)]
+    found = []
+    for before, after in zip(levels, levels[1:], strict=False):
+        if not (_worse(spec, mean(before), mean(after)) and _worse(spec, mean(before), mean(now))):
+            continue
+        p = step_p(spec, values[:points.index(after[-1]) + 1], level)
+        if p <= level:
+            found.append(Change(key, spec, before, after, now, values, points.index(after[0]), p))
+    return found
 
 
-def step_p(spec: MetricSpec, nights: list[float]) -> float:
+def step_p(spec: MetricSpec, nights: list[float], level: float = CHANGE_ALPHA) -> float:
     """How often the series up to the end of the worse level, its nights in a random
     order, shows a step toward worse as large as its own: the statistic is the largest
     mean step over every split leaving MIN_SEGMENT nights on each side, weighted
@@ -155,7 +166,13 @@ def step_p(spec: MetricSpec, nights: list[float]) -> float:
     test of that one split (Welch, before) ignored the search, and pure noise got a change
     point in 3-10 % of 12-60-night series per metric; here every split of the series is
     searched in each ordering too. The smallest p is about 1 / C(n, k) for a step of k
-    nights: 3 nights after 14 (680 orderings) cannot reach 0.001 whatever the step, 4 can."""
+    nights: 3 nights after 14 (680 orderings) cannot reach 0.001 whatever the step, 4 can.
+
+    The orderings: enough for `level` to be reachable (at least 10 / level, and
+    LEVEL_PERMUTATIONS), drawn in batches; the draw stops early once as many orderings
+    were as large as p <= level would allow at the full count (the verdict at `level` is
+    then already "no": stopping changes no decision, only the p it reports, which is
+    then above `level`). A series with no step stops in the first batch."""
     values = np.asarray(nights, dtype=float)
     n = len(values)
     if n < 2 * MIN_SEGMENT or np.ptp(values) == 0:
@@ -170,6 +187,15 @@ def step_p(spec: MetricSpec, nights: list[float]) -> float:
         return (worse * step * np.sqrt(splits * (n - splits) / n)).max(axis=1)
 
     observed = float(largest_step(values[None, :])[0])
-    shuffled = np.random.default_rng(PERMUTATION_SEED).permuted(np.tile(values, (LEVEL_PERMUTATIONS, 1)), axis=1)
-    as_large = int(np.sum(largest_step(shuffled) >= observed - 1e-12 * abs(observed)))
-    return (1 + as_large) / (1 + LEVEL_PERMUTATIONS)
+    total = max(LEVEL_PERMUTATIONS, math.ceil(10 / level))
+    allowed = level * (1 + total) - 1  # as many as large, at most, for p <= level at the full count
+    rng = np.random.default_rng(PERMUTATION_SEED)
+    as_large = drawn = 0
+    while drawn < total:
+        batch = min(PERMUTATION_BATCH, total - drawn)
+        shuffled = rng.permuted(np.tile(values, (batch, 1)), axis=1)
+        as_large += int(np.sum(largest_step(shuffled) >= observed - 1e-12 * abs(observed)))
+        drawn += batch
+        if as_large > allowed:
+            break
+    return (1 + as_large) / (1 + drawn)

@@ -79,12 +79,12 @@ class Design:
                 f"{reach}; noise from {self.source}")
 
 
-def final_level(instances: int, judged: int) -> float:
+def final_level(instances: int, judged: int, alpha: float = ALPHA) -> float:
     share = 1 - INTERIM_SHARE if instances >= SEQUENTIAL_MIN_INSTANCES else 1.0
-    return ALPHA * share / max(judged, 1)
+    return alpha * share / max(judged, 1)
 
 
-def mde(noise: KeyNoise, instances: int, bursts: int, judged: int) -> float:
+def mde(noise: KeyNoise, instances: int, bursts: int, judged: int, alpha: float = ALPHA) -> float:
     """Smallest relative change (B/A - 1, log scale) flagged with 90 % power."""
     blocks = max(bursts // ABBA_BLOCK, 1)
     within = noise.block_sd ** 2 / (instances * blocks)
@@ -92,7 +92,7 @@ def mde(noise: KeyNoise, instances: int, bursts: int, judged: int) -> float:
     df_within = instances * (blocks - 1)
     df = satterthwaite_df([(within, df_within), (between, noise.instance_df + instances - 1)],
                           fallback=float(df_within or 1))
-    return detectable_shift(final_level(instances, judged), df, math.sqrt(within + between))
+    return detectable_shift(final_level(instances, judged, alpha), df, math.sqrt(within + between))
 
 
 def minutes(instances: int, bursts: int, warmup: int, cycle_s: float) -> float:
@@ -101,10 +101,12 @@ def minutes(instances: int, bursts: int, warmup: int, cycle_s: float) -> float:
 
 def size(noises: list[KeyNoise], cycle_s: float, judged: int, warmup: int, target: float = DEFAULT_TARGET_MDE,
          budget_minutes: float = DEFAULT_BUDGET_MINUTES, source: str = "the runner default",
-         instances: int | None = None, bursts: int | None = None, fixed: str | None = None) -> Design:
+         instances: int | None = None, bursts: int | None = None, fixed: str | None = None,
+         alpha: float = ALPHA) -> Design:
     """The cheapest (K, N) within the budget whose worst sized metric sees `target`;
     else the most sensitive within the budget; else the smallest A/B there is.
-    `instances` / `bursts` (measured pairs) fix that dimension."""
+    `instances` / `bursts` (measured pairs) fix that dimension; `alpha`: the A/B's
+    family-wise level (a nightly's reference A/B: its false-issue budget's share)."""
     noises = noises or [RUNNER_DEFAULT_NOISE]
     candidates: list[Design] = []
     for k in ([instances] if instances else range(1, MAX_INSTANCES + 1)):
@@ -112,8 +114,8 @@ def size(noises: list[KeyNoise], cycle_s: float, judged: int, warmup: int, targe
             cost = minutes(k, n, warmup, cycle_s)
             if cost > budget_minutes and candidates:
                 break
-            candidates.append(Design(k, n, max(mde(x, k, n, judged) for x in noises), cost, target, budget_minutes,
-                                     source, fixed))
+            candidates.append(Design(k, n, max(mde(x, k, n, judged, alpha) for x in noises), cost, target,
+                                     budget_minutes, source, fixed))
     within_budget = [d for d in candidates if d.minutes <= budget_minutes] or [min(candidates, key=lambda d: d.minutes)]
     reaching = [d for d in within_budget if d.reaches_target]
     if reaching:
@@ -132,7 +134,7 @@ def key_noise(m: MetricNoise) -> KeyNoise:
 def for_case(model: NoiseModel | None, phases: int, judged_per_phase: int, warmup: int,
              target: float = DEFAULT_TARGET_MDE, budget_minutes: float = DEFAULT_BUDGET_MINUTES,
              instances: int | None = None, bursts: int | None = None, fixed: str | None = None,
-             measured: set[str] | None = None) -> Design:
+             measured: set[str] | None = None, alpha: float = ALPHA) -> Design:
     """Size an A/B of a case from its noise model (the throughput keys it holds, the
     runner default's between-instance spread where it learned none), else from the
     runner default; `phases` measured phases of `judged_per_phase` judged metrics;
@@ -143,10 +145,10 @@ def for_case(model: NoiseModel | None, phases: int, judged_per_phase: int, warmu
     if not sized:
         return size([RUNNER_DEFAULT_NOISE], RUNNER_DEFAULT_CYCLE_S * max(phases, 1) / 2, judged, warmup, target,
                     budget_minutes, "the runner default (no noise model for this case: `perfci calibrate` learns one)",
-                    instances, bursts, fixed)
+                    instances, bursts, fixed, alpha)
     assert model is not None
     noises = [key_noise(m) for m in sized.values()]
     cycle = cycle_seconds(model, measured) or RUNNER_DEFAULT_CYCLE_S
     return size(noises, cycle, judged, warmup, target, budget_minutes,
                 f"the noise model of {len(model.runs)} A/As learned {model.created_at[:10]}", instances, bursts,
-                fixed)
+                fixed, alpha)

@@ -113,6 +113,19 @@ def ratio_interval(current: list[float], baseline: list[float], confidence: floa
                          math.expm1(sd), confidence)
 
 
+def estimate_p(est: RatioEstimate) -> float | None:
+    """Two-sided p of "no change" behind a ratio estimate: its t statistic recovered from
+    the interval (symmetric on the log scale, at its confidence with its df). None
+    without an interval."""
+    if est.ratio is None or est.low is None or est.high is None or est.df <= 0:
+        return None
+    half = math.log(est.high / est.low) / 2
+    if half <= 0:
+        return 1.0 if est.ratio == 1 else 0.0
+    se = half / t_quantile(0.5 + est.confidence / 2, est.df)
+    return t_two_sided_p(math.log(est.ratio) / se, est.df)
+
+
 @dataclass(frozen=True)
 class Verdict:
     verdict: Outcome

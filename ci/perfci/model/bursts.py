@@ -68,6 +68,9 @@ class InterleavedRun(StrictModel):
     instances: list[InstancePair] = [InstancePair(index=0, first="a")]
     planned_instances: int | None = Field(None, description="instance pairs planned; fewer ran when an interim look "
                                                             "stopped the A/B early (None: as many as ran)")
+    alpha: float | None = Field(None, gt=0, lt=1, description="the A/B's family-wise false-alarm level over its "
+                                                             "looks (None: 0.5 %, a person's A/B; a nightly's "
+                                                             "reference A/B: its false-issue budget's share)")
     bursts: list[Burst]
     notes: list[str] = []
     threads: dict[str, int] = Field({}, description="client threads per phase (a phase not listed: one)")

@@ -21,7 +21,7 @@ Trigger = Literal["regression", "server-changed"]
 
 
 class Confirmation(StrictModel):
-    schema_: Literal["perfci.confirmation/5"] = Field("perfci.confirmation/5", alias="schema")
+    schema_: Literal["perfci.confirmation/6"] = Field("perfci.confirmation/6", alias="schema")
     result_id: ResultId
     case: str
     status: Literal["confirmed", "not-confirmed", "not-run"]
@@ -47,6 +47,9 @@ class Confirmation(StrictModel):
     # /5
     culprit: CulpritSearch | None = Field(None, description="confirmed on a build: line: the bisect over the commits "
                                                             "between the reference and tonight")
+    # /6
+    alpha: float | None = Field(None, description="the level the A/B was judged at: family-wise over its metrics and "
+                                                   "looks, the false-issue budget's share per case and night")
 
     def dump(self) -> JsonObject:
         return self.model_dump(mode="json", by_alias=True)
@@ -72,8 +75,19 @@ def _v4_to_v5(data: JsonObject) -> JsonObject:
     return {**data, "schema": "perfci.confirmation/5"}
 
 
-CONFIRMATION_FILE = FileFormat("confirmation", Confirmation, "perfci.confirmation/5",
-                               upgrades={"perfci.confirmation/1": lambda d: _v4_to_v5(_v3_to_v4(_v2_to_v3(_v1_to_v2(d)))),
-                                         "perfci.confirmation/2": lambda d: _v4_to_v5(_v3_to_v4(_v2_to_v3(d))),
-                                         "perfci.confirmation/3": lambda d: _v4_to_v5(_v3_to_v4(d)),
-                                         "perfci.confirmation/4": _v4_to_v5})
+def _v5_to_v6(data: JsonObject) -> JsonObject:
+    """/5 did not record the A/B's level (it was 0.5 %)."""
+    return {**data, "schema": "perfci.confirmation/6", "alpha": 0.005 if data.get("status") in ("confirmed",
+                                                                                               "not-confirmed") else None}
+
+
+def _v6(data: JsonObject) -> JsonObject:
+    return _v5_to_v6(_v4_to_v5(data))
+
+
+CONFIRMATION_FILE = FileFormat("confirmation", Confirmation, "perfci.confirmation/6",
+                               upgrades={"perfci.confirmation/1": lambda d: _v6(_v3_to_v4(_v2_to_v3(_v1_to_v2(d)))),
+                                         "perfci.confirmation/2": lambda d: _v6(_v3_to_v4(_v2_to_v3(d))),
+                                         "perfci.confirmation/3": lambda d: _v6(_v3_to_v4(d)),
+                                         "perfci.confirmation/4": _v6,
+                                         "perfci.confirmation/5": _v5_to_v6})

@@ -23,7 +23,7 @@ from importlib import resources
 from pathlib import Path
 from urllib.parse import quote
 
-from perfci.judge.changes import Change, persisting_changes
+from perfci.judge.changes import CHANGE_ALPHA, Change, persisting_changes
 from perfci.model.history import DEFAULT_HISTORY_WINDOW, CaseHistory, HistoryRecord
 from perfci.model.metrics import DEFAULT_COMPARED, GROUPS, MetricSpec, default_spec, presentation
 from perfci.store.history_files import case_files, case_history
@@ -243,8 +243,10 @@ def index_html(pages: list[CasePage]) -> str:
     return _document("perfci: nightly history", 0, body)
 
 
-def build(history_root: Path, out: Path, repo_url: str = "", window: int = DEFAULT_HISTORY_WINDOW) -> list[Path]:
-    """Write the site; returns the pages written (index first)."""
+def build(history_root: Path, out: Path, repo_url: str = "", window: int = DEFAULT_HISTORY_WINDOW,
+          change_alpha: float = CHANGE_ALPHA) -> list[Path]:
+    """Write the site; returns the pages written (index first). `change_alpha`: the change
+    points' level per case and night (the nightly's, from its false-issue budget)."""
     pages = []
     for path in case_files(history_root):
         hist = case_history(history_root, path)
@@ -253,7 +255,7 @@ def build(history_root: Path, out: Path, repo_url: str = "", window: int = DEFAU
             continue
         records = [r for r in hist.records if r.scenario_hash == usable[-1].scenario_hash]
         keys = judged(records)
-        changes = {key: persisting_changes(hist.usable(), key, spec, len(keys)) for key, spec in keys}
+        changes = {key: persisting_changes(hist.usable(), key, spec, len(keys), alpha=change_alpha) for key, spec in keys}
         pages.append(CasePage(hist, records, f"{hist.key}.html", changes))
     out = Path(out)
     assets = out / "assets"

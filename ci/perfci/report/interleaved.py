@@ -10,9 +10,10 @@ from perfci.judge.burst_verdicts import (
     busy_pairs,
     interim_look,
     look_alpha,
+    run_alpha,
     work_differences,
 )
-from perfci.judge.paired import ALPHA, FDR, PairedVerdict
+from perfci.judge.paired import FDR, PairedVerdict
 from perfci.model.ab_verdict import AbMetric, AbSide, AbVerdict, overall
 from perfci.model.bursts import InterleavedRun
 from perfci.model.metrics import presentation
@@ -52,7 +53,7 @@ def interleaved_markdown(run: InterleavedRun, rows: list[PairedVerdict], min_eff
         f"- host {code_span(host.hostname)} ({markdown(host.cpu_model)}, {host.cpus} CPUs) · runner class "
         f"{code_span(run.runner_class)} · scenario hash {code_span(run.scenario_hash[:19] + '…')} · "
         f"{markdown(run.started_at)} – {markdown(run.finished_at)}",
-        f"- verdict: judged metrics under Holm (≤ {ALPHA:.1%} chance of any false regression per A/B) and at least "
+        f"- verdict: judged metrics under Holm (≤ {run_alpha(run):.3%} chance of any false regression per A/B) and at least "
         f"a {min_effect:.1%} change, `unchanged` only with the interval within ± the metric's tolerance; "
         f"other counters under Benjamini-Hochberg (FDR {FDR:.0%}), explanations only"
         + (f"; minimum effects from the noise model {noise_source}" if noise_source else ""),
@@ -69,7 +70,7 @@ def interleaved_markdown(run: InterleavedRun, rows: list[PairedVerdict], min_eff
         lines.append(f"- sequential: {len(run.instances)} of {planned} planned instance pairs; "
                      + ("stopped at the interim look" if len(run.instances) < planned else "the final look")
                      + f", judged at family-wise level {look_alpha(run):.3%} (interim {INTERIM_SHARE:.1%} of "
-                       f"{ALPHA:.1%}, final the rest)")
+                       f"{run_alpha(run):.3%}, final the rest)")
     dropped = {p: n for p, n in busy_pairs(run).items() if n}
     if dropped:
         lines.append("- pairs dropped, host busy during a burst (others > "

@@ -28,6 +28,7 @@ import re
 import shlex
 from pathlib import Path
 
+from perfci.judge.burst_verdicts import run_alpha
 from perfci.judge.compare import CaseComparison
 from perfci.judge.paired import PairedVerdict
 from perfci.model.abratio import AbRatio
@@ -179,7 +180,7 @@ def confirm_case(comp: CaseComparison, profile: str, ab: AbPlan, parent: Path, o
         "reason": (f"the A/B flags {', '.join(flagged)}" if flagged else
                    "the A/B of the two servers, side by side, finds no judged regression of tonight's server"),
         "ab_regressions": flagged, "bursts_file": str(done.bursts_file), "report": done.report,
-        "ratios": ratios_of(done.rows), "sizing": done.design.describe()})
+        "ratios": ratios_of(done.rows), "sizing": done.design.describe(), "alpha": run_alpha(done.run)})
 
 
 def ratios_of(rows: list[PairedVerdict]) -> dict[str, AbRatio]:

@@ -279,13 +279,14 @@ def run_interleaved(plans: list[RunPlan], sides: tuple[Side, Side], progress: Pr
                     setup_sql: tuple[list[str], list[str]] = ([], []), instances: int = 1,
                     replan: Callable[[], list[RunPlan]] | None = None, order_seed: int | None = None,
                     stop: Callable[[InterleavedRun], str | None] | None = None,
-                    last_pair: Callable[[InterleavedRun, list[SideServer], int], None] | None = None) -> InterleavedRun:
+                    last_pair: Callable[[InterleavedRun, list[SideServer], int], None] | None = None,
+                    alpha: float | None = None) -> InterleavedRun:
     """`instances` interleaved instance pairs of the planned sides; `replan` gives
     fresh plans (new work directories) for every instance pair after the first;
     `stop` sees the run so far after each pair but the last, and ends it early by
     saying why (a sequential A/B's interim look); `last_pair` gets the whole run and
     the last pair's servers (A, B; frozen) and which went first, before they stop
-    (the explain pass)."""
+    (the explain pass); `alpha`: the level the run is judged at, recorded in it (None: ALPHA)."""
     if instances > 1 and replan is None:
         raise ValueError("several instance pairs need replan (each starts fresh servers)")
     resolved = plans[0].resolved
@@ -318,7 +319,7 @@ def run_interleaved(plans: list[RunPlan], sides: tuple[Side, Side], progress: Pr
                 id=run_id, scenario=resolved.name, profile=resolved.profile, case=resolved.case,
                 scenario_hash=resolved.content_hash(), runner_class=runner_class, host=host, started_at=started,
                 finished_at=utc_now(), burst_transactions=sizes, bursts_per_phase=counts, warmup_pairs=warmup,
-                sides=infos, instances=list(pairs), planned_instances=instances, bursts=list(records),
+                sides=infos, instances=list(pairs), planned_instances=instances, alpha=alpha, bursts=list(records),
                 threads={s.phase: s.threads if isinstance(s.threads, int) else resolved.workload.threads
                          for s in resolved.steps if isinstance(s, MeasureStep)})
             why = stop(run) if stop is not None and index + 1 < instances else None

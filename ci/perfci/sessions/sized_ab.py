@@ -11,7 +11,7 @@ from pathlib import Path
 
 from perfci.judge import calibration, design
 from perfci.judge.burst_verdicts import interim_look, judge_run
-from perfci.judge.paired import DEFAULT_MIN_EFFECT, PairedVerdict
+from perfci.judge.paired import ALPHA, DEFAULT_MIN_EFFECT, PairedVerdict
 from perfci.judge.profile_diff import explain_findings
 from perfci.model.ab_verdict import AbVerdict
 from perfci.model.bursts import InterleavedRun
@@ -54,6 +54,7 @@ class AbPlan:
     min_effect: float = DEFAULT_MIN_EFFECT
     noise_dir: Path | None = None  # noise models (perfci calibrate); None: the project's baselines/noise
     explain: str = "auto"          # the explain pass: auto (regressed phases), always (every phase), never
+    alpha: float | None = None     # family-wise level; None: ALPHA (a person's A/B); the nightly's: its budget share
 
     @property
     def noise_root(self) -> Path:
@@ -113,11 +114,12 @@ def size_of(plans: list[RunPlan], ab: AbPlan, model: NoiseModel | None) -> desig
                   .bursts()[1] for s in resolved.steps if isinstance(s, MeasureStep)]
         bursts = bursts or max(max(counts, default=10) - ab.warmup, 2)
         return design.for_case(model, phases, judged, ab.warmup, ab.target, float("inf"),
-                               ab.instances or PROFILE_INSTANCES, bursts, fixed="--size profile", measured=measured)
+                               ab.instances or PROFILE_INSTANCES, bursts, fixed="--size profile", measured=measured,
+                               alpha=ab.alpha or ALPHA)
     return design.for_case(model, phases, judged, ab.warmup, ab.target, ab.budget_minutes, ab.instances,
                            bursts, fixed=" and ".join(f for f, given in (("--instances", ab.instances),
                                                                          ("--bursts", ab.bursts)) if given) or None,
-                           measured=measured)
+                           measured=measured, alpha=ab.alpha or ALPHA)
 
 
 def clear_at_interim(run: InterleavedRun, compare, min_effect: float, model: NoiseModel | None) -> str | None:
@@ -163,7 +165,7 @@ def run_sized(scenario: str, profile: str, sides: tuple[Side, Side], parent: Pat
                           instances=size.instances,
                           replan=lambda: plan_sides(scenario, profile, sides, parent, case, bursts, ab.phases),
                           stop=lambda partial: clear_at_interim(partial, compare, ab.min_effect, planned.noise_model),
-                          last_pair=explain_last_pair)
+                          last_pair=explain_last_pair, alpha=ab.alpha)
     out_dir.mkdir(parents=True, exist_ok=True)
     bursts_file = out_dir / f"{run.id}.bursts.json"
     write_atomic(bursts_file, json.dumps(run.dump(), indent=1) + "\n")

@@ -1,0 +1,74 @@
+"""The false-issue budget: how many issues a month a project accepts from one runner when
+nothing changed, shared out over what can open one.
+
+A nightly opens an issue on a case by one of three roads, and each night a case takes
+each road at most once:
+- its **reference A/B** flags a regression of tonight's server (sessions/confirm.py; a
+  threshold regression the A/B confirms takes this road too: under no change, a threshold
+  flag followed by a confirming A/B is at most as likely as the A/B's false alarm);
+- a **change point** over its nightly history is called (judge/changes.py);
+- a **threshold** regression against the history baseline stands with no A/B behind it
+  (no reference to run, or the A/B could not say; alert/regression_issues.py).
+The expected number of false issues in a month is at most the sum, over the cases, nights
+and roads, of each road's level on that night (a union bound: valid however the nights,
+metrics and roads are correlated). The budget fixes that sum — by default one false issue
+a month for a project of ten cases, thirty nights — and gives each road its share per
+case and night; each road's level is then shared over the metrics it judges (Holm or
+Bonferroni, as before). A smaller level costs sensitivity: the reference A/B is sized for
+its target at its level (judge/design.py), a change point needs more nights, a threshold
+flag a larger step. Issues say the level they were judged at (`IssueBudget.said`).
+
+Nothing here is learned or simulated: it is the arithmetic of the union bound.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from perfci.util.errors import BadInput
+
+Road = Literal["ab", "change", "threshold"]
+ROADS: tuple[Road, ...] = ("ab", "change", "threshold")
+# the reference A/B runs every night a branch or a bumped server is followed, and it is
+# the road that sees a 5 % step the same night: it gets half; change points (a step
+# hidden in the nights' noise) and unconfirmed threshold regressions share the rest
+SHARES: dict[Road, float] = {"ab": 0.5, "change": 0.3, "threshold": 0.2}
+ROAD_NAMES: dict[Road, str] = {"ab": "reference A/B", "change": "change points", "threshold": "thresholds"}
+DEFAULT_FALSE_ISSUES = 1.0
+DEFAULT_CASES = 10
+NIGHTS_PER_MONTH = 30
+
+
+@dataclass(frozen=True)
+class IssueBudget:
+    false_issues: float = DEFAULT_FALSE_ISSUES  # a month, on one runner, when nothing changed
+    cases: int = DEFAULT_CASES                  # the cases the project's nightly runs on that runner
+    nights: int = NIGHTS_PER_MONTH
+
+    def __post_init__(self) -> None:
+        if not 0 < self.false_issues <= self.cases * self.nights / 10:
+            raise BadInput(f"false-issue budget: {self.false_issues:g} a month is not allowed: give a number above "
+                           f"0 and at most {self.cases * self.nights / 10:g} (a tenth of the {self.cases} cases x "
+                           f"{self.nights} nights)")
+        if self.cases < 1:
+            raise BadInput(f"false-issue budget: cases {self.cases} is not allowed: give the number of cases the "
+                           "nightly runs on one runner (1 or more)")
+
+    def level(self, road: Road) -> float:
+        """The chance, under no change, that `road` opens an issue on one case in one night."""
+        return self.false_issues * SHARES[road] / (self.cases * self.nights)
+
+    def said(self, road: Road, metrics: int = 1) -> str:
+        """What an issue says of the level it was judged at."""
+        level = self.level(road)
+        each = f" ({level / metrics:.4%} each of {metrics} metrics)" if metrics > 1 else ""
+        return (f"judged at {level:.3%} per case and night{each}: {ROAD_NAMES[road]} hold {SHARES[road]:.0%} of "
+                f"a false-issue budget of {self.false_issues:g} a month over {self.cases} cases and "
+                f"{self.nights} nights")
+
+
+def budget_of(false_issues: float | None, cases: int | None) -> IssueBudget:
+    """The budget from the options (None: the default)."""
+    return IssueBudget(DEFAULT_FALSE_ISSUES if false_issues is None else false_issues,
+                       DEFAULT_CASES if cases is None else cases)
