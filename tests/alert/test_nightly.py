@@ -165,3 +165,26 @@ def test_nightly_exits_one_when_a_regression_stands_and_zero_on_a_clean_night(tm
                       "--min-nights", "1")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert f"regression stands: {result.id}: " in proc.stdout and "before.tps" in proc.stdout
+
+
+def test_an_unconfirmed_threshold_issue_says_its_level_and_a_marginal_one_waits_for_its_second_road(tmp_path):
+    """No A/B behind it: -50 % against ten nights opens its issue, which says the level
+    it was judged at; -12 % is a regression at 99.5 % (p ~1e-4) but not at the
+    thresholds' share of the default budget over 19 judged metrics (3.5e-5 each): it
+    stands in the history and waits for the reference A/B or its change point."""
+    from perfci.alert.nightly import NightOptions, run_night
+    for tps, opens in ((500, True), (880, False)):
+        history, issues = tmp_path / f"history-{tps}", tmp_path / f"issues-{tps}"
+        append([make_result(tps=1000 + 10 * (i % 3)) for i in range(10)], history)
+        tonight = make_result(tps=tps)
+        night = run_night([tonight], NightOptions(history_root=history, min_nights=1), dry_run_dir=issues)
+        assert night.regression_stands and "before.tps" in night.standing[tonight.id]
+        written = list(issues.glob("*.md"))
+        if opens:
+            [issue] = written
+            assert ("- level: judged at 0.067% per case and night (0.0035% each of 19 metrics): thresholds hold 20% "
+                    "of a false-issue budget of 1 a month over 10 cases and 30 nights") in issue.read_text()
+        else:
+            assert not written
+            [pending] = [a for a in night.actions if a.startswith("pending: ")]
+            assert "regressed (smallest p 0.00011), above the 3.5e-05 per metric" in pending

@@ -257,3 +257,17 @@ def test_help_texts_say_what_the_commands_do():
     assert "one issue per regressed case" in " ".join(issues.stdout.split())
     dashboard = run_perfci("dashboard", "--help")
     assert "--history" not in dashboard.stdout and "--window" in dashboard.stdout
+
+
+@pytest.mark.parametrize("args, named", [
+    (["--false-issues", "0"], "Invalid value for '--false-issues'"),
+    (["--false-issues", "5", "--cases", "1"], "false-issue budget: 5 a month is not allowed: give a number above 0 "
+                                              "and at most 3"),
+    (["--cases", "0"], "Invalid value for '--cases'"),
+])
+def test_a_false_issue_budget_out_of_range_is_one_line_naming_what_is_allowed(tmp_path, args, named):
+    [(path, _)] = write_results(tmp_path, [make_result()])
+    (tmp_path / "history").mkdir()
+    proc = run_perfci("nightly", str(path), "--history", str(tmp_path / "history"), "--dry-run", *args)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and named in proc.stderr, proc.stderr
+    assert not list((tmp_path / "history").iterdir())  # nothing written

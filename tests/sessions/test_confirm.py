@@ -163,7 +163,8 @@ def _ab_confirmation(result_id: str, label: str) -> Confirmation:
                         trigger="server-changed", reference_version="10.11.6-MariaDB", ab_regressions=["before.tps"],
                         ratios={"before.tps": AbRatio(a=1000.0, b=951.0, ratio=0.951, low=0.930, high=0.972,
                                                       confidence=0.9997, mde=0.031, verdict="regression")},
-                        sizing="9 instance pairs x 20 burst pairs per phase, ~24 min; sees 4.9% at 90 % power")
+                        sizing="9 instance pairs x 20 burst pairs per phase, ~24 min; sees 4.9% at 90 % power",
+                        alpha=0.005)
 
 
 def issue_with(tmp_path, root, confirmation: Confirmation) -> str:
@@ -190,6 +191,9 @@ def test_a_regression_only_the_reference_ab_sees_opens_its_issue_that_night(tmp_
     assert "| `before.tps` | 1000 | 951 | 0.951 [0.930, 0.972] | 3.1% |" in text
     assert "(10.11.6-MariaDB)" in text and "9 instance pairs x 20 burst pairs" in text
     assert ("perfci ab tiny --profile smoke --a mariadb-10.11 --b local --b-config x=1" in text)
+    # its level: the reference A/B's share of the budget; an A/B recorded at another level says so
+    assert ("- level: the reference A/B judged at 0.167% per case and night: the reference A/B holds 50% of a false-issue "
+            "budget of 1 a month over 10 cases and 30 nights (this A/B ran at 0.500% family-wise)") in text
 
 
 def test_the_history_records_a_reference_ab_regression_as_tonights(tmp_path):

@@ -34,7 +34,8 @@ ROADS: tuple[Road, ...] = ("ab", "change", "threshold")
 # the road that sees a 5 % step the same night: it gets half; change points (a step
 # hidden in the nights' noise) and unconfirmed threshold regressions share the rest
 SHARES: dict[Road, float] = {"ab": 0.5, "change": 0.3, "threshold": 0.2}
-ROAD_NAMES: dict[Road, str] = {"ab": "reference A/B", "change": "change points", "threshold": "thresholds"}
+ROAD_NAMES: dict[Road, str] = {"ab": "the reference A/B holds", "change": "change points hold",
+                               "threshold": "thresholds hold"}
 DEFAULT_FALSE_ISSUES = 1.0
 DEFAULT_CASES = 10
 NIGHTS_PER_MONTH = 30
@@ -63,7 +64,7 @@ class IssueBudget:
         """What an issue says of the level it was judged at."""
         level = self.level(road)
         each = f" ({level / metrics:.4%} each of {metrics} metrics)" if metrics > 1 else ""
-        return (f"judged at {level:.3%} per case and night{each}: {ROAD_NAMES[road]} hold {SHARES[road]:.0%} of "
+        return (f"judged at {level:.3%} per case and night{each}: {ROAD_NAMES[road]} {SHARES[road]:.0%} of "
                 f"a false-issue budget of {self.false_issues:g} a month over {self.cases} cases and "
                 f"{self.nights} nights")
 
