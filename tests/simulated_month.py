@@ -3,8 +3,8 @@ shared by the nightly-loop test and the dashboard test.
 
 Case `default`: `after.tps` steps down 8 % from night 15 on; `before.latency_ms_p95`
 spikes +30 % on night 8 only. Case `recovering`: `before.tps` is 25 % down on nights
-6-11 and back from night 12. The server is 10.11.19 until night 19 and 10.11.20 from
-night 20 (a patch upgrade of the same line). Every other metric is flat with 1 %
+6-11 and back from night 12. The server is 10.11.19 until night 20 and 10.11.20 from
+night 21 (a patch upgrade of the same line). Every other metric is flat with 1 %
 independent noise (seeded)."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from factories import make_result
 
 RUNNER = "epyc-nvme"
 STEP_NIGHT, SPIKE_NIGHT, RECOVERY = 15, 8, (6, 12)
-UPGRADE_NIGHT = 20
+UPGRADE_NIGHT = 21
 
 
 def night_result(night: int, case: str, rng: np.random.Generator) -> Result:

@@ -46,22 +46,23 @@ def test_a_month_of_nights_opens_one_issue_per_problem_and_closes_them(tmp_path,
                                 run_url=f"https://ci.example/run/{night}")
             log[night] = run_night(results, opts, gh).actions
             push(work, f"night {night}")
-            if night == STEP_NIGHT + 4:  # the step of night 15 has its issue by its 5th night, with its change point
+            if night == STEP_NIGHT + 5:  # the step of night 15 has its issue by its 6th night, with its change point
                 [step_issue] = issues_with(step_fp)
                 texts = [step_issue["body"], *(c["body"] for c in fake.comments[step_issue["number"]])]
                 assert any(f"perfci-change: {results[0].id.replace(str(night), '15')}" in t for t in texts), texts
 
-    # the step: exactly one issue, opened by its 5th night (one run cannot call -8 % against ten:
+    # the step: exactly one issue, opened by its 6th night (one run cannot call -8 % against ten:
     # the change point over the history does once the nights in a random order could show so
-    # large a step less often than its level, 0.01 shared over the case's judged metrics; with
-    # 14 nights before, 3 nights after are 680 orderings, not enough), commented every night until accepted
+    # large a step less often than its level — the default false-issue budget's 0.1 % per case
+    # and night shared over the case's 19 judged metrics, 5.3e-5 each: with 14 nights before,
+    # 5 nights after are 11,628 orderings, not enough, 6 are 38,760), commented every night until accepted
     [step_issue] = issues_with(step_fp)
     opened = [n for n, lines in log.items() if any(a.startswith(f"opened #{step_issue['number']} ") for a in lines)]
-    assert len(opened) == 1 and opened[0] <= STEP_NIGHT + 4, log
+    assert len(opened) == 1 and opened[0] <= STEP_NIGHT + 5, log
     assert "perfci-since: month-default-night15" in step_issue["body"]
     bodies = [c["body"] for c in fake.comments[step_issue["number"]]]
     assert sum(b.startswith("<!-- perfci-regression -->\nStill") for b in bodies) == ACCEPT_NIGHT - 1 - opened[0]
-    # the patch upgrade (night 20) kept the issue opened on 10.11.19: its comments carry the new version's runs
+    # the patch upgrade (night 21) kept the issue opened on 10.11.19: its comments carry the new version's runs
     assert opened[0] < UPGRADE_NIGHT and any("night21" in b and "10.11.20" in b for b in bodies)
     # perf-expected -> reset at night 15, a comment, closed; no issue for it since
     assert step_issue["state"] == "closed" and "perfci-reset" in bodies[-1] and "`month-default-night15`" in bodies[-1]
@@ -83,10 +84,11 @@ def test_a_month_of_nights_opens_one_issue_per_problem_and_closes_them(tmp_path,
     assert [r.result_id for r in final.records] == [n[0].id for n in nights]
     assert {r.server_version for r in final.records} == {"10.11.19-MariaDB", "10.11.20-MariaDB"}
     assert final.records[UPGRADE_NIGHT - 1].server_version == "10.11.20-MariaDB"
-    # the step's nights were worse until the reset accepted them; from the night its change
-    # point called it they stood, out of the baseline (the first two, which no night could
-    # call, joined it: the step stays worse than that baseline beyond tolerance)
-    assert all("after.tps" in r.regressed for r in final.records[STEP_NIGHT - 1:ACCEPT_NIGHT - 1])
+    # the step's first nights were worse (beyond tolerance, inconclusive alone: they joined the
+    # baseline, and by night 19 four of them were in it, so that night no longer looked worse);
+    # from the night its change point called it they were worse and stood, until the reset
+    worse = {n for n, r in enumerate(final.records, 1) if "after.tps" in r.regressed}
+    assert set(range(STEP_NIGHT, STEP_NIGHT + 4)) | set(range(opened[0], ACCEPT_NIGHT)) <= worse, sorted(worse)
     # (the night of the acceptance is written to the history before any GitHub call, so it
     # is judged under the baseline it had; the reset it brings counts from the next night)
     assert [n for n, r in enumerate(final.records, 1) if "after.tps" in r.standing] == \

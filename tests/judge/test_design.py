@@ -95,7 +95,12 @@ def test_the_final_level_is_the_sequential_final_share_from_four_instance_pairs(
     class Run:
         planned_instances = 4
         instances = [0, 1, 2, 3]
+        alpha = None  # a person's A/B: ALPHA
     assert design.final_level(4, 1) == pytest.approx(look_alpha(Run()))  # type: ignore[arg-type]
+
+    class Nightly(Run):
+        alpha = 1 / 600  # the default budget's share for the reference A/B
+    assert design.final_level(4, 1, alpha=1 / 600) == pytest.approx(look_alpha(Nightly()))  # type: ignore[arg-type]
     assert design.final_level(3, 2) == pytest.approx(0.005 / 2)
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from perfci.alert.github import LABEL, Comment, GitHub, Issue, body_of, capped_label, login
 from perfci.judge.budget import IssueBudget
 from perfci.judge.compare import CaseComparison, MetricRow
-from perfci.judge.stats import estimate_p
+from perfci.judge.stats import RatioEstimate, estimate_p, ratio_interval
 from perfci.model.confirmation import Confirmation
 from perfci.model.history import CaseHistory
 from perfci.model.identity import CaseIdentity
@@ -153,18 +153,42 @@ def body_for(comp: CaseComparison, rows: list[MetricRow], fp: str, run_url: str,
     return "\n".join(lines)
 
 
-def below_budget(rows: list[MetricRow], judged: int, budget: IssueBudget) -> str | None:
+def streak_values(comp: CaseComparison, rows: list[MetricRow], hist: CaseHistory | None) -> dict[str, list[float]]:
+    """Per regressed metric, its values on every night the regression has lasted (the
+    history's streak, then tonight's): the evidence an unconfirmed issue is judged on."""
+    out = {}
+    for row in rows:
+        nights = set(regressed_since(comp, row, hist)[:-1])
+        earlier = [r.metrics[row.key] for r in (hist.records if hist else []) if r.result_id in nights
+                   and row.key in r.metrics]
+        out[row.key] = [*earlier, *row.current]
+    return out
+
+
+def below_budget(rows: list[MetricRow], judged: int, budget: IssueBudget,
+                 streaks: dict[str, list[float]] | None = None) -> str | None:
     """Why threshold regressions no A/B confirmed open no issue yet (None: they do): none
     of them is significant at the thresholds' share of the false-issue budget, shared
-    over the case's judged metrics (Bonferroni). A regression that lasts is still seen:
-    by its change point over the nights, or by a reference A/B."""
+    over the case's judged metrics (Bonferroni), its nights so far (`streaks`: the values
+    of every night it has lasted, else tonight's) together against the baseline — one
+    test per metric and night, so the union bound holds. A regression that lasts is still
+    seen: by more nights, its change point, or a reference A/B."""
     level = budget.level("threshold") / max(judged, 1)
-    ps = [p for r in rows if r.verdict.estimate is not None and (p := estimate_p(r.verdict.estimate)) is not None]
+    ps = [p for r in rows if (est := _evidence(r, (streaks or {}).get(r.key))) is not None
+          and (p := estimate_p(est)) is not None]
     if any(p <= level for p in ps):
         return None
     best = f" (smallest p {min(ps):.2g})" if ps else ""
     return (f"pending: {', '.join(r.key for r in rows)} regressed{best}, above the {level:.2g} per metric an issue "
             f"no A/B confirmed needs: {budget.said('threshold', judged)}")
+
+
+def _evidence(row: MetricRow, values: list[float] | None) -> RatioEstimate | None:
+    """The ratio estimate of a regression over the nights it has lasted (one night: tonight's verdict's)."""
+    est = row.verdict.estimate
+    if not values or len(values) <= len(row.current) or est is None or not row.baseline or min(values) <= 0:
+        return est
+    return ratio_interval(values, row.baseline, est.confidence)
 
 
 def level_line(budget: IssueBudget, comp: CaseComparison, confirmation: Confirmation | None) -> str:
@@ -274,7 +298,8 @@ def _sync_case(comp: CaseComparison, confirmation: Confirmation | None, gh: GitH
         if issue is None and len(nights) < min_nights and not confirmed:
             return None, [f"pending: {keys} regressed on {len(nights)} of the {min_nights} consecutive nights "
                           "an issue needs"]
-        if budget and issue is None and not confirmed and (short := below_budget(regressed, len(comp.rows), budget)):
+        if budget and issue is None and not confirmed and (
+                short := below_budget(regressed, len(comp.rows), budget, streak_values(comp, regressed, hist))):
             return None, [short]
         body = body_for(comp, regressed, fp, run_url, confirmation, since=nights[0],
                         level=level_line(budget, comp, confirmation if confirmed else None) if budget else "")
