@@ -5,8 +5,6 @@ is significant at the thresholds' share; every issue says its level."""
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 from scipy import stats
