@@ -20,6 +20,7 @@ an accepted change resets the baseline at.
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 from dataclasses import dataclass
@@ -168,16 +169,24 @@ def step_p(spec: MetricSpec, nights: list[float], level: float = CHANGE_ALPHA) -
     searched in each ordering too. The smallest p is about 1 / C(n, k) for a step of k
     nights: 3 nights after 14 (680 orderings) cannot reach 0.001 whatever the step, 4 can.
 
-    The orderings: enough for `level` to be reachable (at least 10 / level, and
-    LEVEL_PERMUTATIONS), drawn in batches; the draw stops early once as many orderings
-    were as large as p <= level would allow at the full count (the verdict at `level` is
-    then already "no": stopping changes no decision, only the p it reports, which is
-    then above `level`). A series with no step stops in the first batch."""
+    The orderings: enough for `level` to be reachable (10 / level, at least
+    LEVEL_PERMUTATIONS; (1 + as large) / (1 + drawn) is a valid p at any count), drawn
+    in batches; the draw stops early once as many orderings were as large as p <= level
+    would allow at the full count (the verdict at `level` is then already "no": stopping
+    changes no decision, only the p it reports, which is then above `level`). A series
+    with no step stops in the first batch.
+    """
+    return _step_p(tuple(nights), spec.direction == Direction.HIGHER, level)
+
+
+@functools.lru_cache(maxsize=4096)
+def _step_p(nights: tuple[float, ...], higher_is_better: bool, level: float) -> float:
+    # cached: a night asks the same series twice (the standing change points, then the issues)
     values = np.asarray(nights, dtype=float)
     n = len(values)
     if n < 2 * MIN_SEGMENT or np.ptp(values) == 0:
         return 1.0
-    worse = -1.0 if spec.direction == Direction.HIGHER else 1.0
+    worse = -1.0 if higher_is_better else 1.0
     splits = np.arange(MIN_SEGMENT, n - MIN_SEGMENT + 1)
 
     def largest_step(orderings: np.ndarray) -> np.ndarray:
