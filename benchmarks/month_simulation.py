@@ -59,7 +59,7 @@ from perfci.judge.budget import IssueBudget  # noqa: E402
 from perfci.judge.burst_verdicts import INTERIM_SHARE, interim_look, judged_specs  # noqa: E402
 from perfci.judge.changes import persisting_changes  # noqa: E402
 from perfci.judge.paired import judge_instances, runner_default_prior  # noqa: E402
-from perfci.judge.stats import estimate_p, judge  # noqa: E402
+from perfci.judge.stats import estimate_p, judge, ratio_interval  # noqa: E402
 from perfci.model.bursts import BURSTS_FILE, InterleavedRun  # noqa: E402
 from perfci.model.history import HistoryRecord  # noqa: E402
 from perfci.model.scenario import load_scenario, resolve  # noqa: E402
@@ -144,9 +144,16 @@ class Month:
                 v = judge([night[key]], baseline, spec.direction, spec.tolerance)
                 if v.verdict == Outcome.REGRESSION:
                     tonight_regressed.add(key)
-                    p = estimate_p(v.estimate) if v.estimate else None
-                    if looked and regressed and key in regressed[-1] and p is not None and p <= self.levels["threshold"] / m:
-                        alarms["threshold"] += 1
+                    if looked and regressed and key in regressed[-1]:
+                        # the gate as the nightly's: every night of the streak together against the baseline
+                        streak = [night[key]]
+                        for j in range(n - 1, -1, -1):
+                            if key not in regressed[j]:
+                                break
+                            streak.insert(0, nights[j][key])
+                        p = estimate_p(ratio_interval(streak, baseline))
+                        if p is not None and p <= self.levels["threshold"] / m:
+                            alarms["threshold"] += 1
             regressed.append(tonight_regressed)
             records.append(HistoryRecord(result_id=f"n{n:02d}", scenario_hash="sha256:sim", metrics=night))
             called = set()
@@ -176,10 +183,12 @@ def main() -> None:
     parser.add_argument("--drift", type=float, default=0.0)
     parser.add_argument("--step", type=float, default=0.0)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--server", default="10.11", help="the kept A/As of this server version (prefix)")
     args = parser.parse_args()
     budget = IssueBudget()
     levels = {road: budget.level(road) for road in FORMER} if args.levels == "budget" else FORMER
-    kept = kept_aas()
+    # one server's nights: another server's level is another case (MySQL's tps is not MariaDB's)
+    kept = [(name, run) for name, run in kept_aas() if run.sides[0].full_version.startswith(args.server)]
     pool = resample.instance_pool([run for _, run in kept])
     scenario, _ = load_scenario(SCENARIO)
     judged = judged_specs(pool[0], resolve(scenario, "smoke").compare)
@@ -199,7 +208,8 @@ def main() -> None:
           f"{f', nights drifting AR(1) {args.drift}' if args.drift else ''}; levels: {args.levels})\n")
     print(f"- {args.seeds} case-months (seeds 0-{args.seeds - 1}): {HISTORY} nights of history, then {LOOKS} looked at; "
           f"{len(specs)} judged metrics of {SCENARIO} (smoke): {', '.join(sorted(specs))}")
-    print(f"- nights drawn from {len(month.sides)} instance sides of {len(kept)} kept real A/As "
+    print(f"- nights drawn from {len(month.sides)} instance sides of {len(kept)} kept real A/As of server "
+          f"{kept[0][1].sides[0].full_version} "
           f"({', '.join(sorted({name.split('-ab-')[1][:8] for name, _ in kept}))}); the A/B road: "
           f"{sized.instances} instance pairs a night (the sized design at its level), drawn whole from {len(pool)}")
     print(f"- levels per case and night: reference A/B {levels['ab']:.4%}, change points {levels['change']:.4%}, "
