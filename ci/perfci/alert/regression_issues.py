@@ -20,7 +20,7 @@ from pathlib import Path
 
 from perfci.alert.github import LABEL, Comment, GitHub, Issue, body_of, capped_label, login
 from perfci.judge.budget import IssueBudget
-from perfci.judge.compare import CaseComparison, MetricRow
+from perfci.judge.compare import CaseComparison, MetricRow, Rules
 from perfci.judge.stats import RatioEstimate, estimate_p, ratio_interval
 from perfci.model.confirmation import Confirmation
 from perfci.model.history import CaseHistory
@@ -166,7 +166,7 @@ def streak_values(comp: CaseComparison, rows: list[MetricRow], hist: CaseHistory
 
 
 def below_budget(rows: list[MetricRow], judged: int, budget: IssueBudget,
-                 streaks: dict[str, list[float]] | None = None) -> str | None:
+                 streaks: dict[str, list[float]] | None = None, rules: Rules = Rules()) -> str | None:
     """Why threshold regressions no A/B confirmed open no issue yet (None: they do): none
     of them is significant at the thresholds' share of the false-issue budget, shared
     over the case's judged metrics (Bonferroni), its nights so far (`streaks`: the values
@@ -174,7 +174,7 @@ def below_budget(rows: list[MetricRow], judged: int, budget: IssueBudget,
     test per metric and night, so the union bound holds. A regression that lasts is still
     seen: by more nights, its change point, or a reference A/B."""
     level = budget.level("threshold") / max(judged, 1)
-    ps = [p for r in rows if (est := _evidence(r, (streaks or {}).get(r.key))) is not None
+    ps = [p for r in rows if (est := _evidence(r, (streaks or {}).get(r.key), rules)) is not None
           and (p := estimate_p(est)) is not None]
     if any(p <= level for p in ps):
         return None
@@ -183,12 +183,13 @@ def below_budget(rows: list[MetricRow], judged: int, budget: IssueBudget,
             f"no A/B confirmed needs: {budget.said('threshold', judged)}")
 
 
-def _evidence(row: MetricRow, values: list[float] | None) -> RatioEstimate | None:
-    """The ratio estimate of a regression over the nights it has lasted (one night: tonight's verdict's)."""
+def _evidence(row: MetricRow, values: list[float] | None, rules: Rules) -> RatioEstimate | None:
+    """The ratio estimate of a regression over the nights it has lasted (one night: tonight's
+    verdict's), with the spread floor and prior the comparison's verdicts use."""
     est = row.verdict.estimate
     if not values or len(values) <= len(row.current) or est is None or not row.baseline or min(values) <= 0:
         return est
-    return ratio_interval(values, row.baseline, est.confidence)
+    return ratio_interval(values, row.baseline, est.confidence, rules.cv_floor, rules.prior_cv, rules.prior_df)
 
 
 def level_line(budget: IssueBudget, comp: CaseComparison, confirmation: Confirmation | None) -> str:
@@ -299,7 +300,8 @@ def _sync_case(comp: CaseComparison, confirmation: Confirmation | None, gh: GitH
             return None, [f"pending: {keys} regressed on {len(nights)} of the {min_nights} consecutive nights "
                           "an issue needs"]
         if budget and issue is None and not confirmed and (
-                short := below_budget(regressed, len(comp.rows), budget, streak_values(comp, regressed, hist))):
+                short := below_budget(regressed, len(comp.rows), budget, streak_values(comp, regressed, hist),
+                                      comp.rules)):
             return None, [short]
         body = body_for(comp, regressed, fp, run_url, confirmation, since=nights[0],
                         level=level_line(budget, comp, confirmation if confirmed else None) if budget else "")
