@@ -147,13 +147,13 @@ def test_a_lasting_step_stands_and_stays_out_of_the_baseline(tmp_path):
     unconfirmed threshold road needs its nights together at 0.067 % per case-night shared
     over the judged metrics, the change point its 0.1 % (at 0.5 % levels it opened by the
     4th night); its nights stand and the baseline keeps the old level."""
-    actions, baselines = run_nights(tmp_path, 13, step=0.8, step_from=31)
+    actions, baselines = run_nights(tmp_path, 13, nights=46, step=0.8, step_from=31)  # 16 nights of the step
     opened = [n for n in openings(actions) if n >= 31]   # (noise may open one before: see above)
     assert opened and opened[0] <= 36, opened
     assert statistics.mean(baselines[40:]) > 930, baselines[40:]
     records = case_history(tmp_path / "history-13", CaseIdentity.of(night(1, np.random.default_rng(0)))).records
     stood = [r for r in records[30:] if r.standing]
-    assert len(stood) >= 20, [r.standing for r in records[30:]]
+    assert len(stood) >= 10, [r.standing for r in records[30:]]
 
 
 def server_changed_on(change_night: int, step: float) -> ReferenceAB:
