@@ -42,21 +42,20 @@ SCENARIOS = ("rebuild-after-delete", "change-buffer-matrix", "row-format-compres
 # The smoke runs the e2e suite shares: four series side by side (see smoke_series), each
 # run (server id, scenario, --case patterns; none: every case). The local MariaDB runs
 # every case (the matrix tests read them all; its rebuild is smoke_result); a fetched
-# server runs the matrix scenarios on the cases that show its flavor's handling
-# (compressed row formats, change buffering both ways); rebuild-after-delete runs on
-# MySQL 8.0.15 (the redo option mapped) and, in tests/e2e/test_e2e_docker.py, on 8.0.31
-# from its image; MariaDB 11.4.5's rebuild is left out (257 s of CI for what 10.11's
-# shows). Balanced by the seconds each took here (under this sharing, 2026-11-26: 10.11
-# row formats 152, change buffer 78, read-only 57; 11.4.5 read-only 82, row formats 64;
-# 8.0.15 rebuild 141; 8.0.31 change buffer 96, read-only 66, row formats 37; printed by
-# smoke_series): each series about 200 s.
+# server runs the cases that show its flavor's handling: MySQL 8.0.31 the compressed row
+# formats and change buffering both ways, MariaDB 11.4.5 the change buffer it no longer
+# has (every case skipped); rebuild-after-delete runs on MySQL 8.0.15 (the redo option
+# mapped) and, in tests/e2e/test_e2e_docker.py, on 8.0.31 from its image. Left out for CI
+# time (2026-11-27: CI took 34 min): 11.4.5's rebuild, row formats and read-only scaling,
+# and 8.0.31's read-only scaling (what 10.11's and 8.0.31's row-format runs show). Balanced
+# by the seconds each took here (under this sharing, 2026-11-26: 10.11 row formats 152,
+# change buffer 78, read-only 57; 8.0.15 rebuild 141; 8.0.31 change buffer 96, row formats
+# 37; printed by smoke_series): each series at most about 155 s.
 SMOKE_SERIES: tuple[tuple[tuple[str, str, tuple[str, ...]], ...], ...] = (
-    (("mariadb-10.11", SCENARIOS[2], ()), ("mariadb-10.11", SCENARIOS[3], ())),
-    (("mysql-8.0.15", SCENARIOS[0], ()), ("mysql-8.0.31", SCENARIOS[2], ("compressed_*/random",)),
-     ("mariadb-11.4.5", SCENARIOS[1], ())),
-    (("mysql-8.0.31", SCENARIOS[1], ()), ("mariadb-11.4.5", SCENARIOS[3], ("compressed_8",))),
-    (("mariadb-10.11", SCENARIOS[1], ()), ("mariadb-11.4.5", SCENARIOS[2], ("compressed_*/random",)),
-     ("mysql-8.0.31", SCENARIOS[3], ("compressed_8",))),
+    (("mariadb-10.11", SCENARIOS[2], ()),),
+    (("mysql-8.0.15", SCENARIOS[0], ()), ("mariadb-11.4.5", SCENARIOS[1], ())),
+    (("mysql-8.0.31", SCENARIOS[1], ()), ("mariadb-10.11", SCENARIOS[3], ())),
+    (("mariadb-10.11", SCENARIOS[1], ()), ("mysql-8.0.31", SCENARIOS[2], ("compressed_*/random",))),
 )
 # GitHub calls retried on 429/5xx wait 2-30 s between tries; tests wait a moment
 os.environ.setdefault("PERFCI_GH_RETRY_DELAYS", "0.05,0.05,0.05")
