@@ -8,8 +8,9 @@ many false issues a case gets in a month, per road, with its interval.
 Each seed is one case-month: HISTORY nights of history, then LOOKS nights each looked at
 as the nightly does, on every judged metric of rebuild-after-delete (smoke):
 - a night's run is one side of one instance pair of a real A/A of that scenario
-  (`benchmarks/results/bursts/`: its measured bursts' mean per judged metric, every
-  metric of the night from the same instance: their correlation kept), drawn with
+  (`benchmarks/results/bursts/`: the mean per judged metric of its first measured bursts,
+  as many as the shortest kept side has, every metric of the night from the same
+  instance: their correlation kept), drawn with
   replacement from every side of every kept A/A (each metric centred as
   judge/resample.py centres it);
 - the threshold road: tonight against the last --window (10) nights that did not stand
@@ -99,9 +100,14 @@ def slowed(key: str, value: float, factor: float) -> float:
 class Month:
     def __init__(self, pool: list[resample.Table], specs: dict, levels: dict[str, float], instances: int):
         self.pool, self.specs, self.levels, self.instances = pool, specs, levels, instances
-        # a night: one side of one instance pair, its mean per judged metric
-        self.sides = [{k: statistics.fmean(v[side]) for k, v in t.items() if k in specs} for t in pool
-                      for side in (0, 1)]
+        # a night: one side of one instance pair, its mean per judged metric over the first
+        # `bursts` measured bursts of each phase, as many as the shortest kept side has: the
+        # kept A/As' designs ran 7-20 bursts a phase, and a phase's level moves along its
+        # bursts (the table grows), so sides of different lengths are different measurements
+        self.bursts = {phase: min(resample.phase_lengths(t)[phase] for t in pool)
+                       for phase in resample.phase_lengths(pool[0])}
+        self.sides = [{k: statistics.fmean(v[side][:self.bursts[k.split(".", 1)[0]]]) for k, v in t.items()
+                       if k in specs} for t in pool for side in (0, 1)]
         self.priors = {k: runner_default_prior(k) for k in specs}
 
     def nights(self, rng: np.random.Generator, drift: float, step: float) -> list[dict[str, float]]:
@@ -154,6 +160,7 @@ class Month:
                         p = estimate_p(ratio_interval(streak, baseline))
                         if p is not None and p <= self.levels["threshold"] / m:
                             alarms["threshold"] += 1
+                            alarms[f"threshold {key}"] += 1
             regressed.append(tonight_regressed)
             records.append(HistoryRecord(result_id=f"n{n:02d}", scenario_hash="sha256:sim", metrics=night))
             called = set()
@@ -164,6 +171,7 @@ class Month:
                         if (key, change.location.result_id) not in told:
                             told.add((key, change.location.result_id))
                             alarms["change"] += 1
+                            alarms[f"change {key}"] += 1
                 if self.ab_alarm(rng, step if step and n >= HISTORY + LOOKS // 2 else 0.0):
                     alarms["ab"] += 1
             standing.append(tonight_regressed | called)
@@ -201,7 +209,8 @@ def main() -> None:
     with multiprocessing.Pool(args.jobs) as workers:
         per_seed = workers.starmap(month.run, [(np.random.default_rng(seed), args.drift, args.step)
                                                for seed in range(args.seeds)])
-    any_alarm = sum(1 for c in per_seed if sum(c.values()))
+    roads = ("ab", "change", "threshold")
+    any_alarm = sum(1 for c in per_seed if any(c[road] for road in roads))
     low, high = clopper_pearson(any_alarm, args.seeds)
     what = ("no change" if not args.step else f"a {args.step:.0%} server slowdown from night {HISTORY + LOOKS // 2 + 1}")
     print(f"# A month of nightly looks, simulated ({what}"
@@ -211,7 +220,9 @@ def main() -> None:
     print(f"- nights drawn from {len(month.sides)} instance sides of {len(kept)} kept real A/As of server "
           f"{kept[0][1].sides[0].full_version} "
           f"({', '.join(sorted({name.split('-ab-')[1][:8] for name, _ in kept}))}); the A/B road: "
-          f"{sized.instances} instance pairs a night (the sized design at its level), drawn whole from {len(pool)}")
+          f"{sized.instances} instance pairs a night (the sized design at its level), drawn whole from {len(pool)}; "
+          f"a night is a side's mean over its first {', '.join(f'{n} {p}' for p, n in month.bursts.items())} "
+          f"measured bursts (the shortest kept side's)")
     print(f"- levels per case and night: reference A/B {levels['ab']:.4%}, change points {levels['change']:.4%}, "
           f"thresholds {levels['threshold']:.4%}" + (f" (the default budget: {budget.false_issues:g} false issue a "
                                                      f"month over {budget.cases} cases, "
@@ -222,11 +233,20 @@ def main() -> None:
     print("- assumes: nights exchangeable (no drift) unless --drift; a night's run as noisy as one A/A side\n")
     print("| road | alarms | per case-month | case-months with one |")
     print("|---|---|---|---|")
-    for road in ("ab", "change", "threshold"):
+    for road in roads:
         total = sum(c[road] for c in per_seed)
         print(f"| {road} | {total} | {total / args.seeds:.3f} | {sum(1 for c in per_seed if c[road])} |")
-    total = sum(sum(c.values()) for c in per_seed)
+    total = sum(c[road] for c in per_seed for road in roads)
     print(f"| all | {total} | {total / args.seeds:.3f} | {any_alarm} |")
+    by_key = Counter()
+    for c in per_seed:
+        by_key.update({k: v for k, v in c.items() if k not in roads})
+    if by_key:
+        print("\nAlarms by road and metric (which noise the judges mis-model):\n")
+        print("| road metric | alarms | case-months with one |")
+        print("|---|---|---|")
+        for key, count in by_key.most_common():
+            print(f"| {key} | {count} | {sum(1 for c in per_seed if c[key])} |")
     print(f"\nCase-months with at least one alarm: {any_alarm} of {args.seeds} ({any_alarm / args.seeds:.1%}, "
           f"95 % interval {low:.1%}-{high:.1%}).")
 
