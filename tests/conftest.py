@@ -287,7 +287,10 @@ def fetched_servers(real_server_tools, tmp_path_factory):
     with the pinned jars fetched as on a fresh host: the env that points perfci at it,
     and what `servers fetch` printed."""
     assert shutil.which("mvn"), "the Maven client is needed: apt-get install maven (scripts/install-deps does)"
-    cache = tmp_path_factory.mktemp("server-cache")
+    # scripts/check shares one between its pytest runs (the series' beside the unit tests,
+    # then the rest): a server is fetched and unpacked once
+    shared = os.environ.get("PERFCI_TEST_SERVER_CACHE")
+    cache = Path(shared) if shared else tmp_path_factory.mktemp("server-cache")
     env = {"PERFCI_CACHE": str(cache)}
     proc = run_perfci("servers", "fetch", "mysql-8.0.31", "mysql-8.0.15", "mariadb-11.4.5", env=env, timeout=1800)
     assert proc.returncode == 0, proc.stderr

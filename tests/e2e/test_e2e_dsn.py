@@ -1,10 +1,13 @@
 """The dsn: provider against a MariaDB the test starts itself (a stand-in for a
-server someone else runs): the smoke scenario runs, and afterwards the server has
-exactly the databases, accounts and settings it had before."""
+server someone else runs): a scenario runs (the tiny one: load, layout, a measured
+write phase; the provider's work is the same for any scenario, and rebuild-after-delete's
+smoke runs in test_e2e_run.py), and afterwards the server has exactly the databases,
+accounts and settings it had before."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -14,7 +17,7 @@ from perfci.providers.spec import parse_spec
 from perfci.run.inspect import SqlInspector
 from perfci.run.plan import plan_run
 
-from conftest import result_files, run_perfci
+from conftest import result_files, run_perfci, write_tiny
 
 # Settings that move on their own (clocks, counters, positions): not ours to compare.
 VOLATILE = {"timestamp", "gtid_binlog_pos", "gtid_current_pos", "gtid_binlog_state", "gtid_slave_pos",
@@ -34,10 +37,15 @@ def _state(server: LocalServer) -> dict:
 
 
 @pytest.fixture(scope="module")
-def running_server(real_server_tools, tmp_path_factory):
-    """A MariaDB started with the smoke profile's config (what a DBA would point perfci at)."""
+def tiny(tmp_path_factory) -> Path:
+    return write_tiny(tmp_path_factory.mktemp("dsn-scenario"))
+
+
+@pytest.fixture(scope="module")
+def running_server(real_server_tools, tiny, tmp_path_factory):
+    """A MariaDB started with the scenario's config (what a DBA would point perfci at)."""
     work = tmp_path_factory.mktemp("dsn-server")
-    plan = plan_run("rebuild-after-delete", "smoke", "local", [], work / "plan")
+    plan = plan_run(str(tiny), "smoke", "local", [], work / "plan")
     server = LocalServer(None, work / "server")
     server.start(plan.config_options)
     with server.connect() as conn, conn.cursor() as cur:
@@ -51,16 +59,16 @@ def running_server(real_server_tools, tmp_path_factory):
     server.cleanup()
 
 
-def test_dsn_runs_the_smoke_scenario_and_leaves_nothing_behind(running_server, tmp_path):
+def test_dsn_runs_a_scenario_and_leaves_nothing_behind(running_server, tiny, tmp_path):
     before = _state(running_server)
     out = tmp_path / "out"
     spec = f"dsn:mysql://bench@127.0.0.1:{running_server.port}"
-    proc = run_perfci("run", "rebuild-after-delete", "--profile", "smoke", "--server", spec, "--out", str(out),
+    proc = run_perfci("run", str(tiny), "--profile", "smoke", "--server", spec, "--out", str(out),
                       "--quiet", env={"PERFCI_DSN_PASSWORD": "b3nch"}, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(result_files(out)[0].read_text())
     assert result["status"] == "ok" and result["server"]["provider"] == "dsn"
-    assert next(h for h in result["headline"] if h["metric"] == "qps_write")["value"] > 0
+    assert result["phases"]["only"]["metrics"]["qps_write"] > 0
     assert "b3nch" not in result_files(out)[0].read_text() and "b3nch" not in proc.stdout + proc.stderr
     actions = [a["action"] for a in result["server"]["dsn_actions"]]
     assert {"created_database", "created_account", "dropped_database", "dropped_account"} <= set(actions)
@@ -86,10 +94,10 @@ def test_dsn_without_grant_option_lends_its_account_and_creates_none(running_ser
     assert _state(running_server) == before
 
 
-def test_dsn_refuses_config_that_needs_a_restart_before_any_work(running_server, tmp_path):
+def test_dsn_refuses_config_that_needs_a_restart_before_any_work(running_server, tiny, tmp_path):
     before = _state(running_server)
     spec = f"dsn:mysql://bench@127.0.0.1:{running_server.port}"
-    proc = run_perfci("run", "rebuild-after-delete", "--server", spec, "--config", "innodb_flush_method=fsync",
+    proc = run_perfci("run", str(tiny), "--server", spec, "--config", "innodb_flush_method=fsync",
                       "--out", str(tmp_path / "out"), "--quiet", env={"PERFCI_DSN_PASSWORD": "b3nch"})
     assert proc.returncode == 2, proc.stderr
     line, = proc.stderr.strip().splitlines()
