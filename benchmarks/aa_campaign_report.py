@@ -29,6 +29,7 @@ from scipy import stats
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "ci"))
 
+from false_alarms import clopper_pearson  # noqa: E402  (the one exact interval of benchmarks/)
 from perfci.judge.burst_verdicts import judge_run  # noqa: E402
 from perfci.judge.calibration import priors_for  # noqa: E402
 from perfci.model.bursts import BURSTS_FILE  # noqa: E402
@@ -37,11 +38,6 @@ from perfci.model.scenario import load_scenario, resolve  # noqa: E402
 
 CAMPAIGN = ROOT / "benchmarks" / "results" / "aa-campaign"
 
-
-def clopper_pearson(k: int, n: int) -> tuple[float, float]:
-    low = float(stats.beta.ppf(0.025, k, n - k + 1)) if k else 0.0
-    high = float(stats.beta.ppf(0.975, k + 1, n - k)) if k < n else 1.0
-    return low, high
 
 
 def runs() -> list[tuple[Path, dict]]:

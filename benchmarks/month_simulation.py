@@ -50,11 +50,11 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "ci"))
 
+from false_alarms import clopper_pearson  # noqa: E402  (the one exact interval of benchmarks/)
 from perfci.judge import design, resample  # noqa: E402
 from perfci.judge.budget import IssueBudget  # noqa: E402
 from perfci.judge.burst_verdicts import INTERIM_SHARE, interim_look, judged_specs  # noqa: E402
@@ -177,11 +177,6 @@ class Month:
             standing.append(tonight_regressed | called)
         return alarms
 
-
-def clopper_pearson(k: int, n: int) -> tuple[float, float]:
-    low = float(stats.beta.ppf(0.025, k, n - k + 1)) if k else 0.0
-    high = float(stats.beta.ppf(0.975, k + 1, n - k)) if k < n else 1.0
-    return low, high
 
 
 def main() -> None:
