@@ -147,7 +147,7 @@ class Month:
                 baseline = [nights[j][key] for j in range(n - 1, -1, -1) if key not in standing[j]][:WINDOW]
                 if len(baseline) < 2:
                     continue
-                v = judge([night[key]], baseline, spec.direction, spec.tolerance)
+                v = judge([night[key]], baseline, spec.direction, spec.tolerance, floor=spec.floor)  # as compare
                 if v.verdict == Outcome.REGRESSION:
                     tonight_regressed.add(key)
                     if looked and regressed and key in regressed[-1]:
