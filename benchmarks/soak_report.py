@@ -50,8 +50,8 @@ def main() -> None:
           "one `perfci nightly --dry-run` (issues written as files), as the nightly workflow runs them\n")
 
     print("| night | " + " | ".join(f"{c} tps (geometric mean of its phases)" for c in cases)
-          + " | exit codes | outcome | stood | issues |")
-    print("|---|" + "---|" * len(cases) + "---|---|---|---|")
+          + " | exit codes | outcome | stood | why no issue | issues |")
+    print("|---|" + "---|" * len(cases) + "---|---|---|---|---|")
     tps: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))  # case -> phase -> nights
     looked, opened_nights = 0, []
     issues_before = 0
@@ -68,7 +68,11 @@ def main() -> None:
                 tps[case][phase].append(v)
             cells.append(f"{statistics.geometric_mean(values.values()):.0f}")
         summary = json.loads((night / "nightly.json").read_text()) if (night / "nightly.json").is_file() else {}
-        stood = "; ".join(f"{s['case']}: {', '.join(s['keys'])}" for s in summary.get("standing", [])) or "—"
+        stood = "; ".join(f"{s['case'].split('/')[-3]}: {len(s['keys'])} keys ({', '.join(s['keys'][:3])}"
+                          f"{', …' if len(s['keys']) > 3 else ''})" for s in summary.get("standing", [])) or "—"
+        # the nightly's pending: lines, from "regressed" on (what held each case's issue back)
+        pending = "; ".join("regressed" + a.split(" regressed", 1)[1].split(": judged at")[0]
+                            for a in summary.get("actions", []) if a.startswith("pending:") and " regressed" in a) or "—"
         codes = ", ".join(f"{k} {v}" for k, v in line.items() if k.startswith(("run ", "confirm", "nightly")))
         new = line["issues"] - issues_before
         issues_before = line["issues"]
@@ -76,7 +80,7 @@ def main() -> None:
             looked += len(cases)
             if new:
                 opened_nights.append(line["night"])
-        print(f"| {line['night']} | " + " | ".join(cells) + f" | {codes} | {summary.get('outcome', '—')} | {stood} | "
+        print(f"| {line['night']} | " + " | ".join(cells) + f" | {codes} | {summary.get('outcome', '—')} | {stood} | {pending} | "
               f"{new or ''} |")
 
     issues = sorted((soak / "issues").glob("*.md"))
