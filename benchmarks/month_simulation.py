@@ -16,8 +16,8 @@ as the nightly does, on every judged metric of rebuild-after-delete (smoke):
 - the threshold road: tonight against the last --window (10) nights that did not stand
   on the metric (judge/stats.judge at compare's 99.5 %); an issue needs two regressed
   nights in a row and, with no A/B behind it, p at the thresholds' share (the nightly's
-  gate, alert/regression_issues.below_budget); taken as if no A/B ran (the worst case for
-  this road);
+  gate, alert/regression_issues.below_budget; a work counter never opens one on its own
+  test there: t_tested); taken as if no A/B ran (the worst case for this road);
 - the change-point road: judge/changes.persisting_changes over the nights so far, at the
   change points' share shared over the judged metrics; a location counts once;
 - the reference-A/B road: every night, as for a branch build, an A/A of K instance pairs
@@ -55,6 +55,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "ci"))
 
 from false_alarms import clopper_pearson  # noqa: E402  (the one exact interval of benchmarks/)
+from perfci.alert.regression_issues import t_tested  # noqa: E402
 from perfci.judge import design, resample  # noqa: E402
 from perfci.judge.budget import IssueBudget  # noqa: E402
 from perfci.judge.burst_verdicts import INTERIM_SHARE, interim_look, judged_specs  # noqa: E402
@@ -158,7 +159,7 @@ class Month:
                                 break
                             streak.insert(0, nights[j][key])
                         p = estimate_p(ratio_interval(streak, baseline))
-                        if p is not None and p <= self.levels["threshold"] / m:
+                        if t_tested(key) and p is not None and p <= self.levels["threshold"] / m:
                             alarms["threshold"] += 1
                             alarms[f"threshold {key}"] += 1
             regressed.append(tonight_regressed)

@@ -84,6 +84,22 @@ def test_an_unconfirmed_threshold_regression_needs_the_thresholds_share_of_the_b
     assert below_budget([marginal], 1, IssueBudget(3, 1)) is None
 
 
+def test_a_work_counter_alone_waits_for_its_change_point_or_an_a_b():
+    """A counter's nights are not normal enough for a t test at the thresholds' share: a
+    regression of counters only is pending whatever its p; beside a throughput key that
+    clears the level, the issue opens (the counters ride along in it)."""
+    rng = np.random.default_rng(9)
+    baseline = list(10 * np.exp(rng.normal(0, 0.02, 10)))
+    spec = default_spec("uncompress_ops_per_txn")
+    counter = MetricRow("before.uncompress_ops_per_txn", spec, baseline, [20.0],
+                        judge([20.0], baseline, spec.direction, spec.tolerance))
+    assert counter.verdict.verdict == Outcome.REGRESSION
+    why = below_budget([counter], 10, IssueBudget())
+    assert why is not None and why.startswith("pending: before.uncompress_ops_per_txn regressed: work counters alone")
+    tps = _row([700.0], list(1000 * np.exp(rng.normal(0, 0.02, 10))))
+    assert below_budget([tps, counter], 10, IssueBudget()) is None
+
+
 def test_a_change_point_level_below_the_default_resolution_is_reachable_and_noise_stops_early():
     """0.01 % per metric (ten metrics of the default budget) needs more than 10^4
     orderings; a clear step gets them, a series with no step stops in the first batch and
