@@ -45,6 +45,7 @@ import json
 import math
 import multiprocessing
 import statistics
+import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
@@ -226,6 +227,9 @@ def main() -> None:
                                                      if args.levels == "budget" else " (no gate on thresholds)"))
     if left_out:
         print(f"- left out (zero in some kept A/A: no noise to draw): {', '.join(left_out)}")
+    engine = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short=12", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
+    print(f"- engine: `{engine}` (the judges of this checkout)")
     print("- assumes: nights exchangeable (no drift) unless --drift; a night's run as noisy as one A/A side\n")
     print("| road | alarms | per case-month | case-months with one |")
     print("|---|---|---|---|")
