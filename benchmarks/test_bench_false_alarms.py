@@ -19,7 +19,9 @@ UPDATE trigger burning BENCHMARK(N, MD5) per updated row; A carries it with N = 
 
 `PERFCI_BENCH_SIZE=target` runs `perfci ab` with no size option at all (sized for its
 default 5 % target, judge/design.py) instead of the fixed instances x bursts; the trial
-line records the size the A/B chose and what it said it could see.
+line records the size the A/B chose and what it said it could see. `PERFCI_BENCH_AB_ARGS`
+adds options to every A/B (e.g. "--target-mde 0.02 --budget-minutes 30": a 2 % effect
+within a 30-minute budget). Each line names the engine commit it ran on.
 """
 
 from __future__ import annotations
@@ -27,7 +29,9 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import shlex
 import shutil
+import subprocess
 import time
 from pathlib import Path
 
@@ -47,7 +51,9 @@ EFFECTS = [float(e) for e in os.environ.get("PERFCI_BENCH_EFFECTS", "0,0,0,0.1")
 INSTANCES = int(os.environ.get("PERFCI_BENCH_INSTANCES", "2"))
 BURSTS = int(os.environ.get("PERFCI_BENCH_BURSTS", "10"))
 SIZED = os.environ.get("PERFCI_BENCH_SIZE", "fixed") == "target"
+AB_ARGS = shlex.split(os.environ.get("PERFCI_BENCH_AB_ARGS", ""))
 LOG = RESULTS / os.environ.get("PERFCI_BENCH_LOG", "sized-ab.jsonl" if SIZED else "false-alarms.jsonl")
+ENGINE = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
 pytestmark = pytest.mark.server
 
 
@@ -62,7 +68,7 @@ def test_false_alarms_and_known_effects(benchmark, per_iteration_s, trial, tmp_p
     n = iterations_for(effect, per_iteration_s) if effect else 0
     sql = ["--a-sql", trigger(0), "--b-sql", trigger(n)] if effect else []
     size = [] if SIZED else ["--instances", str(INSTANCES), "--bursts", str(BURSTS)]
-    proc, wall = timed_ab(benchmark, ["rebuild-after-delete", *size, *sql, "--out", str(tmp_path), "-q"])
+    proc, wall = timed_ab(benchmark, ["rebuild-after-delete", *size, *AB_ARGS, *sql, "--out", str(tmp_path), "-q"])
     [bursts_file] = tmp_path.glob("*.bursts.json")
     kept = RESULTS / "bursts" / (bursts_file.name + ".gz")
     kept.parent.mkdir(parents=True, exist_ok=True)
@@ -73,7 +79,8 @@ def test_false_alarms_and_known_effects(benchmark, per_iteration_s, trial, tmp_p
     rows = {r.key: r for r in judge_run(run_, [], 0.01, priors=priors)}
     flagged = sorted(k for k, r in rows.items() if r.spec is not None and r.verdict == Outcome.REGRESSION)
     trial_line = {
-        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "effect": effect, "iterations": n,
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "engine": ENGINE, "ab_args": AB_ARGS,
+        "explain": os.environ.get("PERFCI_EXPLAIN", "auto"), "effect": effect, "iterations": n,
         "instances": len(run_.instances), "planned_instances": run_.planned_instances,
         "bursts": max(run_.bursts_per_phase.values()), "first": [i.first for i in run_.instances],
         "sized": next((line.removeprefix("- sized before it ran: ") for line in proc.stdout.splitlines()
