@@ -38,7 +38,7 @@ from perfci.judge import calibration  # noqa: E402
 from perfci.judge.burst_verdicts import instance_tables, judge_run  # noqa: E402
 from perfci.judge.paired import PairedVerdict  # noqa: E402
 from perfci.model.bursts import BURSTS_FILE, InterleavedRun  # noqa: E402
-from perfci.model.metrics import presentation  # noqa: E402
+from perfci.model.metrics import is_work_counter  # noqa: E402
 from perfci.model.verdicts import Outcome  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
@@ -212,31 +212,35 @@ def main() -> None:
 
 # realised slowdown of `before.tps` (1 - B/A): the bins the known effects are labelled by
 REALISED_BINS = (("~2 %", 0.01, 0.035), ("~5 %", 0.035, 0.07), ("~10 %", 0.07, 0.15))
-TIME_KINDS = ("throughput", "latency", "CPU")
+
+
+def realised_key(trial: dict) -> str:
+    """The key a known effect is labelled by: its phase's tps (older lines: `before.tps`)."""
+    return trial.get("realised_key") or "before.tps"
 
 
 def _by_realised_size(runs) -> None:
     """Known effects labelled by what they realised, not the dial: detection (any judged
-    key, and `before.tps`) with its interval, and false attributions: a CPU cost in the
-    statement path does no extra work, so a work counter flagged is a false attribution."""
+    key, and the labelling tps) with its interval, and false attributions: a CPU cost in
+    the statement path does no extra work, so a work counter flagged is a false attribution."""
     print("### By realised size, with false attributions\n")
-    print("| realised `before.tps` slowdown | runs | detected (any judged key) | `before.tps` flagged | "
+    print("| realised slowdown (1 − B/A of the phase's tps) | runs | detected (any judged key) | that tps flagged | "
           "work counter flagged (false attribution) | counters flagged |")
     print("|---|---|---|---|---|---|")
     for label, low, high in REALISED_BINS:
         rows_of = []
-        for _, run in runs:
-            rows = rejudge(run)
-            ratio = next((r.estimate.ratio for r in rows if r.key == "before.tps" and r.estimate), None)
+        for trial, run in runs:
+            rows, key = rejudge(run), realised_key(trial)
+            ratio = next((r.estimate.ratio for r in rows if r.key == key and r.estimate), None)
             if ratio is not None and low <= 1 - ratio < high:
-                rows_of.append(rows)
+                rows_of.append((key, rows))
         if not rows_of:
             continue
-        counters = [[k for k in flagged(rows) if presentation(k)[0] not in TIME_KINDS] for rows in rows_of]
+        counters = [[k for k in flagged(rows) if is_work_counter(k)] for _, rows in rows_of]
         named = sorted({k for ks in counters for k in ks})
-        detected = sum(bool(flagged(r)) for r in rows_of)
+        detected = sum(bool(flagged(rows)) for _, rows in rows_of)
         print(f"| {label} ({low:.1%}-{high:.1%}) | {len(rows_of)} | {interval(detected, len(rows_of))} | "
-              f"{sum('before.tps' in flagged(r) for r in rows_of)}/{len(rows_of)} | "
+              f"{sum(key in flagged(rows) for key, rows in rows_of)}/{len(rows_of)} | "
               f"{interval(sum(bool(c) for c in counters), len(rows_of))} | {', '.join(f'`{k}`' for k in named) or '–'} |")
     print()
 

@@ -70,11 +70,13 @@ def trigger(iterations: int) -> str:
             f"SET @perfci_known_effect = BENCHMARK({iterations}, MD5('perfci'))")
 
 
-def iterations_for(effect: float, per_iteration_s: float) -> int:
-    """N such that B's before-phase tps is (1 - effect) of A's."""
-    txn_s = 1 / BEFORE_TPS
+def iterations_for(effect: float, per_iteration_s: float, tps: float = BEFORE_TPS,
+                   rows_per_txn: float = ROWS_UPDATED_PER_TXN) -> int:
+    """N such that B's before-phase tps is (1 - effect) of A's (or another phase's, given
+    its rate with the trigger and the rows each of its transactions updates)."""
+    txn_s = 1 / tps
     added_s = txn_s * (1 / (1 - effect) - 1)
-    return round(added_s / ROWS_UPDATED_PER_TXN / per_iteration_s)
+    return round(added_s / rows_per_txn / per_iteration_s)
 
 
 @pytest.fixture(scope="module")

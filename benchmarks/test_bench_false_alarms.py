@@ -21,7 +21,11 @@ UPDATE trigger burning BENCHMARK(N, MD5) per updated row; A carries it with N = 
 default 5 % target, judge/design.py) instead of the fixed instances x bursts; the trial
 line records the size the A/B chose and what it said it could see. `PERFCI_BENCH_AB_ARGS`
 adds options to every A/B (e.g. "--target-mde 0.02 --budget-minutes 30": a 2 % effect
-within a 30-minute budget). Each line names the engine commit it ran on.
+within a 30-minute budget). `PERFCI_BENCH_SCENARIO` / `PERFCI_BENCH_PHASE` run another
+scenario or one phase of it (e.g. microbench's update-index: one UPDATE of one row per
+transaction, an A/B of a few minutes); `PERFCI_BENCH_DIAL=TPS:ROWS` then gives that phase's
+rate with the trigger (N = 0) and the rows a transaction updates, for the dial. Each line
+names the engine commit it ran on and the key its effect is labelled by (the phase's tps).
 """
 
 from __future__ import annotations
@@ -52,6 +56,10 @@ INSTANCES = int(os.environ.get("PERFCI_BENCH_INSTANCES", "2"))
 BURSTS = int(os.environ.get("PERFCI_BENCH_BURSTS", "10"))
 SIZED = os.environ.get("PERFCI_BENCH_SIZE", "fixed") == "target"
 AB_ARGS = shlex.split(os.environ.get("PERFCI_BENCH_AB_ARGS", ""))
+SCENARIO = os.environ.get("PERFCI_BENCH_SCENARIO", "rebuild-after-delete")
+PHASE = os.environ.get("PERFCI_BENCH_PHASE")
+DIAL = tuple(float(x) for x in os.environ["PERFCI_BENCH_DIAL"].split(":")) if "PERFCI_BENCH_DIAL" in os.environ else ()
+REALISED_KEY = f"{PHASE}.tps" if PHASE else "before.tps"  # the key a known effect is labelled by
 LOG = RESULTS / os.environ.get("PERFCI_BENCH_LOG", "sized-ab.jsonl" if SIZED else "false-alarms.jsonl")
 ENGINE = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
 pytestmark = pytest.mark.server
@@ -65,10 +73,11 @@ def per_iteration_s() -> float:
 @pytest.mark.parametrize("trial", range(TRIALS))
 def test_false_alarms_and_known_effects(benchmark, per_iteration_s, trial, tmp_path):
     effect = EFFECTS[trial % len(EFFECTS)]
-    n = iterations_for(effect, per_iteration_s) if effect else 0
+    n = iterations_for(effect, per_iteration_s, *DIAL) if effect else 0
     sql = ["--a-sql", trigger(0), "--b-sql", trigger(n)] if effect else []
     size = [] if SIZED else ["--instances", str(INSTANCES), "--bursts", str(BURSTS)]
-    proc, wall = timed_ab(benchmark, ["rebuild-after-delete", *size, *AB_ARGS, *sql, "--out", str(tmp_path), "-q"])
+    phase = ["--phase", PHASE] if PHASE else []
+    proc, wall = timed_ab(benchmark, [SCENARIO, *phase, *size, *AB_ARGS, *sql, "--out", str(tmp_path), "-q"])
     [bursts_file] = tmp_path.glob("*.bursts.json")
     kept = RESULTS / "bursts" / (bursts_file.name + ".gz")
     kept.parent.mkdir(parents=True, exist_ok=True)
@@ -80,7 +89,8 @@ def test_false_alarms_and_known_effects(benchmark, per_iteration_s, trial, tmp_p
     flagged = sorted(k for k, r in rows.items() if r.spec is not None and r.verdict == Outcome.REGRESSION)
     trial_line = {
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "engine": ENGINE, "ab_args": AB_ARGS,
-        "explain": os.environ.get("PERFCI_EXPLAIN", "auto"), "effect": effect, "iterations": n,
+        "explain": os.environ.get("PERFCI_EXPLAIN", "auto"), "scenario": SCENARIO, "phase": PHASE,
+        "realised_key": REALISED_KEY, "effect": effect, "iterations": n,
         "instances": len(run_.instances), "planned_instances": run_.planned_instances,
         "bursts": max(run_.bursts_per_phase.values()), "first": [i.first for i in run_.instances],
         "sized": next((line.removeprefix("- sized before it ran: ") for line in proc.stdout.splitlines()
@@ -89,7 +99,8 @@ def test_false_alarms_and_known_effects(benchmark, per_iteration_s, trial, tmp_p
         "prior": source, "flagged": flagged,
         **{key: {"ratio": round(r.estimate.ratio, 4), "low": round(r.estimate.low, 4), "high": round(r.estimate.high, 4),
                  "verdict": str(r.verdict)}
-           for key in ("before.tps", "after.tps") if (r := rows.get(key)) is not None and r.estimate is not None}}
+           for key in sorted({"before.tps", "after.tps", REALISED_KEY})
+           if (r := rows.get(key)) is not None and r.estimate is not None}}
     with LOG.open("a") as out:
         out.write(json.dumps(trial_line) + "\n")
     benchmark.extra_info.update(trial_line)

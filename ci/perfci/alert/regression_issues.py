@@ -25,7 +25,7 @@ from perfci.judge.stats import RatioEstimate, estimate_p, ratio_interval
 from perfci.model.confirmation import Confirmation
 from perfci.model.history import CaseHistory
 from perfci.model.identity import CaseIdentity
-from perfci.model.metrics import presentation
+from perfci.model.metrics import is_work_counter
 from perfci.model.verdicts import Outcome
 from perfci.providers.servers import id_of_spec, load_servers, resolve_server
 from perfci.providers.spec import parse_spec
@@ -199,7 +199,7 @@ def t_tested(key: str) -> bool:
     its 37 threshold alarms (benchmarks/results/month-simulation-20261127-nights7.md). A
     counter's lasting step still opens an issue by its change point (a permutation test:
     no normality assumed), or with an A/B."""
-    return presentation(key)[0] != "work counters"
+    return not is_work_counter(key)
 
 
 def _evidence(row: MetricRow, values: list[float] | None, rules: Rules) -> RatioEstimate | None:

@@ -34,6 +34,9 @@ DEFAULT_SPECS = (
 )
 
 
+# what a statement does per transaction (rows read, pages split, fsyncs): a cost that only
+# slows the server does not move these, so they are judged and gated apart
+WORK_COUNTERS = "work counters"
 # How a reader sees a metric: (pattern on the base metric name, group, unit), first match
 # wins; the dashboard groups its charts in GROUPS' order and labels each with its unit.
 PRESENTATION = (
@@ -41,11 +44,11 @@ PRESENTATION = (
     ("qps*", "throughput", "queries/s"),
     ("latency_ms_*", "latency", "ms"),
     ("*cpu_us_per_txn", "CPU", "µs of CPU per transaction"),
-    ("*_per_txn", "work counters", "per transaction"),
-    ("*_rate", "work counters", "fraction"),
+    ("*_per_txn", WORK_COUNTERS, "per transaction"),
+    ("*_rate", WORK_COUNTERS, "fraction"),
     ("*", "other", ""),
 )
-GROUPS = ("headline ratios", "throughput", "latency", "CPU", "work counters", "other")
+GROUPS = ("headline ratios", "throughput", "latency", "CPU", WORK_COUNTERS, "other")
 
 
 def presentation(key: str) -> tuple[str, str]:
@@ -54,6 +57,10 @@ def presentation(key: str) -> tuple[str, str]:
         return "headline ratios", "ratio of two phases"
     base = key.split(".", 1)[-1]
     return next((group, unit) for pattern, group, unit in PRESENTATION if fnmatch.fnmatchcase(base, pattern))
+
+
+def is_work_counter(key: str) -> bool:
+    return presentation(key)[0] == WORK_COUNTERS
 
 
 # Absolute floors: a change smaller than this is `unchanged` whatever its ratio. When

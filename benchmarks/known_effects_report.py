@@ -1,0 +1,61 @@
+"""#35's known effects on the shipping design, read back from what the trials kept: the lines
+of benchmarks/results/sized-ab.jsonl that name one engine commit (written by
+test_bench_false_alarms.py with PERFCI_BENCH_SIZE=target) and their bursts files.
+
+    python benchmarks/known_effects_report.py ENGINE > benchmarks/results/known-effects-<date>.md
+
+The effect is a CPU cost in the statement path (test_bench_detection.py's trigger), dialled
+for a share of a phase's transaction time; each run is labelled by what it realised (its
+phase's tps B/A: `before.tps` for rebuild-after-delete), not by the dial. Prints, in
+Markdown, one row per run (realised B/A with the interval that decided, instance pairs run
+of planned, minutes, exit code, the keys flagged, work counters apart), then detection by
+realised size with exact (Clopper-Pearson) intervals and the false attributions: a cost
+that only slows the server does no extra work, so a work counter flagged is a false
+attribution.
+Nothing is simulated: every number is a count or a statistic of real bursts.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from false_alarms import _by_realised_size, flagged, realised_key, rejudge, trials
+from perfci.model.metrics import is_work_counter
+
+
+def main(engine: str) -> None:
+    runs = [(t, r) for t, r in trials("sized-ab.jsonl") if t.get("engine", "").startswith(engine) and t["effect"]]
+    if not runs:
+        sys.exit(f"known_effects_report: no known-effect trial of engine {engine} in sized-ab.jsonl")
+    first = runs[0][1]
+    print("# Known effects on the shipping design, on real runs\n")
+    print(f"{len(runs)} runs of `perfci ab CASE` with no size option (sized for 5 % within 25 minutes unless "
+          f"the row's options say otherwise, its interim look), B carrying a trigger that burns CPU in every "
+          f"updated row (A the same trigger with no work); engine `{engine}`; host {first.host.hostname} ({first.host.cpu_model}, "
+          f"{first.host.cpus} CPUs); server {first.sides[0].full_version}; "
+          f"explain {runs[0][0].get('explain', 'auto')} (it runs after the verdict and changes none).\n")
+    print("| date (UTC) | case | dial | options | labelled by: B/A [decision interval] | `after.tps` B/A "
+          "| instance pairs (of planned) | minutes | exit | flagged: throughput, latency, CPU | flagged: work counters |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for trial, run in runs:
+        rows = {r.key: r for r in rejudge(run)}
+        cells = []
+        for key in (realised_key(trial), "after.tps"):
+            e = rows[key].estimate if key in rows else None
+            cells.append(f"`{key}` " * (key != "after.tps") + (f"{e.ratio:.3f} [{e.low:.3f}, {e.high:.3f}]" if e else "–"))
+        keys = flagged(list(rows.values()))
+        time_keys = [k for k in keys if not is_work_counter(k)]
+        counters = [k for k in keys if is_work_counter(k)]
+        case = trial.get("scenario", "rebuild-after-delete") + (f" --phase {trial['phase']}" if trial.get("phase") else "")
+        print(f"| {trial['date'][:16]} | {case} | {trial['effect']:.0%} | {' '.join(trial.get('ab_args', [])) or '–'} | "
+              f"{cells[0]} | {cells[1]} | {len(run.instances)} ({run.planned_instances}) | {trial['wall_s'] / 60:.1f} | "
+              f"{trial['exit']} | {', '.join(f'`{k}`' for k in time_keys) or '–'} | "
+              f"{', '.join(f'`{k}`' for k in counters) or 'none'} |")
+    print()
+    _by_realised_size(runs)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: python benchmarks/known_effects_report.py ENGINE_COMMIT")
+    main(sys.argv[1])
