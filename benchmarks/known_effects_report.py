@@ -1,8 +1,8 @@
 """#35's known effects on the shipping design, read back from what the trials kept: the lines
-of benchmarks/results/sized-ab.jsonl that name one engine commit (written by
+of benchmarks/results/sized-ab.jsonl that name the given engine commits (written by
 test_bench_false_alarms.py with PERFCI_BENCH_SIZE=target) and their bursts files.
 
-    python benchmarks/known_effects_report.py ENGINE > benchmarks/results/known-effects-<date>.md
+    python benchmarks/known_effects_report.py ENGINE... > benchmarks/results/known-effects-<date>.md
 
 The effect is a CPU cost in the statement path (test_bench_detection.py's trigger), dialled
 for a share of a phase's transaction time; each run is labelled by what it realised (its
@@ -23,19 +23,21 @@ from false_alarms import _by_realised_size, flagged, realised_key, rejudge, tria
 from perfci.model.metrics import is_work_counter
 
 
-def main(engine: str) -> None:
-    runs = [(t, r) for t, r in trials("sized-ab.jsonl") if t.get("engine", "").startswith(engine) and t["effect"]]
+def main(engines: list[str]) -> None:
+    runs = [(t, r) for t, r in trials("sized-ab.jsonl")
+            if t["effect"] and any(t.get("engine", "").startswith(e) for e in engines)]
     if not runs:
-        sys.exit(f"known_effects_report: no known-effect trial of engine {engine} in sized-ab.jsonl")
+        sys.exit(f"known_effects_report: no known-effect trial of engine {', '.join(engines)} in sized-ab.jsonl")
     first = runs[0][1]
     print("# Known effects on the shipping design, on real runs\n")
     print(f"{len(runs)} runs of `perfci ab CASE` with no size option (sized for 5 % within 25 minutes unless "
           f"the row's options say otherwise, its interim look), B carrying a trigger that burns CPU in every "
-          f"updated row (A the same trigger with no work); engine `{engine}`; host {first.host.hostname} ({first.host.cpu_model}, "
-          f"{first.host.cpus} CPUs); server {first.sides[0].full_version}; "
+          f"updated row (A the same trigger with no work); engine {', '.join(f'`{e}`' for e in engines)}; "
+          f"host {first.host.hostname} ({first.host.cpu_model}, {first.host.cpus} CPUs); server {first.sides[0].full_version}; "
           f"explain {runs[0][0].get('explain', 'auto')} (it runs after the verdict and changes none).\n")
-    print("| date (UTC) | case | dial | options | labelled by: B/A [decision interval] | `after.tps` B/A "
-          "| instance pairs (of planned) | minutes | exit | flagged: throughput, latency, CPU | flagged: work counters |")
+    print("| date (UTC) | case | dial (trigger's BENCHMARK N, A → B) | options | labelled by: B/A [decision interval] "
+          "| `after.tps` B/A | instance pairs (of planned) | minutes | exit | flagged: throughput, latency, CPU "
+          "| flagged: work counters |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for trial, run in runs:
         rows = {r.key: r for r in rejudge(run)}
@@ -47,7 +49,9 @@ def main(engine: str) -> None:
         time_keys = [k for k in keys if not is_work_counter(k)]
         counters = [k for k in keys if is_work_counter(k)]
         case = trial.get("scenario", "rebuild-after-delete") + (f" --phase {trial['phase']}" if trial.get("phase") else "")
-        print(f"| {trial['date'][:16]} | {case} | {trial['effect']:.0%} | {' '.join(trial.get('ab_args', [])) or '–'} | "
+        base = trial.get("base_iterations", 0)
+        dial = f"{trial['effect']:.0%} (N {base} → {base + trial['iterations']})"
+        print(f"| {trial['date'][:16]} | {case} | {dial} | {' '.join(trial.get('ab_args', [])) or '–'} | "
               f"{cells[0]} | {cells[1]} | {len(run.instances)} ({run.planned_instances}) | {trial['wall_s'] / 60:.1f} | "
               f"{trial['exit']} | {', '.join(f'`{k}`' for k in time_keys) or '–'} | "
               f"{', '.join(f'`{k}`' for k in counters) or 'none'} |")
@@ -56,6 +60,6 @@ def main(engine: str) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: python benchmarks/known_effects_report.py ENGINE_COMMIT")
-    main(sys.argv[1])
+    if len(sys.argv) < 2:
+        sys.exit("usage: python benchmarks/known_effects_report.py ENGINE_COMMIT...")
+    main(sys.argv[1:])

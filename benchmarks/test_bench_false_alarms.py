@@ -23,8 +23,11 @@ line records the size the A/B chose and what it said it could see. `PERFCI_BENCH
 adds options to every A/B (e.g. "--target-mde 0.02 --budget-minutes 30": a 2 % effect
 within a 30-minute budget). `PERFCI_BENCH_SCENARIO` / `PERFCI_BENCH_PHASE` run another
 scenario or one phase of it (e.g. microbench's update-index: one UPDATE of one row per
-transaction, an A/B of a few minutes); `PERFCI_BENCH_DIAL=TPS:ROWS` then gives that phase's
-rate with the trigger (N = 0) and the rows a transaction updates, for the dial. Each line
+transaction, an A/B of a few minutes); `PERFCI_BENCH_DIAL=TPS:ROWS[:BASE]` then gives that
+phase's rate with A's trigger and the rows a transaction updates, for the dial, and BASE
+iterations on both sides (default 0): BENCHMARK(N >= 1) costs a fixed ~12 µs per row more
+than BENCHMARK(0) on MariaDB 10.11, which alone slows a one-row UPDATE by ~6 %, so short
+transactions need A at 1 and B at 1 + N. Each line
 names the engine commit it ran on and the key its effect is labelled by (the phase's tps).
 """
 
@@ -58,7 +61,8 @@ SIZED = os.environ.get("PERFCI_BENCH_SIZE", "fixed") == "target"
 AB_ARGS = shlex.split(os.environ.get("PERFCI_BENCH_AB_ARGS", ""))
 SCENARIO = os.environ.get("PERFCI_BENCH_SCENARIO", "rebuild-after-delete")
 PHASE = os.environ.get("PERFCI_BENCH_PHASE")
-DIAL = tuple(float(x) for x in os.environ["PERFCI_BENCH_DIAL"].split(":")) if "PERFCI_BENCH_DIAL" in os.environ else ()
+DIAL = [float(x) for x in os.environ.get("PERFCI_BENCH_DIAL", "").split(":") if x]
+BASE = int(DIAL.pop(2)) if len(DIAL) > 2 else 0  # iterations on both sides
 REALISED_KEY = f"{PHASE}.tps" if PHASE else "before.tps"  # the key a known effect is labelled by
 LOG = RESULTS / os.environ.get("PERFCI_BENCH_LOG", "sized-ab.jsonl" if SIZED else "false-alarms.jsonl")
 ENGINE = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
@@ -74,7 +78,7 @@ def per_iteration_s() -> float:
 def test_false_alarms_and_known_effects(benchmark, per_iteration_s, trial, tmp_path):
     effect = EFFECTS[trial % len(EFFECTS)]
     n = iterations_for(effect, per_iteration_s, *DIAL) if effect else 0
-    sql = ["--a-sql", trigger(0), "--b-sql", trigger(n)] if effect else []
+    sql = ["--a-sql", trigger(BASE), "--b-sql", trigger(BASE + n)] if effect else []
     size = [] if SIZED else ["--instances", str(INSTANCES), "--bursts", str(BURSTS)]
     phase = ["--phase", PHASE] if PHASE else []
     proc, wall = timed_ab(benchmark, [SCENARIO, *phase, *size, *AB_ARGS, *sql, "--out", str(tmp_path), "-q"])
@@ -90,7 +94,7 @@ def test_false_alarms_and_known_effects(benchmark, per_iteration_s, trial, tmp_p
     trial_line = {
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "engine": ENGINE, "ab_args": AB_ARGS,
         "explain": os.environ.get("PERFCI_EXPLAIN", "auto"), "scenario": SCENARIO, "phase": PHASE,
-        "realised_key": REALISED_KEY, "effect": effect, "iterations": n,
+        "realised_key": REALISED_KEY, "effect": effect, "base_iterations": BASE, "iterations": n,
         "instances": len(run_.instances), "planned_instances": run_.planned_instances,
         "bursts": max(run_.bursts_per_phase.values()), "first": [i.first for i in run_.instances],
         "sized": next((line.removeprefix("- sized before it ran: ") for line in proc.stdout.splitlines()
