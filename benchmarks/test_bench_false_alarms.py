@@ -94,7 +94,8 @@ def test_false_alarms_and_known_effects(benchmark, per_iteration_s, trial, tmp_p
     trial_line = {
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "engine": ENGINE, "ab_args": AB_ARGS,
         "explain": os.environ.get("PERFCI_EXPLAIN", "auto"), "scenario": SCENARIO, "phase": PHASE,
-        "realised_key": REALISED_KEY, "effect": effect, "base_iterations": BASE, "iterations": n,
+        "realised_key": REALISED_KEY, "effect": effect, "dial": os.environ.get("PERFCI_BENCH_DIAL"),
+        "per_iteration_us": round(per_iteration_s * 1e6, 4), "base_iterations": BASE, "iterations": n,
         "instances": len(run_.instances), "planned_instances": run_.planned_instances,
         "bursts": max(run_.bursts_per_phase.values()), "first": [i.first for i in run_.instances],
         "sized": next((line.removeprefix("- sized before it ran: ") for line in proc.stdout.splitlines()
