@@ -70,20 +70,20 @@ def main(engines: list[str]) -> None:
 
 
 def _by_dial(runs) -> None:
-    """Runs of one case and one trigger cost (the same BENCHMARK N on each side, the same
-    options) pooled: their realised size is the geometric mean of their B/A with a t
-    interval over runs, and detection is counted over them with its exact interval."""
+    """Runs of one case and one dial (the same intended cost per row: N follows the cost of
+    one iteration measured before each run; the same options) pooled: their realised size
+    is the geometric mean of their B/A with a t interval over runs, and detection is
+    counted over them with its exact interval."""
     groups: dict[tuple, list] = defaultdict(list)
     for trial, run in runs:
-        base = trial.get("base_iterations", 0)
-        key = (trial.get("scenario", "rebuild-after-delete"), trial.get("phase") or "", base,
-               base + trial["iterations"], " ".join(trial.get("ab_args", [])))
+        key = (trial.get("scenario", "rebuild-after-delete"), trial.get("phase") or "", trial["effect"],
+               trial.get("dial") or "the default", " ".join(trial.get("ab_args", [])))
         groups[key].append((trial, rejudge(run)))
     print("### By dial: runs of one cost pooled\n")
-    print("| case | N (A → B) | options | runs | realised B/A: geometric mean [95 % over runs] | detected (any judged "
-          "key) | that tps flagged | work counter flagged (false attribution) | minutes (median) |")
+    print("| case | dial: effect, TPS:ROWS:BASE | options | runs | realised B/A: geometric mean [95 % over runs] "
+          "| detected (any judged key) | that tps flagged | work counter flagged (false attribution) | minutes (median) |")
     print("|---|---|---|---|---|---|---|---|---|")
-    for (scenario, phase, base, n, options), members in sorted(groups.items()):
+    for (scenario, phase, effect, dial, options), members in sorted(groups.items()):
         logs = [math.log(r.estimate.ratio) for t, rows in members for r in rows
                 if r.key == realised_key(t) and r.estimate]
         mean = statistics.fmean(logs)
@@ -97,7 +97,7 @@ def _by_dial(runs) -> None:
         tps_hits = sum(realised_key(t) in flagged(rows) for t, rows in members)
         counters = sum(any(is_work_counter(x) for x in flagged(rows)) for _, rows in members)
         minutes = statistics.median(t["wall_s"] / 60 for t, _ in members)
-        print(f"| {scenario}{' --phase ' + phase if phase else ''} | {base} → {n} | {options or '–'} | {k} | {realised} | "
+        print(f"| {scenario}{' --phase ' + phase if phase else ''} | {effect:.0%}, {dial} | {options or '–'} | {k} | {realised} | "
               f"{interval(detected, k)} | {tps_hits}/{k} | {interval(counters, k)} | {minutes:.1f} |")
     print()
 
