@@ -61,6 +61,8 @@ def main(engines: list[str]) -> None:
               f"{trial['exit']} | {', '.join(f'`{k}`' for k in time_keys) or '–'} | "
               f"{', '.join(f'`{k}`' for k in counters) or 'none'} |")
     print()
+    wrong = sum(any(is_work_counter(k) for k in flagged(rejudge(r))) for _, r in runs)
+    print(f"False attributions (a work counter flagged) over all {len(runs)} runs: {interval(wrong, len(runs))}.\n")
     _by_dial(runs)
     print("Each run's own B/A carries its noise (on a noisy case ± several %), so labelling runs one by one sorts "
           "them partly by their noise: a run whose noise made the effect look larger is both put in a larger bin "
