@@ -65,9 +65,14 @@ def trials(log: str = "false-alarms.jsonl") -> list[tuple[dict, InterleavedRun]]
     return [(t, load_run(ROOT / t["bursts_file"])) for t in lines]
 
 
+_REJUDGED: dict[str, list[PairedVerdict]] = {}  # run id -> its judged rows: each table re-reads them
+
+
 def rejudge(run: InterleavedRun) -> list[PairedVerdict]:
-    priors, _ = calibration.priors_for(run, None)
-    return [r for r in judge_run(run, [], 0.01, priors=priors) if r.spec is not None]
+    if run.id not in _REJUDGED:
+        priors, _ = calibration.priors_for(run, None)
+        _REJUDGED[run.id] = [r for r in judge_run(run, [], 0.01, priors=priors) if r.spec is not None]
+    return _REJUDGED[run.id]
 
 
 def flagged(rows: list[PairedVerdict]) -> list[str]:

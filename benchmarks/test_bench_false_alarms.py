@@ -27,8 +27,8 @@ transaction, an A/B of a few minutes); `PERFCI_BENCH_DIAL=TPS:ROWS[:BASE]` then 
 phase's rate with A's trigger and the rows a transaction updates, for the dial, and BASE
 iterations on both sides (default 0): BENCHMARK(N >= 1) costs a fixed ~12 µs per row more
 than BENCHMARK(0) on MariaDB 10.11, which alone slows a one-row UPDATE by ~6 %, so short
-transactions need A at 1 and B at 1 + N. Each line
-names the engine commit it ran on and the key its effect is labelled by (the phase's tps).
+transactions need A at 1 and B at 1 + N. Each line names the engine commit it ran on and
+the key its effect is labelled by (the phase's tps).
 """
 
 from __future__ import annotations
