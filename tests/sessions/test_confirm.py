@@ -369,6 +369,7 @@ def test_the_reference_ab_is_sized_from_the_noise_dir_it_is_given(real_server_to
     sized from the noise model in D, the only place it is; without it, from the runner
     default. Planned on the real server binary; stopped before a server starts."""
     from perfci.model.noise import MetricNoise, NoiseModel
+    from perfci.model.scenario import cases, load_scenario
     from perfci.sessions import sized_ab
     from perfci.store import noise_files
     from perfci.util.errors import InfraFailure
@@ -390,10 +391,16 @@ def test_the_reference_ab_is_sized_from_the_noise_dir_it_is_given(real_server_to
     quiet = MetricNoise(pair_sd=0.004, block_sd=0.003, lag1=0.0, run_cv=0.01, pairs=80, runs=6, pair_seconds=2.0,
                         instance_sd=0.002, instance_df=5)
     line = f"mariadb-{load_result(tmp_path / 'tonight.json').server.version.rsplit('.', 1)[0]}"
-    noise_files.save(NoiseModel(runner_class="local", server_line=line, scenario="rebuild-after-delete", profile="smoke",
-                          case="default", scenario_hash="sha256:aaaa", created_at="2026-11-20T00:00:00Z", host="vm",
+    scenario, path = load_scenario("rebuild-after-delete")
+    case_hash = cases(scenario, "smoke", str(path))[0].content_hash()
+
+    def model(scenario_hash: str) -> NoiseModel:
+        return NoiseModel(runner_class="local", server_line=line, scenario="rebuild-after-delete", profile="smoke",
+                          case="default", scenario_hash=scenario_hash, created_at="2026-11-20T00:00:00Z", host="vm",
                           runs=[f"aa{i}" for i in range(6)], burst_transactions={"before": 250, "after": 250},
-                          metrics={"before.tps": quiet, "after.tps": quiet}), tmp_path / "noise")
+                          metrics={"before.tps": quiet, "after.tps": quiet})
+    noise_files.save(model(case_hash), tmp_path / "noise")
+    noise_files.save(model("sha256:" + "a" * 64), tmp_path / "stale")
 
     def no_servers(*args, **kwargs):
         raise InfraFailure("stopped before the servers start")
@@ -403,7 +410,11 @@ def test_the_reference_ab_is_sized_from_the_noise_dir_it_is_given(real_server_to
         progress = Recorded()
         c = confirm_case(comp, "smoke", plan, tmp_path, tmp_path / "out", progress, "local")
         assert c is not None and c.trigger == "server-changed" and c.failed, c
-        return next(x for x in progress.lines if x.startswith("A/B sized: "))
+        return "\n".join(x for x in progress.lines if x.startswith(("A/B sized: ", "noise model of")))
 
     assert "noise from the noise model of 6 A/As learned 2026-11-20" in sizing(AbPlan(noise_dir=tmp_path / "noise"))
+    # a --phase A/B cuts the case, and still uses the model learned on the whole case
+    assert "noise from the noise model of 6 A/As" in sizing(AbPlan(noise_dir=tmp_path / "noise", phases=("after",)))
     assert "noise from the runner default" in sizing(AbPlan(noise_dir=tmp_path / "elsewhere"))
+    stale = sizing(AbPlan(noise_dir=tmp_path / "stale"))  # learned on the scenario as it was: not used, and said
+    assert "noise from the runner default" in stale and "not used: it was learned on scenario sha256:aaaaaaaaaaaa" in stale

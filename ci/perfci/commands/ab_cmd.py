@@ -95,6 +95,8 @@ def ab(scenario: str, a_spec: str, b_spec: str, a_config: tuple[str, ...], b_con
         if plan_only:
             sized = plan_and_size(scenario, profile, sides, parent, case_pattern, ab, runner_class)
             resolved = sized.plans[0].resolved
+            if sized.model_note:
+                click.echo(sized.model_note, err=True)
             click.echo(f"{resolved.name} case {resolved.case}: {sized.design.describe()}")
             return 0
         return _interleaved(scenario, profile, sides, parent, case_pattern, ab,

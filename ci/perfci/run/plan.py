@@ -41,6 +41,15 @@ class RunPlan:
     skip_reason: str | None = None  # the case cannot run as specified on this server
     snapshots: SnapshotCache | None = None  # None: always prepare
     sysbench: str = "unknown"  # `sysbench --version`, checked before any work
+    whole_case_hash: str | None = None  # with --phase: the hash of the case before its phases were cut
+
+    @property
+    def case_hashes(self) -> tuple[str, ...]:
+        """The hashes a noise model of this case may have been learned on: the whole
+        case's (what `perfci calibrate` runs), and with --phase the cut case's too
+        (`calibrate --from` the bursts of such A/Bs)."""
+        cut, whole = self.resolved.content_hash(), self.whole_case_hash
+        return (cut,) if whole is None or whole == cut else (whole, cut)
 
 
 def plan_runs(scenario_arg: str, profile: str, server_spec: str, overrides: list[Requested],
@@ -68,8 +77,10 @@ def plan_run(scenario_arg: str, profile: str, server_spec: str, overrides: list[
     `case_pattern`, or the profile's first case of a matrix scenario; with `phases`,
     measuring only those (checked before the server spec is opened: nothing is built)."""
     scenario, path = load_scenario(scenario_arg)
-    resolved = only_phases(cases(scenario, profile, str(path), [case_pattern] if case_pattern else None)[0], phases)
-    plan = plan_case(resolved, path, open_provider(server_spec, workdir), server_spec, overrides, argv or [])
+    whole = cases(scenario, profile, str(path), [case_pattern] if case_pattern else None)[0]
+    plan = plan_case(only_phases(whole, phases), path, open_provider(server_spec, workdir), server_spec, overrides,
+                     argv or [])
+    plan.whole_case_hash = whole.content_hash()
     plan.sysbench = sysbench.version()
     return plan
 

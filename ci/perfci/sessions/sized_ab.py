@@ -73,6 +73,7 @@ class Sized:
     plans: list[RunPlan]
     design: design.Design
     noise_model: NoiseModel | None
+    model_note: str | None = None  # why a noise model found was not used
 
 
 @dataclass
@@ -95,12 +96,14 @@ def sides_of(a: str, b: str) -> tuple[Side, Side]:
     return Side("a", resolve_server(a).spec, []), Side("b", resolve_server(b).spec, [])
 
 
-def noise_model_for(plan: RunPlan, runner_class: str, root: Path) -> NoiseModel | None:
-    """The case's noise model for side A's server line, if calibrate learned one."""
+def noise_model_for(plan: RunPlan, runner_class: str, root: Path) -> tuple[NoiseModel | None, str | None]:
+    """The case's noise model for side A's server line, if calibrate learned one on this
+    case as it is now (a --phase A/B uses the whole case's model); and why a model found
+    is not used."""
     identity = plan.provider.identity
     r = plan.resolved
-    return noise_files.find(root, runner_class, server_line(identity.flavor, str(identity.version)), r.name, r.profile,
-                            r.case)
+    return noise_files.find_current(root, runner_class, server_line(identity.flavor, str(identity.version)), r.name,
+                                    r.profile, r.case, plan.case_hashes)
 
 
 def size_of(plans: list[RunPlan], ab: AbPlan, model: NoiseModel | None) -> design.Design:
@@ -136,8 +139,8 @@ def plan_and_size(scenario: str, profile: str, sides: tuple[Side, Side], parent:
                   ab: AbPlan, runner_class: str) -> Sized:
     """Every input check, the noise model and the size, before any server starts."""
     plans = plan_sides(scenario, profile, sides, parent, case, ab.bursts, ab.phases)
-    model = noise_model_for(plans[0], runner_class, ab.noise_root)
-    return Sized(plans, size_of(plans, ab, model), model)
+    model, note = noise_model_for(plans[0], runner_class, ab.noise_root)
+    return Sized(plans, size_of(plans, ab, model), model, note)
 
 
 def run_sized(scenario: str, profile: str, sides: tuple[Side, Side], parent: Path, case: str | None, ab: AbPlan,
@@ -145,6 +148,8 @@ def run_sized(scenario: str, profile: str, sides: tuple[Side, Side], parent: Pat
               setup_sql: tuple[list[str], list[str]] = ([], []), sized: Sized | None = None) -> SizedAB:
     planned = sized or plan_and_size(scenario, profile, sides, parent, case, ab, runner_class)
     size = planned.design
+    if planned.model_note:
+        progress.info(planned.model_note)
     progress.info(f"A/B sized: {size.describe()}")
     bursts = size.bursts + ab.warmup  # the run counts burst pairs with the warm-up
     compare = planned.plans[1].resolved.compare

@@ -13,16 +13,16 @@ from perfci.model.noise import NoiseModel
 from perfci.model.result import Result
 from perfci.store.baseline_files import baseline_path, load_baseline
 from perfci.store.history_files import Histories, case_history
-from perfci.store.noise_files import find, noise_root
+from perfci.store.noise_files import find_current, noise_root
 from perfci.util.errors import BadInput
 
 
 def noise_model_for(result: Result, noise_dir: Path | None, baseline_root: Path | None = None) -> NoiseModel | None:
     """The case's noise model (None: none, or one learned on another scenario hash):
     under `noise_dir`, else noise/ beside the baselines."""
-    model = find(noise_root(noise_dir, baseline_root), result.runner_class, result.server.line or "", result.scenario.name,
-                 result.scenario.profile, result.case)
-    return model if model is not None and model.scenario_hash == result.scenario.hash else None
+    model, _ = find_current(noise_root(noise_dir, baseline_root), result.runner_class, result.server.line or "",
+                            result.scenario.name, result.scenario.profile, result.case, (result.scenario.hash,))
+    return model
 
 
 def load_cases(results: list[Result], baseline_file: Path | None = None, baseline_root: Path | None = None,

@@ -22,9 +22,18 @@ def load(path: Path) -> NoiseModel:
     return NOISE_FILE.load(path)
 
 
-def find(root: Path, runner_class: str, server_line: str, scenario: str, profile: str, case: str) -> NoiseModel | None:
+def find_current(root: Path, runner_class: str, server_line: str, scenario: str, profile: str, case: str,
+                 hashes: tuple[str, ...]) -> tuple[NoiseModel | None, str | None]:
+    """The case's noise model if it was learned on the case as it is now (one of `hashes`:
+    the whole case's first; a --phase A/B also accepts its cut case's); else None, and,
+    when a model learned on another hash is there, why it is not used."""
     path = noise_path(root, runner_class, server_line, scenario, profile, case)
-    return load(path) if path.is_file() else None
+    model = load(path) if path.is_file() else None
+    if model is None or model.scenario_hash in hashes:
+        return model, None
+    return None, (f"noise model of {scenario} at {profile} not used: it was learned on scenario "
+                  f"{model.scenario_hash[:19]}, this case is {hashes[0][:19]} (the scenario changed since; "
+                  "re-run `perfci calibrate`)")
 
 
 def noise_root(noise_dir: Path | None, baseline_root: Path | None = None) -> Path:
