@@ -11,7 +11,9 @@ Prints, in Markdown:
   of this checkout (which must be the campaign's: the commit is compared), per kind of
   metric (throughput: tps only, latency, CPU, work counters): a Kolmogorov-Smirnov test against the
   uniform distribution and the share below 0.05; a kind whose p-values pile up near 0 is
-  mis-modelled. QQ plots per kind go to --plots DIR.
+  mis-modelled. QQ plots per kind go to --plots DIR;
+- per scenario and server, every judged key's between-instance spread learned on these A/As
+  beside the prior the A/B used (held out: the priors were fixed before the campaign).
 Nothing is simulated: every number is a count or a statistic of real bursts.
 """
 
@@ -31,8 +33,9 @@ sys.path.insert(0, str(ROOT / "ci"))
 
 from false_alarms import clopper_pearson  # noqa: E402  (the one exact interval of benchmarks/)
 from perfci.judge.burst_verdicts import judge_run  # noqa: E402
-from perfci.judge.calibration import priors_for  # noqa: E402
-from perfci.model.bursts import BURSTS_FILE  # noqa: E402
+from perfci.judge.calibration import learn, priors_for  # noqa: E402
+from perfci.judge.paired import runner_default_prior  # noqa: E402
+from perfci.model.bursts import BURSTS_FILE, InterleavedRun  # noqa: E402
 from perfci.model.metrics import presentation  # noqa: E402
 from perfci.model.scenario import load_scenario, resolve  # noqa: E402
 
@@ -75,25 +78,60 @@ def main(plots: Path | None) -> None:
     print(f"## Unadjusted p-values of the judged keys (re-judged from the bursts at `{here[:12]}`; "
           f"campaign engine{'s' if len(engines) > 1 else ''} {', '.join(sorted(e[:12] for e in engines))})\n")
     by_kind: dict[str, list[float]] = defaultdict(list)
+    by_case: dict[tuple[str, str], list[InterleavedRun]] = defaultdict(list)  # (scenario, server) -> its A/As
+    judged: dict[tuple[str, str], set[str]] = defaultdict(set)
     for day, run in kept:
         scenario, _ = load_scenario(_scenario(run))
         compare = resolve(scenario, "smoke").compare
         for path in sorted((day / run["id"]).glob("*.bursts.json.gz")):
             burst_run = BURSTS_FILE.parse_text(gzip.decompress(path.read_bytes()).decode(), str(path))
+            by_case[(_scenario(run), run["server"])].append(burst_run)
             priors, _ = priors_for(burst_run, None)
             for row in judge_run(burst_run, compare, 0.01, priors=priors):
                 if row.spec is not None and row.estimate is not None:
                     by_kind[_kind(row.key)].append(row.estimate.p)
+                    judged[(_scenario(run), run["server"])].add(row.key)
     print("Throughput counts `tps` only: a phase's `qps` is its `tps` times a fixed number of statements per "
           "transaction, so its p-value repeats tps's and would count one test twice; the qps row shows it.\n")
-    print("| kind | p-values | below 0.05 | KS vs uniform: D | KS p |")
-    print("|---|---|---|---|---|")
+    print("A kind whose p-values pile up near 0 flags more than its level (mis-modelled, too narrow); one whose "
+          "p-values lean towards 1 (mean above 0.5, few below 0.05) is conservative: its intervals are wider than "
+          "its noise, which costs power, not false alarms.\n")
+    print("| kind | p-values | below 0.05 | mean (uniform: 0.5) | KS vs uniform: D | KS p |")
+    print("|---|---|---|---|---|---|")
     for kind, values in sorted(by_kind.items()):
         ks = stats.kstest(values, "uniform")
-        print(f"| {kind} | {len(values)} | {sum(v < 0.05 for v in values) / len(values):.1%} | {ks.statistic:.3f} | "
-              f"{ks.pvalue:.3g} |")
+        print(f"| {kind} | {len(values)} | {sum(v < 0.05 for v in values) / len(values):.1%} | "
+              f"{sum(values) / len(values):.2f} | {ks.statistic:.3f} | {ks.pvalue:.3g} |")
     if plots is not None:
         _qq(by_kind, plots)
+    _spread_vs_priors(by_case, judged)
+
+
+def _spread_vs_priors(by_case: dict[tuple[str, str], list[InterleavedRun]], judged: dict[tuple[str, str], set[str]]):
+    """The between-instance spread of every judged key, learned on these A/As (calibrate's
+    estimator), beside the prior an A/B without a noise model adds: held-out runs, read
+    after the priors were frozen; a key measured above its prior is one the A/B's interval
+    is too narrow for on this runner (an A/A would flag it more often than its level)."""
+    print("\n## Between-instance spread of the judged keys vs the shipped priors (held out)\n")
+    print("Learned per scenario and server on the campaign's own A/As (`judge/calibration.learn`: the spread of "
+          "instance pairs' mean log ratios less their within-instance variance, floored at 0); the priors "
+          "(`judge/paired.runner_default_prior`) were fixed before these runs. ▲: measured above the prior.\n")
+    print("| scenario | server | A/As | instance pairs | key | instance sd (df) | prior |")
+    print("|---|---|---|---|---|---|---|")
+    above = total = 0
+    for (scenario, server), burst_runs in sorted(by_case.items()):
+        model = learn(burst_runs, "campaign")
+        pairs = sum(len(r.instances) for r in burst_runs)
+        for key in sorted(judged[(scenario, server)]):
+            m, prior = model.metrics.get(key), runner_default_prior(key)
+            if m is None or m.instance_sd is None:
+                continue
+            total += 1
+            mark = " ▲" if m.instance_sd > prior.sd else ""
+            above += bool(mark)
+            print(f"| {scenario} | {server} | {len(burst_runs)} | {pairs} | `{key}` | {m.instance_sd:.2%} "
+                  f"({m.instance_df}){mark} | {prior.sd:.1%} |")
+    print(f"\n{above} of {total} judged keys measured above their prior.")
 
 
 def _kind(key: str) -> str:

@@ -38,7 +38,9 @@ def main(engines: list[str]) -> None:
     print(f"{len(runs)} runs of `perfci ab CASE` with no size option (sized for 5 % within 25 minutes unless "
           f"the row's options say otherwise, its interim look), B carrying a trigger that burns CPU in every "
           f"updated row (A the same trigger with no work); engine {', '.join(f'`{e}`' for e in engines)}; "
-          f"host {first.host.hostname} ({first.host.cpu_model}, {first.host.cpus} CPUs); server {first.sides[0].full_version}; "
+          f"host {first.host.hostname} ({first.host.cpu_model}, {first.host.cpus} CPUs); "
+          f"server{'s' if len({r.sides[0].full_version for _, r in runs}) > 1 else ''} "
+          f"{', '.join(sorted({r.sides[0].full_version for _, r in runs}))}; "
           f"explain {runs[0][0].get('explain', 'auto')} (it runs after the verdict and changes none).\n")
     print("| date (UTC) | case | dial (trigger's BENCHMARK N, A → B) | options | labelled by: B/A [decision interval] "
           "| `after.tps` B/A | instance pairs (of planned) | minutes | exit | flagged: throughput, latency, CPU "
@@ -53,7 +55,7 @@ def main(engines: list[str]) -> None:
         keys = flagged(list(rows.values()))
         time_keys = [k for k in keys if not is_work_counter(k)]
         counters = [k for k in keys if is_work_counter(k)]
-        case = trial.get("scenario", "rebuild-after-delete") + (f" --phase {trial['phase']}" if trial.get("phase") else "")
+        case = _case(trial)
         base = trial.get("base_iterations", 0)
         dial = f"{trial['effect']:.0%} (N {base} → {base + trial['iterations']})"
         print(f"| {trial['date'][:16]} | {case} | {dial} | {' '.join(trial.get('ab_args', [])) or '–'} | "
@@ -78,14 +80,13 @@ def _by_dial(runs) -> None:
     counted over them with its exact interval."""
     groups: dict[tuple, list] = defaultdict(list)
     for trial, run in runs:
-        key = (trial.get("scenario", "rebuild-after-delete"), trial.get("phase") or "", trial["effect"],
-               trial.get("dial") or "the default", " ".join(trial.get("ab_args", [])))
+        key = (_case(trial), trial["effect"], trial.get("dial") or "the default", " ".join(trial.get("ab_args", [])))
         groups[key].append((trial, rejudge(run)))
     print("### By dial: runs of one cost pooled\n")
     print("| case | dial: effect, TPS:ROWS:BASE | options | runs | realised B/A: geometric mean [95 % over runs] "
           "| detected (any judged key) | that tps flagged | work counter flagged (false attribution) | minutes (median) |")
     print("|---|---|---|---|---|---|---|---|---|")
-    for (scenario, phase, effect, dial, options), members in sorted(groups.items()):
+    for (case, effect, dial, options), members in sorted(groups.items()):
         logs = [math.log(r.estimate.ratio) for t, rows in members for r in rows
                 if r.key == realised_key(t) and r.estimate]
         mean = statistics.fmean(logs)
@@ -99,9 +100,16 @@ def _by_dial(runs) -> None:
         tps_hits = sum(realised_key(t) in flagged(rows) for t, rows in members)
         counters = sum(any(is_work_counter(x) for x in flagged(rows)) for _, rows in members)
         minutes = statistics.median(t["wall_s"] / 60 for t, _ in members)
-        print(f"| {scenario}{' --phase ' + phase if phase else ''} | {effect:.0%}, {dial} | {options or '–'} | {k} | {realised} | "
+        print(f"| {case} | {effect:.0%}, {dial} | {options or '–'} | {k} | {realised} | "
               f"{interval(detected, k)} | {tps_hits}/{k} | {interval(counters, k)} | {minutes:.1f} |")
     print()
+
+
+def _case(trial: dict) -> str:
+    """The case a trial ran, with its phase and (when not the distribution's) its server."""
+    server = trial.get("server", "local")
+    return (trial.get("scenario", "rebuild-after-delete") + (f" --phase {trial['phase']}" if trial.get("phase") else "")
+            + ("" if server == "local" else f" on {server}"))
 
 
 if __name__ == "__main__":

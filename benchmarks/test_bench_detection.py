@@ -32,6 +32,7 @@ from pathlib import Path
 import pytest
 
 from perfci.providers import open_provider
+from perfci.providers.servers import resolve_server
 
 ROOT = Path(__file__).resolve().parent.parent
 EFFECTS = [float(e) for e in os.environ.get("PERFCI_BENCH_EFFECTS", "0,0.05").split(",")]
@@ -48,9 +49,10 @@ ROWS_UPDATED_PER_TXN = 5.1    # Handler_update per transaction over the `before`
 pytestmark = pytest.mark.server
 
 
-def md5_iteration_seconds() -> float:
-    """What one BENCHMARK iteration of MD5 costs on this server and CPU."""
-    server = open_provider("local", Path(tempfile.mkdtemp(prefix="perfci-cost-")) / "work")
+def md5_iteration_seconds(server_spec: str = "local") -> float:
+    """What one BENCHMARK iteration of MD5 costs on this server (a servers.yaml id or a
+    spec) and CPU."""
+    server = open_provider(resolve_server(server_spec).spec, Path(tempfile.mkdtemp(prefix="perfci-cost-")) / "work")
     server.start({"innodb_buffer_pool_size": "64M"})
     try:
         with server.connect() as conn, conn.cursor() as cur:

@@ -27,8 +27,10 @@ transaction, an A/B of a few minutes); `PERFCI_BENCH_DIAL=TPS:ROWS[:BASE]` then 
 phase's rate with A's trigger and the rows a transaction updates, for the dial, and BASE
 iterations on both sides (default 0): BENCHMARK(N >= 1) costs a fixed ~12 µs per row more
 than BENCHMARK(0) on MariaDB 10.11, which alone slows a one-row UPDATE by ~6 %, so short
-transactions need A at 1 and B at 1 + N. Each line names the engine commit it ran on and
-the key its effect is labelled by (the phase's tps).
+transactions need A at 1 and B at 1 + N. `PERFCI_BENCH_SERVER` (a servers.yaml id, default
+local) runs both sides on another server, whose MD5 iteration cost is measured on it. Each
+line names the engine commit it ran on, the server and the key its effect is labelled by
+(the phase's tps).
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ SCENARIO = os.environ.get("PERFCI_BENCH_SCENARIO", "rebuild-after-delete")
 PHASE = os.environ.get("PERFCI_BENCH_PHASE")
 DIAL = [float(x) for x in os.environ.get("PERFCI_BENCH_DIAL", "").split(":") if x]
 BASE = int(DIAL.pop(2)) if len(DIAL) > 2 else 0  # iterations on both sides
+SERVER = os.environ.get("PERFCI_BENCH_SERVER", "local")
 REALISED_KEY = f"{PHASE}.tps" if PHASE else "before.tps"  # the key a known effect is labelled by
 LOG = RESULTS / os.environ.get("PERFCI_BENCH_LOG", "sized-ab.jsonl" if SIZED else "false-alarms.jsonl")
 ENGINE = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
@@ -71,7 +74,7 @@ pytestmark = pytest.mark.server
 
 @pytest.fixture(scope="module")
 def per_iteration_s() -> float:
-    return md5_iteration_seconds() if any(EFFECTS) else 0.0
+    return md5_iteration_seconds(SERVER) if any(EFFECTS) else 0.0
 
 
 @pytest.mark.parametrize("trial", range(TRIALS))
@@ -81,7 +84,8 @@ def test_false_alarms_and_known_effects(benchmark, per_iteration_s, trial, tmp_p
     sql = ["--a-sql", trigger(BASE), "--b-sql", trigger(BASE + n)] if effect else []
     size = [] if SIZED else ["--instances", str(INSTANCES), "--bursts", str(BURSTS)]
     phase = ["--phase", PHASE] if PHASE else []
-    proc, wall = timed_ab(benchmark, [SCENARIO, *phase, *size, *AB_ARGS, *sql, "--out", str(tmp_path), "-q"])
+    proc, wall = timed_ab(benchmark, [SCENARIO, "--a", SERVER, "--b", SERVER, *phase, *size, *AB_ARGS, *sql,
+                                      "--out", str(tmp_path), "-q"])
     [bursts_file] = tmp_path.glob("*.bursts.json")
     kept = RESULTS / "bursts" / (bursts_file.name + ".gz")
     kept.parent.mkdir(parents=True, exist_ok=True)
@@ -93,7 +97,7 @@ def test_false_alarms_and_known_effects(benchmark, per_iteration_s, trial, tmp_p
     flagged = sorted(k for k, r in rows.items() if r.spec is not None and r.verdict == Outcome.REGRESSION)
     trial_line = {
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "engine": ENGINE, "ab_args": AB_ARGS,
-        "explain": os.environ.get("PERFCI_EXPLAIN", "auto"), "scenario": SCENARIO, "phase": PHASE,
+        "explain": os.environ.get("PERFCI_EXPLAIN", "auto"), "scenario": SCENARIO, "server": SERVER, "phase": PHASE,
         "realised_key": REALISED_KEY, "effect": effect, "dial": os.environ.get("PERFCI_BENCH_DIAL"),
         "per_iteration_us": round(per_iteration_s * 1e6, 4), "base_iterations": BASE, "iterations": n,
         "instances": len(run_.instances), "planned_instances": run_.planned_instances,
