@@ -110,8 +110,9 @@ def main(plots: Path | None) -> None:
 def _spread_vs_priors(by_case: dict[tuple[str, str], list[InterleavedRun]], judged: dict[tuple[str, str], set[str]]):
     """The between-instance spread of every judged key, learned on these A/As (calibrate's
     estimator), beside the prior an A/B without a noise model adds: held-out runs, read
-    after the priors were frozen; a key measured above its prior is one the A/B's interval
-    is too narrow for on this runner (an A/A would flag it more often than its level)."""
+    after the priors were frozen. A key measured above its prior is planned too optimistically
+    on this runner; its level holds as long as its p-values stay uniform, because the A/B
+    pools the prior with the run's own instance pairs (the table above checks that)."""
     print("\n## Between-instance spread of the judged keys vs the shipped priors (held out)\n")
     print("Learned per scenario and server on the campaign's own A/As (`judge/calibration.learn`: the spread of "
           "instance pairs' mean log ratios less their within-instance variance, floored at 0); the priors "
