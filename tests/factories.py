@@ -7,6 +7,7 @@ import itertools
 import json
 from pathlib import Path
 
+from perfci.model.noise import MetricNoise, NoiseModel
 from perfci.model.result import Result
 from perfci.store.results import write_result
 
@@ -70,3 +71,13 @@ def edited(result: Result, **changes: object) -> dict:
     data = json.loads(json.dumps(result.dump()))
     data.update(changes)
     return data
+
+
+def make_noise_model(metrics: dict[str, MetricNoise], scenario: str = "tiny", scenario_hash: str = "sha256:aaaa",
+                     server_line: str = "mariadb-10.11", burst: int = 1000, runs: int = 6) -> NoiseModel:
+    """A noise model of a case's default case at smoke, as `perfci calibrate` saves one,
+    learned on `runs` A/As of the scenario at `scenario_hash`."""
+    return NoiseModel(runner_class="local", server_line=server_line, scenario=scenario, profile="smoke",
+                      case="default", scenario_hash=scenario_hash, created_at="2026-11-20T00:00:00Z", host="vm",
+                      runs=[f"aa{i}" for i in range(runs)], burst_transactions={"before": burst, "after": burst},
+                      metrics=metrics)

@@ -13,7 +13,7 @@ import pytest
 
 from perfci.judge import thresholds
 from perfci.judge.compare import compare_cases
-from perfci.model.noise import MetricNoise, NoiseModel
+from perfci.model.noise import MetricNoise
 from perfci.report.thresholds_report import diff_markdown
 from perfci.store.baseline_files import load_baseline, read_tree, update_baselines
 from perfci.store.case_inputs import load_cases
@@ -21,7 +21,7 @@ from perfci.store.noise_files import save
 from perfci.util.errors import BadInput
 
 from conftest import REPO, SOURCE_ENV, run_perfci
-from factories import make_result, write_results
+from factories import make_noise_model, make_result, write_results
 
 CASE = "local/mariadb-10.11/tiny/smoke/default.json"
 
@@ -34,10 +34,7 @@ def baselines(root, tmp_path, tps: list[float]):
 def noise_model(root, run_cv: float, runs: int = 6) -> None:
     m = MetricNoise(pair_sd=0.05, block_sd=0.04, lag1=0.0, run_cv=run_cv, pairs=40, runs=runs, pair_seconds=3.0,
                     instance_sd=0.01, instance_df=4)
-    save(NoiseModel(runner_class="local", server_line="mariadb-10.11", scenario="tiny", profile="smoke",
-                    case="default", scenario_hash="sha256:aaaa", created_at="2026-11-25T00:00:00Z", host="vm",
-                    runs=[f"aa{i}" for i in range(runs)], burst_transactions={"before": 1000, "after": 1000},
-                    metrics={"before.tps": m, "after.tps": m}), root / "noise")
+    save(make_noise_model({"before.tps": m, "after.tps": m}, runs=runs), root / "noise")
 
 
 def test_the_threshold_is_where_compare_starts_flagging(tmp_path):

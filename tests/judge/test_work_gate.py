@@ -10,7 +10,7 @@ import pytest
 
 from perfci.alert.regression_issues import lead_first, title_for
 from perfci.judge.compare import Rules, compare_cases, family_confidence
-from perfci.model.noise import MetricNoise, NoiseModel
+from perfci.model.noise import MetricNoise
 from perfci.model.result import Result
 from perfci.report.markdown import comparison_markdown
 from perfci.store.baseline_files import update_baselines
@@ -18,7 +18,7 @@ from perfci.store.case_inputs import load_cases
 from perfci.store.noise_files import save
 
 from conftest import run_perfci
-from factories import make_result, write_results
+from factories import make_noise_model, make_result, write_results
 
 WORK = ("before.global_status.Innodb_pages_written", "after.global_status.Innodb_pages_written",
         "before.innodb_cmp.compress_ops", "after.innodb_cmp.compress_ops")
@@ -36,10 +36,7 @@ def rules_with_model(tmp_path) -> Rules:
     deterministic = MetricNoise(pair_sd=0.001, block_sd=0.001, lag1=0.0, run_cv=0.001, pairs=40, runs=6,
                                 pair_seconds=3.0)
     noisy = MetricNoise(pair_sd=0.08, block_sd=0.06, lag1=0.0, run_cv=0.07, pairs=40, runs=6, pair_seconds=3.0)
-    save(NoiseModel(runner_class="local", server_line="mariadb-10.11", scenario="tiny", profile="smoke",
-                    case="default", scenario_hash="sha256:aaaa", created_at="2026-11-25T00:00:00Z", host="vm",
-                    runs=[f"aa{i}" for i in range(6)], burst_transactions={"before": 1000, "after": 1000},
-                    metrics={**{k: deterministic for k in WORK}, "before.tps": noisy, "after.tps": noisy}),
+    save(make_noise_model({**{k: deterministic for k in WORK}, "before.tps": noisy, "after.tps": noisy}),
          tmp_path / "noise")
     return Rules(noise_dir=tmp_path / "noise")
 

@@ -20,7 +20,7 @@ from perfci.store.confirmation_files import save
 from perfci.util.progress import Progress
 
 from conftest import REPO, run_perfci
-from factories import make_result, write_results
+from factories import make_noise_model, make_result, write_results
 
 
 def test_the_server_and_config_of_a_run_come_from_its_reproduce_command():
@@ -395,10 +395,8 @@ def test_the_reference_ab_is_sized_from_the_noise_dir_it_is_given(real_server_to
     case_hash = cases(scenario, "smoke", str(path))[0].content_hash()
 
     def model(scenario_hash: str) -> NoiseModel:
-        return NoiseModel(runner_class="local", server_line=line, scenario="rebuild-after-delete", profile="smoke",
-                          case="default", scenario_hash=scenario_hash, created_at="2026-11-20T00:00:00Z", host="vm",
-                          runs=[f"aa{i}" for i in range(6)], burst_transactions={"before": 250, "after": 250},
-                          metrics={"before.tps": quiet, "after.tps": quiet})
+        return make_noise_model({"before.tps": quiet, "after.tps": quiet}, "rebuild-after-delete", scenario_hash,
+                                line, burst=250)
     noise_files.save(model(case_hash), tmp_path / "noise")
     noise_files.save(model("sha256:" + "a" * 64), tmp_path / "stale")
 
