@@ -46,10 +46,13 @@ def local_image(fetched_servers):
 
 
 def test_smoke_run_through_docker_on_the_host_network_leaves_nothing(local_image, tmp_path):
+    """The docker provider end to end on the tiny scenario (the shipped scenarios run on
+    8.0.31 in the smoke series, from its tarball: the server is the same, the container is
+    what this checks)."""
     work, out = tmp_path / "work", tmp_path / "out"
     work.mkdir()
     before = set(perfci_containers())
-    proc = run_perfci("run", "rebuild-after-delete", "--profile", "smoke", "--server", f"docker:{IMAGE}",
+    proc = run_perfci("run", str(write_tiny(tmp_path)), "--profile", "smoke", "--server", f"docker:{IMAGE}",
                       "--out", str(out), "--workdir", str(work), env=local_image, timeout=1200)
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(result_files(out)[0].read_text())
@@ -61,7 +64,7 @@ def test_smoke_run_through_docker_on_the_host_network_leaves_nothing(local_image
     assert server["container_user"] == ("999:999" if uid == 0 else f"{uid}:{os.getgid()}")  # never root
     effective = server["effective_config"]
     assert effective["bind_address"] == "127.0.0.1" and "mysqlx_port" not in effective  # X plugin off
-    assert all(result["phases"][p]["metrics"]["tps"] > 0 for p in ("before", "after"))
+    assert result["phases"]["only"]["metrics"]["tps"] > 0
     assert result["reproduce"].endswith(f"--server docker:{IMAGE}")
     assert set(perfci_containers()) <= before and list(work.iterdir()) == []
 
