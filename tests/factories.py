@@ -72,6 +72,10 @@ def edited(result: Result, **changes: object) -> dict:
     data.update(changes)
     return data
 
+# a case's metric whose bursts and instances barely spread (sizes an A/B small)
+QUIET_NOISE = MetricNoise(pair_sd=0.004, block_sd=0.003, lag1=0.0, run_cv=0.01, pairs=80, runs=6, pair_seconds=2.0,
+                          instance_sd=0.002, instance_df=5)
+
 
 def make_noise_model(metrics: dict[str, MetricNoise], scenario: str = "tiny", scenario_hash: str = "sha256:aaaa",
                      server_line: str = "mariadb-10.11", burst: int = 1000, runs: int = 6) -> NoiseModel:

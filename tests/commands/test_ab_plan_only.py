@@ -5,15 +5,11 @@ binary; nothing runs."""
 from __future__ import annotations
 
 from perfci.model.identity import server_line
-from perfci.model.noise import MetricNoise
 from perfci.run.plan import plan_run
 from perfci.store.noise_files import save
 
 from conftest import run_perfci
-from factories import make_noise_model
-
-QUIET = MetricNoise(pair_sd=0.004, block_sd=0.003, lag1=0.0, run_cv=0.01, pairs=80, runs=6, pair_seconds=2.0,
-                    instance_sd=0.002, instance_df=5)
+from factories import QUIET_NOISE, make_noise_model
 
 
 def test_plan_only_sizes_from_the_current_noise_model_and_says_why_a_stale_one_is_not_used(real_server_tools,
@@ -23,7 +19,7 @@ def test_plan_only_sizes_from_the_current_noise_model_and_says_why_a_stale_one_i
     line = server_line(identity.flavor, str(identity.version))
 
     def model_at(scenario_hash: str, directory: str) -> str:
-        save(make_noise_model({"before.tps": QUIET, "after.tps": QUIET}, "rebuild-after-delete", scenario_hash, line,
+        save(make_noise_model({"before.tps": QUIET_NOISE, "after.tps": QUIET_NOISE}, "rebuild-after-delete", scenario_hash, line,
                               burst=250), tmp_path / directory)
         return str(tmp_path / directory)
 

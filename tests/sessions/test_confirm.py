@@ -20,7 +20,7 @@ from perfci.store.confirmation_files import save
 from perfci.util.progress import Progress
 
 from conftest import REPO, run_perfci
-from factories import make_noise_model, make_result, write_results
+from factories import QUIET_NOISE, make_noise_model, make_result, write_results
 
 
 def test_the_server_and_config_of_a_run_come_from_its_reproduce_command():
@@ -368,7 +368,7 @@ def test_the_reference_ab_is_sized_from_the_noise_dir_it_is_given(real_server_to
     """`perfci confirm --noise-dir D` (AbPlan.noise_dir): the reference A/B of a case is
     sized from the noise model in D, the only place it is; without it, from the runner
     default. Planned on the real server binary; stopped before a server starts."""
-    from perfci.model.noise import MetricNoise, NoiseModel
+    from perfci.model.noise import NoiseModel
     from perfci.model.scenario import cases, load_scenario
     from perfci.sessions import sized_ab
     from perfci.store import noise_files
@@ -388,14 +388,12 @@ def test_the_reference_ab_is_sized_from_the_noise_dir_it_is_given(real_server_to
     (tmp_path / "tonight.json").write_text(json.dumps(result(
         1000, "perfci run rebuild-after-delete --profile smoke --server local --config innodb_flush_log_at_trx_commit=1")))
     [comp] = compare_cases(load_cases([load_result(tmp_path / "tonight.json")], baseline_root=root))
-    quiet = MetricNoise(pair_sd=0.004, block_sd=0.003, lag1=0.0, run_cv=0.01, pairs=80, runs=6, pair_seconds=2.0,
-                        instance_sd=0.002, instance_df=5)
     line = f"mariadb-{load_result(tmp_path / 'tonight.json').server.version.rsplit('.', 1)[0]}"
     scenario, path = load_scenario("rebuild-after-delete")
     case_hash = cases(scenario, "smoke", str(path))[0].content_hash()
 
     def model(scenario_hash: str) -> NoiseModel:
-        return make_noise_model({"before.tps": quiet, "after.tps": quiet}, "rebuild-after-delete", scenario_hash,
+        return make_noise_model({"before.tps": QUIET_NOISE, "after.tps": QUIET_NOISE}, "rebuild-after-delete", scenario_hash,
                                 line, burst=250)
     noise_files.save(model(case_hash), tmp_path / "noise")
     noise_files.save(model("sha256:" + "a" * 64), tmp_path / "stale")
