@@ -53,7 +53,7 @@ def test_a_second_run_refuses_at_once_naming_the_holder(holder, tmp_path):
     assert proc.stderr.startswith(f"error: this host is busy: the perfci host lock {tmp_path / 'host.lock'} is held by "
                                   f"pid {holder.pid} (perfci run held-by-test) since ")
     assert "--allow-busy" in proc.stderr and proc.stderr.count("\n") == 1
-    assert elapsed < 5 and not (tmp_path / "o").exists()
+    assert elapsed < 30 and not (tmp_path / "o").exists()  # at once: the holder keeps the lock 60 s
     proc = run_perfci("ab", "rebuild-after-delete", "--mode", "rounds", "--rounds", "2", "--out", str(tmp_path / "o"))
     assert proc.returncode == 3 and f"held by pid {holder.pid}" in proc.stderr
 
