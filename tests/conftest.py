@@ -106,6 +106,10 @@ def pytest_unconfigure(config):
         os.environ.pop("PERFCI_SNAPSHOT_DIR", None)
 
 
+# fixtures whose runs a verdict test judges: a test using one needs the host to itself too
+ALONE_FIXTURES = {"smoke_result", "baseline_dir"}
+
+
 def is_e2e(item: pytest.Item) -> bool:
     return item.module.__name__.startswith("test_e2e_") or bool(E2E_FIXTURES & set(getattr(item, "fixturenames", ())))
 
@@ -119,6 +123,8 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if is_e2e(item):
             item.add_marker(pytest.mark.e2e)
+        if ALONE_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.alone)
     # `pytest -m "not e2e"` is the quick unit suite: the slow ones run with --slow (scripts/check,
     # CI) or when a -m expression names them; said in the summary as deselected, never skipped
     if not config.getoption("--slow") and "slow" not in (config.option.markexpr or ""):

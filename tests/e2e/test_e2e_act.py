@@ -33,7 +33,7 @@ from fake_github import FakeGitHub
 from simulated_month import git, results_branch
 from small_server_tree import make_every_commit_durable, server_tree
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.alone]
 RUNNER_CLASS = "epyc-nvme"  # the workflow's default when the repo sets no PERFCI_RUNNER_CLASS variable
 THROUGHPUT = ("tps", "qps", "qps_read", "qps_write", "qps_other")
 

@@ -22,7 +22,7 @@ import pytest
 from conftest import REPO, require_tools, result_files, run_perfci, write_tiny
 from small_server_tree import server_source
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.alone]
 
 def test_a_bisect_over_commits_builds_each_step_and_names_the_commit_that_did_it(real_server_tools, tmp_path):
     require_tools("git", "cmake", "ninja", hint="scripts/build-server's tools; scripts/install-deps installs them")

@@ -180,6 +180,7 @@ def yaml_servers() -> list[dict]:
     return yaml.safe_load((REPO / "servers.yaml").read_text())["servers"]
 
 
+@pytest.mark.alone  # its night and PR check judge real runs
 def test_a_project_made_by_the_installed_perfci_runs_its_nightly_and_pr_check_under_act_as_documented(installed, tmp_path):
     """A new team's afternoon: perfci installed by the venv route, `perfci init` in an
     empty directory outside any checkout (the package's own scenarios and templates),

@@ -14,7 +14,7 @@ import pytest
 
 from conftest import TINY_STEPS, measuring, result_files, run_perfci, server_processes, write_tiny
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.alone]
 
 
 # ---------------------------------------------------------------- the smoke run of rebuild-after-delete

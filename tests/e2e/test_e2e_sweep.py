@@ -12,7 +12,7 @@ import pytest
 
 from conftest import REPO, run_perfci, write_tiny
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.alone]
 
 TWO_PHASES = """\
   - kind: prepare

@@ -20,7 +20,7 @@ from perfci.store.explain_files import read_explain
 
 from conftest import REPO, result_files, run_perfci, write_tiny
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.alone]
 
 # A redo log far too small for the write rate: InnoDB must flush pages for
 # checkpoints all the time. It costs throughput and multiplies pages written per
