@@ -12,7 +12,7 @@ import pytest
 
 from conftest import REPO, run_perfci, write_tiny
 
-pytestmark = [pytest.mark.e2e, pytest.mark.alone]
+pytestmark = [pytest.mark.e2e, pytest.mark.alone]  # a sweep measures on a quiet host only (no --allow-busy)
 
 TWO_PHASES = """\
   - kind: prepare
