@@ -166,6 +166,19 @@ def no_servers_in_unit_tests(request, tmp_path_factory, monkeypatch):
         pytest.fail(f"a unit test started {log.read_text().strip()!r}: use a fixture that marks it e2e")
 
 
+SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"  # no pyenv, no venv
+
+
+def tracked_copy(source: Path) -> Path:
+    """The checkout's tracked files (what a clone holds), so nothing lands in the checkout."""
+    files = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True).stdout.split()
+    for name in files:
+        if (REPO / name).is_file():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, source / name)
+    return source
+
+
 def run_perfci(*args: str, env: dict | None = None, timeout: float = 600, cwd: Path = REPO) -> subprocess.CompletedProcess:
     return subprocess.run([*PERFCI, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, **SOURCE_ENV, **(env or {})})
