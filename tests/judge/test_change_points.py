@@ -91,3 +91,34 @@ def test_drifting_nights_break_the_exchangeability_the_test_assumes():
     called = sum(case_called(rng, 60, drift=0.6) for _ in range(60))
     # measured: 24 of 60 (40 %) against ~1 % for iid nights: the assumption broken, said in docs/nightly.md
     assert 10 <= called <= 40, called
+
+
+def test_the_early_stopping_e_divisive_finds_the_librarys_change_points():
+    """judge/changes.e_divisive stops a permutation test once it cannot be significant; on
+    series with no change, one step, two steps, a spike, a drift, short and long, at a
+    strict and a loose p-value, it returns what signal_processing_algorithms' e_divisive
+    returns from the same generator state."""
+    from signal_processing_algorithms.energy_statistics import energy_statistics as library
+
+    from perfci.judge.changes import e_divisive
+
+    rng = np.random.default_rng(7)
+    shapes = {
+        "noise": lambda n: np.zeros(n),
+        "step": lambda n: np.where(np.arange(n) >= n // 2, 0.1, 0.0),
+        "two steps": lambda n: np.select([np.arange(n) < n // 3, np.arange(n) < 2 * n // 3], [0.0, 0.15], -0.1),
+        "spike": lambda n: np.where(np.arange(n) == n // 2, 0.5, 0.0),
+        "drift": lambda n: np.linspace(0, 0.2, n),
+    }
+    found_some = 0
+    for name, shape in shapes.items():
+        for n in (8, 20, 45):
+            for pvalue in (0.01, 0.2):
+                series = 1000 * np.exp(shape(n) + rng.normal(0, 0.04, n))
+                np.random.seed(11)
+                theirs = library.e_divisive(series, pvalue=pvalue, permutations=100)
+                np.random.seed(11)
+                ours = e_divisive(series, pvalue=pvalue, permutations=100)
+                assert ours == theirs, (name, n, pvalue)
+                found_some += bool(theirs)
+    assert 10 <= found_some < 30  # both outcomes, many times: not a comparison of empty lists
