@@ -22,8 +22,6 @@ from conftest import REPO, SYSTEM_PATH, tracked_copy, write_tiny
 pytestmark = pytest.mark.e2e
 
 
-
-
 def documented_lines(section: str, starts: str) -> list[str]:
     """The command lines of docs/adopting.md's `section` that start with `starts`, as written."""
     text = (REPO / "docs" / "adopting.md").read_text()

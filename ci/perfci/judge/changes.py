@@ -88,7 +88,7 @@ def e_divisive(series: np.ndarray, pvalue: float, permutations: int) -> list[int
                 memo[(a, b)] = (idx + a, stats[idx])
             candidates.append(memo[(a, b)])
         index, statistic = max(candidates, key=lambda c: c[1])
-        as_extreme = 0
+        as_extreme, significant = 0, True
         for _ in range(permutations):
             shuffled = []
             for a, b in windows:
@@ -98,8 +98,9 @@ def e_divisive(series: np.ndarray, pvalue: float, permutations: int) -> list[int
             if max(shuffled) >= statistic:
                 as_extreme += 1
                 if as_extreme / (permutations + 1) > pvalue:
-                    break  # not significant, whatever the other shuffles give
-        if as_extreme / (permutations + 1) > pvalue or not index:  # (the library stops at index 0 too)
+                    significant = False  # whatever the other shuffles give
+                    break
+        if not significant or not index:  # (the library stops at a change point at index 0 too)
             return found
         found.append(index)
 
