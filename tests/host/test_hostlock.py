@@ -92,6 +92,7 @@ def test_a_running_sysbench_or_server_makes_the_host_busy(lock_file, tmp_path):
         fake.wait()
 
 
+@pytest.mark.alone  # a benchmark beside it (the smoke series' sysbench) makes the host busy
 def test_host_wait_queues_behind_the_holder_instead_of_refusing(lock_file):
     import os
     proc = subprocess.Popen([sys.executable, "-c", HOLD.replace("time.sleep(60)", "time.sleep(0.5)")],
@@ -125,6 +126,7 @@ def progress_of(path) -> tuple[int, int]:
 
 
 @pytest.mark.slow
+@pytest.mark.alone
 def test_a_yielding_build_stops_while_a_measurement_has_the_host_and_resumes_after(lock_file, tmp_path):
     """`perfci lock --yield` (what scripts/build-server runs under): a measurement that
     finds the host taken by it gets the host within seconds; the build's process group is
@@ -164,6 +166,7 @@ def test_a_yielding_build_stops_while_a_measurement_has_the_host_and_resumes_aft
         Path(f"/proc/{build_pid}/stat").read_text().split(")")[1].split()[0] == "Z"
 
 
+@pytest.mark.alone  # a benchmark beside it (the smoke series' sysbench) makes the host busy
 def test_the_host_record_of_every_measurement_carries_its_lock_claim(lock_file):
     """One builder of the host record (a run's and an A/B's alike): inside the lock it
     says the measurement had the host to itself."""

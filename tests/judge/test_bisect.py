@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
+from perfci.host.hostlock import bench_processes
 from perfci.judge.bisect import Step, bisect
 
 from conftest import REPO, run_perfci
@@ -209,16 +211,30 @@ def _repo_hash(repo: Path) -> str:
     return hashlib.sha256(str(repo).encode()).hexdigest()[:12]
 
 
-@pytest.mark.slow
-def test_bisect_over_commits_refuses_mixed_ends_and_refs_out_of_order_in_one_line(tmp_path):
-    repo, _ = _git_line(tmp_path, ["as released", "a slowdown"])
-    env = {"PERFCI_CACHE": str(tmp_path / "cache"), "PERFCI_BUILD_REPO": str(repo),
-           "PERFCI_LOCK_FILE": str(tmp_path / "host.lock")}
-    mixed = run_perfci("bisect", "rebuild-after-delete", "--good", "mysql-8.0.15", "--bad", "build:mysql@main",
-                       "--out", str(tmp_path / "o"), env=env)
+def test_mixed_ends_are_bad_input_before_the_host_is_claimed(tmp_path):
+    """Exit 2 at once, even on a busy host (a sysbench running): nothing waits for the host."""
+    fake = subprocess.Popen(["bash", "-c", "exec -a sysbench sleep 60"])
+    try:
+        deadline = time.monotonic() + 5
+        while f"sysbench (pid {fake.pid})" not in bench_processes() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        mixed = run_perfci("bisect", "rebuild-after-delete", "--good", "mysql-8.0.15", "--bad", "build:mysql@main",
+                           "--out", str(tmp_path / "o"), env={"PERFCI_LOCK_FILE": str(tmp_path / "host.lock")})
+    finally:
+        fake.kill()
+        fake.wait()
     assert mixed.returncode == 2 and mixed.stderr == (
         "error: --good 'mysql-8.0.15' --bad 'build:mysql@main': both ends are build: specs (a bisect over commits) "
         "or both servers.yaml releases\n")
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.alone  # bisect has no --allow-busy: a sysbench beside it (the smoke series') is refused first
+def test_bisect_over_commits_refuses_refs_out_of_order_in_one_line(tmp_path):
+    repo, _ = _git_line(tmp_path, ["as released", "a slowdown"])
+    env = {"PERFCI_CACHE": str(tmp_path / "cache"), "PERFCI_BUILD_REPO": str(repo),
+           "PERFCI_LOCK_FILE": str(tmp_path / "host.lock")}
     backwards = run_perfci("bisect", "rebuild-after-delete", "--good", "build:mariadb@main", "--bad",
                            "build:mariadb@v1", "--out", str(tmp_path / "o"), env=env)
     assert backwards.returncode == 2 and len(backwards.stderr.splitlines()) == 1, backwards.stderr

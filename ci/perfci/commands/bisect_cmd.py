@@ -34,18 +34,25 @@ def check_phases(scenario: str, profile: str, case_pattern: str | None, phases: 
     only_phases(cases(loaded, profile, str(path), [case_pattern] if case_pattern else None)[0], phases)
 
 
+def over_commits(good: str, bad: str) -> bool:
+    """Whether the bisect walks commits (both ends build: specs) or releases (neither):
+    mixed ends are bad input, refused before the host is claimed."""
+    builds = [parse_spec(resolve_server(end).spec).scheme == "build" for end in (good, bad)]
+    if any(builds) and not all(builds):
+        raise BadInput(f"--good {good!r} --bad {bad!r}: both ends are build: specs (a bisect over commits) "
+                       "or both servers.yaml releases")
+    return all(builds)
+
+
 def line_between(good: str, bad: str) -> tuple[list[str], list[str]]:
     """What the bisect walks, oldest first, and how its log lists it: servers.yaml's
     releases of one flavor, or (both ends build: specs) the commits from one to the other."""
-    specs = [parse_spec(resolve_server(end).spec) for end in (good, bad)]
-    if all(s.scheme == "build" for s in specs):
+    if over_commits(good, bad):
+        specs = [parse_spec(resolve_server(end).spec) for end in (good, bad)]
         commits = build_line(*specs)
         flavor = specs[0].flavor
         return ([c.spec(flavor) for c in commits],
                 ["Commits in order (first parent):", "", *[f"- `{c.sha[:12]}` {markdown(c.subject)}" for c in commits]])
-    if any(s.scheme == "build" for s in specs):
-        raise BadInput(f"--good {good!r} --bad {bad!r}: both ends are build: specs (a bisect over commits) "
-                       "or both servers.yaml releases")
     releases = load_servers().releases_from(good, bad)
     return releases, [f"Releases in order: {', '.join(releases)}"]
 
@@ -101,6 +108,9 @@ def bisect_command(scenario: str, good: str, bad: str, metric: str, case_pattern
     internal error."""
     handle_cancellation()
     check_phases(scenario, profile, case_pattern, phases)
+    # a line of releases is known before the host is claimed (its bad input exits 2 at once);
+    # a line of commits is fetched into the shared source tree, under the host lock
+    known = None if over_commits(good, bad) else line_between(good, bad)
     progress = Progress(quiet=quiet)
     parent = Path(workdir or tempfile.gettempdir())
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
@@ -125,7 +135,7 @@ def bisect_command(scenario: str, good: str, bad: str, metric: str, case_pattern
 
     try:
         with exclusive_host(command_line(), allow_busy=False, wait_s=host_wait):
-            releases, listing = line_between(good, bad)  # (a commit line fetches into the shared source tree)
+            releases, listing = known or line_between(good, bad)
             progress.info(f"bisect over {len(releases)}: {', '.join(releases)}")
             found = bisect(releases, measure, retries=retries)
     except KeyboardInterrupt:
