@@ -227,6 +227,9 @@ def test_mixed_ends_are_bad_input_before_the_host_is_claimed(tmp_path):
         "error: --good 'mysql-8.0.15' --bad 'build:mysql@main': both ends are build: specs (a bisect over commits) "
         "or both servers.yaml releases\n")
     assert not (tmp_path / "o").exists()
+    typo = run_perfci("bisect", "rebuild-after-delete", "--good", "mysql-8.0.15", "--bad", "mysql-8.0.3",
+                      "--out", str(tmp_path / "o"), env={"PERFCI_LOCK_FILE": str(tmp_path / "host.lock")})
+    assert typo.returncode == 2 and typo.stderr.startswith("error: --bad 'mysql-8.0.3': not a server id (known: ")
 
 
 @pytest.mark.slow

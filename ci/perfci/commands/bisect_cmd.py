@@ -17,7 +17,7 @@ from perfci.model.outputs import BisectRecord, BisectStep
 from perfci.model.scenario import cases, load_scenario, only_phases
 from perfci.providers.basedirs import build_line
 from perfci.providers.servers import load_servers, resolve_server
-from perfci.providers.spec import parse_spec
+from perfci.providers.spec import ServerSpec, parse_spec
 from perfci.report.explanation import why_of
 from perfci.sessions.session import handle_cancellation
 from perfci.sessions.sized_ab import AbPlan, run_sized, sides_of
@@ -34,27 +34,31 @@ def check_phases(scenario: str, profile: str, case_pattern: str | None, phases: 
     only_phases(cases(loaded, profile, str(path), [case_pattern] if case_pattern else None)[0], phases)
 
 
-def over_commits(good: str, bad: str) -> bool:
-    """Whether the bisect walks commits (both ends build: specs) or releases (neither):
-    mixed ends are bad input, refused before the host is claimed."""
-    builds = [parse_spec(resolve_server(end).spec).scheme == "build" for end in (good, bad)]
+def commit_ends(good: str, bad: str) -> list[ServerSpec] | None:
+    """Both ends' build: specs when the bisect walks commits, None when it walks
+    servers.yaml's releases: mixed ends are bad input, refused before the host is claimed."""
+    specs = [parse_spec(resolve_server(end, option=option).spec) for end, option in ((good, "--good"), (bad, "--bad"))]
+    builds = [s.scheme == "build" for s in specs]
     if any(builds) and not all(builds):
         raise BadInput(f"--good {good!r} --bad {bad!r}: both ends are build: specs (a bisect over commits) "
                        "or both servers.yaml releases")
-    return all(builds)
+    return specs if all(builds) else None
 
 
-def line_between(good: str, bad: str) -> tuple[list[str], list[str]]:
-    """What the bisect walks, oldest first, and how its log lists it: servers.yaml's
-    releases of one flavor, or (both ends build: specs) the commits from one to the other."""
-    if over_commits(good, bad):
-        specs = [parse_spec(resolve_server(end).spec) for end in (good, bad)]
-        commits = build_line(*specs)
-        flavor = specs[0].flavor
-        return ([c.spec(flavor) for c in commits],
-                ["Commits in order (first parent):", "", *[f"- `{c.sha[:12]}` {markdown(c.subject)}" for c in commits]])
+def release_line(good: str, bad: str) -> tuple[list[str], list[str]]:
+    """What a bisect over releases walks, oldest first, and how its log lists it."""
     releases = load_servers().releases_from(good, bad)
     return releases, [f"Releases in order: {', '.join(releases)}"]
+
+
+def commit_line(ends: list[ServerSpec]) -> tuple[list[str], list[str]]:
+    """What a bisect over commits walks (--good's commit, then --bad's first-parent line
+    after it) and how its log lists it: fetched into the shared source tree, so under the
+    host lock."""
+    commits = build_line(*ends)
+    flavor = ends[0].flavor
+    return ([c.spec(flavor) for c in commits],
+            ["Commits in order (first parent):", "", *[f"- `{c.sha[:12]}` {markdown(c.subject)}" for c in commits]])
 
 
 def culprit_why(found: Bisection, whys: dict[tuple[str, str], str]) -> list[str]:
@@ -108,9 +112,8 @@ def bisect_command(scenario: str, good: str, bad: str, metric: str, case_pattern
     internal error."""
     handle_cancellation()
     check_phases(scenario, profile, case_pattern, phases)
-    # a line of releases is known before the host is claimed (its bad input exits 2 at once);
-    # a line of commits is fetched into the shared source tree, under the host lock
-    known = None if over_commits(good, bad) else line_between(good, bad)
+    ends = commit_ends(good, bad)
+    releases_known = None if ends else release_line(good, bad)  # bad input exits 2 before the host is claimed
     progress = Progress(quiet=quiet)
     parent = Path(workdir or tempfile.gettempdir())
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
@@ -135,7 +138,7 @@ def bisect_command(scenario: str, good: str, bad: str, metric: str, case_pattern
 
     try:
         with exclusive_host(command_line(), allow_busy=False, wait_s=host_wait):
-            releases, listing = known or line_between(good, bad)
+            releases, listing = releases_known or commit_line(ends or [])
             progress.info(f"bisect over {len(releases)}: {', '.join(releases)}")
             found = bisect(releases, measure, retries=retries)
     except KeyboardInterrupt:

@@ -115,9 +115,9 @@ class Resolved:
     server_id: str | None     # the servers.yaml id it came from
 
 
-def resolve_server(text: str, servers: ServersFile | None = None) -> Resolved:
-    """A --server value: a spec (has a scheme, or `local`) or a servers.yaml id. Bad
-    specs and unknown ids are bad input, with what is allowed."""
+def resolve_server(text: str, servers: ServersFile | None = None, option: str = "--server") -> Resolved:
+    """A --server value (or `option`'s: --good, --bad): a spec (has a scheme, or `local`)
+    or a servers.yaml id. Bad specs and unknown ids are bad input, with what is allowed."""
     if ":" in text or text in SCHEMES:
         parse_spec(text)
         return Resolved(text, None)
@@ -125,7 +125,7 @@ def resolve_server(text: str, servers: ServersFile | None = None) -> Resolved:
     entry = servers.get(text)
     if entry is None:
         known = ", ".join(e.id for e in servers.servers) or f"none, no {SERVERS_FILE} here or above"
-        raise BadInput(f"--server {text!r}: not a server id (known: {known}) and not a spec (allowed: {GRAMMAR})")
+        raise BadInput(f"{option} {text!r}: not a server id (known: {known}) and not a spec (allowed: {GRAMMAR})")
     return Resolved(entry.spec, entry.id)
 
 
