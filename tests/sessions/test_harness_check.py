@@ -83,8 +83,7 @@ def test_the_cli_exits_1_on_a_changed_harness_and_writes_the_report(tmp_path):
     assert same.returncode == 0, same.stdout
 
 
-@pytest.mark.e2e
-@pytest.mark.alone
+@pytest.mark.e2e  # not `alone`: it compares work per transaction, never speed (2 rounds judge no throughput)
 def test_the_pr_script_runs_base_and_head_perfci_in_rounds_and_finds_the_harness_unchanged(real_server_tools,
                                                                                            tmp_path):
     """scripts/pr-harness-ab as the PR check starts it (bash, from the project's checkout):
