@@ -14,10 +14,11 @@ as the nightly does, on every judged metric of rebuild-after-delete (smoke):
   replacement from every side of every kept A/A (each metric centred as
   judge/resample.py centres it);
 - the threshold road: tonight against the last --window (10) nights that did not stand
-  on the metric (judge/stats.judge at compare's 99.5 %); an issue needs two regressed
-  nights in a row and, with no A/B behind it, p at the thresholds' share (the nightly's
-  gate, alert/regression_issues.below_budget; a work counter never opens one on its own
-  test there: t_tested); taken as if no A/B ran (the worst case for this road);
+  on the metric (judge/stats.judge at compare's 99.5 %); an issue needs --min-nights
+  regressed nights in a row (the nightly's default: judge/budget.DEFAULT_MIN_NIGHTS)
+  and, with no A/B behind it, p at the thresholds' share (the nightly's gate,
+  alert/regression_issues.below_budget; a work counter never opens one on its own test
+  there: t_tested); taken as if no A/B ran (the worst case for this road);
 - the change-point road: judge/changes.persisting_changes over the nights so far, at the
   change points' share shared over the judged metrics; a location counts once;
 - the reference-A/B road: every night, as for a branch build, an A/A of K instance pairs
@@ -58,7 +59,7 @@ sys.path.insert(0, str(ROOT / "ci"))
 from false_alarms import clopper_pearson  # noqa: E402  (the one exact interval of benchmarks/)
 from perfci.alert.regression_issues import t_tested  # noqa: E402
 from perfci.judge import design, resample  # noqa: E402
-from perfci.judge.budget import IssueBudget  # noqa: E402
+from perfci.judge.budget import DEFAULT_MIN_NIGHTS, IssueBudget  # noqa: E402
 from perfci.judge.burst_verdicts import INTERIM_SHARE, interim_look, judged_specs  # noqa: E402
 from perfci.judge.changes import persisting_changes  # noqa: E402
 from perfci.judge.paired import judge_instances, runner_default_prior  # noqa: E402
@@ -100,8 +101,10 @@ def slowed(key: str, value: float, factor: float) -> float:
 
 
 class Month:
-    def __init__(self, pool: list[resample.Table], specs: dict, levels: dict[str, float], instances: int):
+    def __init__(self, pool: list[resample.Table], specs: dict, levels: dict[str, float], instances: int,
+                 min_nights: int = DEFAULT_MIN_NIGHTS):
         self.pool, self.specs, self.levels, self.instances = pool, specs, levels, instances
+        self.min_nights = min_nights
         # a night: one side of one instance pair, its mean per judged metric over the first
         # `bursts` measured bursts of each phase, as many as the shortest kept side has: the
         # kept A/As' designs ran 7-20 bursts a phase, and a phase's level moves along its
@@ -152,13 +155,13 @@ class Month:
                 v = judge([night[key]], baseline, spec.direction, spec.tolerance, floor=spec.floor)  # as compare
                 if v.verdict == Outcome.REGRESSION:
                     tonight_regressed.add(key)
-                    if looked and regressed and key in regressed[-1]:
+                    streak = [night[key]]
+                    for j in range(n - 1, -1, -1):
+                        if key not in regressed[j]:
+                            break
+                        streak.insert(0, nights[j][key])
+                    if looked and len(streak) >= self.min_nights:
                         # the gate as the nightly's: every night of the streak together against the baseline
-                        streak = [night[key]]
-                        for j in range(n - 1, -1, -1):
-                            if key not in regressed[j]:
-                                break
-                            streak.insert(0, nights[j][key])
                         p = estimate_p(ratio_interval(streak, baseline))
                         if t_tested(key) and p is not None and p <= self.levels["threshold"] / m:
                             alarms["threshold"] += 1
@@ -184,10 +187,13 @@ class Month:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seeds", type=int, default=200)
+    parser.add_argument("--first-seed", type=int, default=0, help="seeds first-seed .. first-seed + seeds - 1")
     parser.add_argument("--levels", choices=["budget", "former"], default="budget")
     parser.add_argument("--drift", type=float, default=0.0)
     parser.add_argument("--step", type=float, default=0.0)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--min-nights", type=int, default=DEFAULT_MIN_NIGHTS,
+                        help="the nights in a row a threshold regression no A/B confirmed needs (the nightly's)")
     parser.add_argument("--server", default="10.11", help="the kept A/As of this server version (prefix)")
     args = parser.parse_args()
     budget = IssueBudget()
@@ -202,17 +208,18 @@ def main() -> None:
     specs = {k: v for k, v in judged.items() if all(any(x > 0 for x in t[k][0]) for t in pool)}
     left_out = sorted(set(judged) - set(specs))
     sized = design.for_case(None, 2, len(specs) // 2, 2, alpha=levels["ab"])
-    month = Month(pool, specs, levels, sized.instances)
+    month = Month(pool, specs, levels, sized.instances, args.min_nights)
+    seeds = range(args.first_seed, args.first_seed + args.seeds)
     with multiprocessing.Pool(args.jobs) as workers:
         per_seed = workers.starmap(month.run, [(np.random.default_rng(seed), args.drift, args.step)
-                                               for seed in range(args.seeds)])
+                                               for seed in seeds])
     roads = ("ab", "change", "threshold")
     any_alarm = sum(1 for c in per_seed if any(c[road] for road in roads))
     low, high = clopper_pearson(any_alarm, args.seeds)
     what = ("no change" if not args.step else f"a {args.step:.0%} server slowdown from night {HISTORY + LOOKS // 2 + 1}")
     print(f"# A month of nightly looks, simulated ({what}"
           f"{f', nights drifting AR(1) {args.drift}' if args.drift else ''}; levels: {args.levels})\n")
-    print(f"- {args.seeds} case-months (seeds 0-{args.seeds - 1}): {HISTORY} nights of history, then {LOOKS} looked at; "
+    print(f"- {args.seeds} case-months (seeds {seeds[0]}-{seeds[-1]}): {HISTORY} nights of history, then {LOOKS} looked at; "
           f"{len(specs)} judged metrics of {SCENARIO} (smoke): {', '.join(sorted(specs))}")
     print(f"- nights drawn from {len(month.sides)} instance sides of {len(kept)} kept real A/As of server "
           f"{kept[0][1].sides[0].full_version} "
@@ -225,6 +232,8 @@ def main() -> None:
                                                      f"month over {budget.cases} cases, "
                                                      f"{budget.false_issues / budget.cases:.2f} per case-month)"
                                                      if args.levels == "budget" else " (no gate on thresholds)"))
+    print(f"- a threshold regression no A/B confirmed: an alarm on its {args.min_nights}th night in a row "
+          f"(--min-nights {args.min_nights}; the nightly's default {DEFAULT_MIN_NIGHTS})")
     if left_out:
         print(f"- left out (zero in some kept A/A: no noise to draw): {', '.join(left_out)}")
     engine = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short=12", "HEAD"], capture_output=True,

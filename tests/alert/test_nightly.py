@@ -188,3 +188,21 @@ def test_an_unconfirmed_threshold_issue_says_its_level_and_a_marginal_one_waits_
             assert not written
             [pending] = [a for a in night.actions if a.startswith("pending: ")]
             assert "regressed (smallest p 0.00011), above the 3.5e-05 per metric" in pending
+
+
+def test_by_default_a_regression_no_ab_confirmed_opens_its_issue_on_its_third_night(tmp_path):
+    """The nightly's default --min-nights (judge/budget.DEFAULT_MIN_NIGHTS, 3): a threshold
+    regression with no A/B behind it, however large, is pending on its first two nights
+    and opens its issue on the third. Two nights let a slow hour's tail through the t
+    test: 14 of 200 simulated case-months against the thresholds' 2 % share
+    (benchmarks/results/month-simulation-20261127-0230da9.md)."""
+    from perfci.alert.nightly import NightOptions, run_night
+    history, issues = tmp_path / "history", tmp_path / "issues"
+    append([make_result(tps=1000 + 10 * (i % 3)) for i in range(10)], history)
+    said = [run_night([make_result(tps=500)], NightOptions(history_root=history), dry_run_dir=issues).actions
+            for _ in range(3)]
+    for night, actions in enumerate(said[:2], 1):
+        assert any(a.startswith("pending: before.tps") and f"regressed on {night} of the 3 consecutive nights" in a
+                   for a in actions), actions
+    [issue] = issues.glob("*.md")
+    assert f"wrote {issue}" in said[2] and "before.tps" in issue.read_text()

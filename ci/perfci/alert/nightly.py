@@ -27,7 +27,7 @@ from pathlib import Path
 from perfci.alert.change_issues import sync_changes
 from perfci.alert.github import Comment, GitHub, GitHubFailure, Issue, body_of, login
 from perfci.alert.regression_issues import ACCEPT_LABEL, CASE_RE, SINCE_RE, sync
-from perfci.judge.budget import IssueBudget
+from perfci.judge.budget import DEFAULT_MIN_NIGHTS, IssueBudget
 from perfci.judge.changes import CHANGE_ALPHA, persisting_changes
 from perfci.judge.compare import CaseComparison, Rules, compare_cases
 from perfci.model.confirmation import Confirmation
@@ -93,7 +93,7 @@ class NightOptions:
     baseline_root: Path | None = None
     rules: Rules = Rules()
     window: int = DEFAULT_HISTORY_WINDOW
-    min_nights: int = 2
+    min_nights: int = DEFAULT_MIN_NIGHTS
     close_after: int = 3
     run_url: str = ""
     site_url: str = ""

@@ -11,7 +11,7 @@ from typing import TypeVar
 import click
 
 from perfci.judge import design
-from perfci.judge.budget import DEFAULT_CASES, DEFAULT_FALSE_ISSUES, IssueBudget
+from perfci.judge.budget import DEFAULT_CASES, DEFAULT_FALSE_ISSUES, DEFAULT_MIN_NIGHTS, IssueBudget
 from perfci.judge.paired import DEFAULT_MIN_EFFECT
 from perfci.judge.stats import DEFAULT_CONFIDENCE, DEFAULT_CV_FLOOR, DEFAULT_PRIOR_CV
 from perfci.model.identity import DEFAULT_FOLLOW, FOLLOW_CHOICES
@@ -74,9 +74,11 @@ window = click.option(
     "--window", type=click.IntRange(2, 1000), default=10, show_default=True,
     help="How many of the newest usable history samples make a baseline (with --history).")
 min_nights = click.option(
-    "--min-nights", type=click.IntRange(1, 30), default=2, show_default=True, envvar="PERFCI_MIN_NIGHTS",
+    "--min-nights", type=click.IntRange(1, 30), default=DEFAULT_MIN_NIGHTS, show_default=True,
+    envvar="PERFCI_MIN_NIGHTS",
     help="With --history: open an issue only when a metric regressed on this many consecutive nights (a one-night "
-         "spike opens none), or an A/B confirmed it. Env: PERFCI_MIN_NIGHTS.")
+         "spike opens none), or an A/B confirmed it. Fewer than the default spends more of the false-issue budget "
+         "than its thresholds' share (docs/nightly.md). Env: PERFCI_MIN_NIGHTS.")
 history_to_write = click.option(
     "--history", "history_dir", type=click.Path(path_type=Path, file_okay=False), default=Path("history"),
     show_default=True, envvar="PERFCI_HISTORY", help="History directory (created if missing). Env: PERFCI_HISTORY.")

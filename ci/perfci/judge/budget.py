@@ -8,7 +8,8 @@ each road at most once:
   flag followed by a confirming A/B is at most as likely as the A/B's false alarm);
 - a **change point** over its nightly history is called (judge/changes.py);
 - a **threshold** regression against the history baseline stands with no A/B behind it
-  (no reference to run, or the A/B could not say; alert/regression_issues.py).
+  (no reference to run, or the A/B could not say; alert/regression_issues.py), on its
+  DEFAULT_MIN_NIGHTS-th night in a row.
 The expected number of false issues in a month is at most the sum, over the cases, nights
 and roads, of each road's level on that night (a union bound: valid however the nights,
 metrics and roads are correlated). The budget fixes that sum — by default one false issue
@@ -36,6 +37,14 @@ ROADS: tuple[Road, ...] = ("ab", "change", "threshold")
 SHARES: dict[Road, float] = {"ab": 0.5, "change": 0.3, "threshold": 0.2}
 ROAD_NAMES: dict[Road, str] = {"ab": "the reference A/B holds", "change": "change points hold",
                                "threshold": "thresholds hold"}
+# A threshold regression no A/B confirmed opens an issue on the third night in a row it
+# stands (the nightly's --min-nights), tested over all of them at the thresholds' share.
+# The t test at ~10^-5 a metric trusts a normal tail the nights do not have: a slow hour
+# takes ~10 % off a night's throughput and latency, and two such nights in a row opened
+# 14 of 200 simulated case-months at two nights, against the road's 2 % share; each night
+# more of the streak multiplies the chance that the tail explains it by the tail's own
+# rate (benchmarks/results/month-simulation-20261127-*.md).
+DEFAULT_MIN_NIGHTS = 3
 DEFAULT_FALSE_ISSUES = 1.0
 DEFAULT_CASES = 10
 NIGHTS_PER_MONTH = 30
