@@ -232,7 +232,7 @@ def main() -> None:
                                                      f"month over {budget.cases} cases, "
                                                      f"{budget.false_issues / budget.cases:.2f} per case-month)"
                                                      if args.levels == "budget" else " (no gate on thresholds)"))
-    print(f"- a threshold regression no A/B confirmed: an alarm on its {args.min_nights}th night in a row "
+    print(f"- a threshold regression no A/B confirmed: an alarm once it has stood {args.min_nights} nights in a row "
           f"(--min-nights {args.min_nights}; the nightly's default {DEFAULT_MIN_NIGHTS})")
     if left_out:
         print(f"- left out (zero in some kept A/A: no noise to draw): {', '.join(left_out)}")
