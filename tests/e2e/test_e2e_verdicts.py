@@ -138,7 +138,7 @@ def test_interleaved_ab_flags_fsync_at_commit(real_server_tools, tmp_path):
     performance_schema on at both sides' start: the commit's path (the redo log's write
     and fsync) grows; the Why section says so in the report, the PR comment and the
     regression issue."""
-    scenario = write_tiny(tmp_path, time=60, transactions=8000, burst=400)
+    scenario = write_tiny(tmp_path, time=60, transactions=4800, burst=400)  # 12 burst pairs an instance
     out = tmp_path / "out"
     proc = run_perfci("ab", str(scenario), "--b-config", "innodb_flush_log_at_trx_commit=1", "--instances", "4",
                       "--a-config", "performance_schema=ON", "--b-config", "performance_schema=ON",
@@ -154,14 +154,14 @@ def test_interleaved_ab_flags_fsync_at_commit(real_server_tools, tmp_path):
     assert proc.stdout.splitlines()[2].startswith("**Regression** in ")  # the verdict line comes first
     [bursts_file] = out.glob("*.bursts.json")
     run = json.loads(bursts_file.read_text())
-    assert run["schema"] == "perfci.ab-bursts/2" and run["bursts_per_phase"] == {"only": 20}
+    assert run["schema"] == "perfci.ab-bursts/2" and run["bursts_per_phase"] == {"only": 12}
     # four instance pairs planned, each with fresh servers and its own first side: the effect is
     # clear at the interim look after two, which ends the A/B at half its cost
     assert run["planned_instances"] == 4 and "stopped at the interim look" in proc.stdout
     assert [i["index"] for i in run["instances"]] == [0, 1] and {i["first"] for i in run["instances"]} <= {"a", "b"}
     sides = {(b["instance"], b["index"], b["side"]): b for b in run["bursts"]}
-    assert len(sides) == 80 and all(sides[(i, k, "a")]["rand_seed"] == sides[(i, k, "b")]["rand_seed"] == 1 + k
-                                    for i in (0, 1) for k in range(20))
+    assert len(sides) == 48 and all(sides[(i, k, "a")]["rand_seed"] == sides[(i, k, "b")]["rand_seed"] == 1 + k
+                                    for i in (0, 1) for k in range(12))
     # ABBA from the instance's first side: it goes first in even pairs, the other in odd ones
     for pair in run["instances"]:
         first_positions = [0, 1, 0, 1] if pair["first"] == "a" else [1, 0, 1, 0]
@@ -179,7 +179,7 @@ def test_interleaved_ab_flags_fsync_at_commit(real_server_tools, tmp_path):
 
 def explained_in_every_place(report: str, out: Path, run_id: str, typed: AbVerdict) -> None:
     """The explain pass of the fsync A/B: its record, profiles and flame graphs kept
-    beside the bursts (which hold the verdict's bursts only: 80, checked above); the
+    beside the bursts (which hold the verdict's bursts only: 48, checked above); the
     commit path in the Why section of the report, the PR comment and the issue."""
     directory = out / f"{run_id}.explain"
     record = json.loads((directory / "explain.json").read_text())
