@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT / "ci"))
 from false_alarms import clopper_pearson  # noqa: E402  (the one exact interval of benchmarks/)
 from perfci.judge.budget import IssueBudget  # noqa: E402
 
-MIN_HISTORY = 2  # nights a case's history needs before tonight is judged (perfci nightly --min-nights 2)
+MIN_HISTORY = 2  # nights a case's history needs before tonight is judged (a history baseline of two samples)
 
 
 def night_results(night: Path) -> list[dict]:
