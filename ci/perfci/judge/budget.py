@@ -8,8 +8,8 @@ each road at most once:
   flag followed by a confirming A/B is at most as likely as the A/B's false alarm);
 - a **change point** over its nightly history is called (judge/changes.py);
 - a **threshold** regression against the history baseline stands with no A/B behind it
-  (no reference to run, or the A/B could not say; alert/regression_issues.py), on its
-  DEFAULT_MIN_NIGHTS-th night in a row.
+  (no reference to run, or the A/B could not say; alert/regression_issues.py), by
+  default on its third night in a row (DEFAULT_MIN_NIGHTS below).
 The expected number of false issues in a month is at most the sum, over the cases, nights
 and roads, of each road's level on that night (a union bound: valid however the nights,
 metrics and roads are correlated). The budget fixes that sum — by default one false issue
