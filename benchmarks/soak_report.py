@@ -55,6 +55,7 @@ def main() -> None:
     tps: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))  # case -> phase -> nights
     looked, opened_nights = 0, []
     issues_before = 0
+    stood_before: dict[str, set[str]] = {}  # case -> the keys that stood the night before
     for line, night in zip(lines, nights, strict=False):
         results = {f"{r['scenario']['name']}/{r['case']}": r for r in night_results(night)}
         cells = []
@@ -72,7 +73,11 @@ def main() -> None:
                           f"{', …' if len(s['keys']) > 3 else ''})" for s in summary.get("standing", [])) or "—"
         # the nightly's pending: lines, from "regressed" on (what held each case's issue back)
         pending = "; ".join("regressed" + a.split(" regressed", 1)[1].split(": judged at")[0]
-                            for a in summary.get("actions", []) if a.startswith("pending:") and " regressed" in a) or "—"
+                            for a in summary.get("actions", []) if a.startswith("pending:") and " regressed" in a)
+        standing = {x["case"]: set(x["keys"]) for x in summary.get("standing", [])}
+        if not pending and standing and all(keys <= stood_before.get(case, set()) for case, keys in standing.items()):
+            pending = "stood the night before, worse again: no regression tonight"  # it stays out of the baseline
+        stood_before = standing
         codes = ", ".join(f"{k} {v}" for k, v in line.items() if k.startswith(("run ", "confirm", "nightly")))
         new = line["issues"] - issues_before
         issues_before = line["issues"]
@@ -80,7 +85,8 @@ def main() -> None:
             looked += len(cases)
             if new:
                 opened_nights.append(line["night"])
-        print(f"| {line['night']} | " + " | ".join(cells) + f" | {codes} | {summary.get('outcome', '—')} | {stood} | {pending} | "
+        outcome = summary.get("outcome", "—")
+        print(f"| {line['night']} | " + " | ".join(cells) + f" | {codes} | {outcome} | {stood} | {pending or '—'} | "
               f"{new or ''} |")
 
     issues = sorted((soak / "issues").glob("*.md"))
