@@ -129,7 +129,7 @@ def _verdict_out(text: str, verdict: AbVerdict, report_file: Path | None, json_o
 # options that only one mode reads: given in the other mode they would be silently ignored
 MODE_OPTIONS = {"rounds": ("rounds", "confidence"),
                 "interleaved": ("target_mde", "budget_minutes", "size_by", "bursts", "instances", "plan_only", "warmup",
-                                "min_effect", "noise_dir", "explain", "a_sql", "b_sql",
+                                "min_effect", "noise_dir", "explain", "a_sql", "b_sql", "measure", "work_counter",
                                 "phases")}
 
 

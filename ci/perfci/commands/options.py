@@ -17,6 +17,7 @@ from perfci.judge.stats import DEFAULT_CONFIDENCE, DEFAULT_CV_FLOOR, DEFAULT_PRI
 from perfci.model.identity import DEFAULT_FOLLOW, FOLLOW_CHOICES
 from perfci.model.scenario import cases, load_scenario
 from perfci.providers.servers import resolve_server
+from perfci.run import work
 from perfci.sessions.interleave import DEFAULT_WARMUP_PAIRS
 from perfci.sessions.sized_ab import AbPlan
 from perfci.store.noise_files import noise_root
@@ -211,24 +212,38 @@ explain = click.option(
          "regressed phases (auto), of every measured phase (always: an A/A's 'nothing stands out'), or none: "
          "CPU profiles (perf), statement digests and waits side by side, in the report's Why section "
          "[env PERFCI_EXPLAIN].")
-AB_PLAN_OPTIONS = (ab_target, ab_budget, ab_size, ab_bursts, ab_instances, min_effect, noise_dir, explain)
+measure = click.option(
+    "--measure", type=click.Choice(work.MEASURES), default="time", show_default=True, envvar="PERFCI_MEASURE",
+    help="Interleaved A/B: what the bursts measure. time: throughput, latency and CPU; work: the instructions the "
+         "server's statement path executes per transaction, counted (callgrind, or the PMU on bare metal): "
+         "0.1-0.7 % noise where time has several %, blind to waits, locks, cache misses and the host; its bursts "
+         "carry no time metric [env PERFCI_MEASURE].")
+work_counter = click.option(
+    "--work-counter", type=click.Choice(work.WORK_METHODS), default="auto", show_default=True,
+    help="--measure work: how instructions are counted. callgrind: the server under valgrind, counting only "
+         "inside its statement loop (anywhere); pmu: perf stat's instructions:u of the server process (a host "
+         "with hardware counters); auto: the PMU where there is one.")
+AB_PLAN_OPTIONS = (ab_target, ab_budget, ab_size, ab_bursts, ab_instances, min_effect, noise_dir, explain, measure,
+                   work_counter)
 
 
 def ab_plan(target_mde: float, budget_minutes: float, size_by: str, bursts: int | None, instances: int | None,
             min_effect: float, noise_dir: Path | None, phases: tuple[str, ...] = (),
-            warmup: int = DEFAULT_WARMUP_PAIRS, baseline_dir: Path | None = None, explain: str = "auto") -> AbPlan:
+            warmup: int = DEFAULT_WARMUP_PAIRS, baseline_dir: Path | None = None, explain: str = "auto",
+            measure: str = "time", work_counter: str = "auto") -> AbPlan:
     """THE mapping of a command's A/B options to the plan every A/B it runs is sized
     and judged by (sessions/sized_ab.AbPlan). The noise models: --noise-dir, else
     noise/ under the command's --baseline-dir (where they live beside the baselines)."""
     return AbPlan(target_mde, budget_minutes, size_by == "profile", bursts, instances, warmup, tuple(phases),
-                  min_effect, noise_root(noise_dir, baseline_dir), explain)
+                  min_effect, noise_root(noise_dir, baseline_dir), explain, measure=measure, work_counter=work_counter)
 
 
 def ab_plan_options(fn: F) -> F:
     """The options that size and judge an interleaved A/B, declared once, handed to the
     command as one `ab: AbPlan` (with its --phase, --warmup and --baseline-dir where it
     has them)."""
-    names = ("target_mde", "budget_minutes", "size_by", "bursts", "instances", "min_effect", "noise_dir", "explain")
+    names = ("target_mde", "budget_minutes", "size_by", "bursts", "instances", "min_effect", "noise_dir", "explain",
+             "measure", "work_counter")
 
     @functools.wraps(fn)
     def with_plan(*args, **kwargs):

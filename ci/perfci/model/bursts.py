@@ -47,6 +47,8 @@ class SideInfo(StrictModel):
     setup_sql: list[str] = []
     commit: str | None = Field(None, description="build: the commit scripts/build-server built")
     build: Build | None = Field(None, description="build: how it was built (perfci-build.json)")
+    work: str | None = Field(None, description="--measure work: how this side's work was counted, and the config "
+                                               "its server needed for it (None: timed)")
 
 
 class InterleavedRun(StrictModel):
@@ -74,6 +76,9 @@ class InterleavedRun(StrictModel):
     bursts: list[Burst]
     notes: list[str] = []
     threads: dict[str, int] = Field({}, description="client threads per phase (a phase not listed: one)")
+    measure: Literal["time", "work"] = Field("time", description="what the bursts measured: time (throughput, "
+                                                                 "latency, CPU) or work (instructions per "
+                                                                 "transaction, counted; no time metric)")
 
     def threads_of(self, phase: str) -> int:
         return self.threads.get(phase, 1)

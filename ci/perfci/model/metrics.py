@@ -20,7 +20,11 @@ DEFAULT_COMPARED = (
     # 6.1 % / 4.7 % where tps spread 9.9 % / 5.3 %, and a CPU cost in the statement path
     # moves it more than tps (docs/findings/2026-11-24-detection-engine-v3.md)
     "statement_cpu_us_per_txn",
+    # an A/B that counts work (`--measure work`, run/work.py): the instructions the
+    # statement path executed per transaction; its bursts carry no time metric
+    "instructions_per_txn",
 )
+WORK_METRIC = "instructions_per_txn"
 
 # (pattern on the base metric name, direction, default tolerance), first match wins.
 DEFAULT_SPECS = (
@@ -28,6 +32,7 @@ DEFAULT_SPECS = (
     ("qps*", Direction.HIGHER, 0.05),
     ("latency_ms_*", Direction.LOWER, 0.10),
     ("*cpu_us_per_txn", Direction.LOWER, 0.05),
+    ("instructions_per_txn", Direction.LOWER, 0.01),
     ("*_per_txn", Direction.LOWER, 0.10),
     ("compress_miss_rate", Direction.LOWER, 0.10),
     ("*", Direction.HIGHER, 0.05),
@@ -37,6 +42,9 @@ DEFAULT_SPECS = (
 # what a statement does per transaction (rows read, pages split, fsyncs): a cost that only
 # slows the server does not move these, so they are judged and gated apart
 WORK_COUNTERS = "work counters"
+# the instructions the server's code executed per transaction (counted, not timed): more
+# code run for the same statements; waits, locks, cache misses and the clock do not show
+INSTRUCTIONS = "instructions"
 # How a reader sees a metric: (pattern on the base metric name, group, unit), first match
 # wins; the dashboard groups its charts in GROUPS' order and labels each with its unit.
 PRESENTATION = (
@@ -44,11 +52,12 @@ PRESENTATION = (
     ("qps*", "throughput", "queries/s"),
     ("latency_ms_*", "latency", "ms"),
     ("*cpu_us_per_txn", "CPU", "µs of CPU per transaction"),
+    ("instructions_per_txn", INSTRUCTIONS, "instructions per transaction"),
     ("*_per_txn", WORK_COUNTERS, "per transaction"),
     ("*_rate", WORK_COUNTERS, "fraction"),
     ("*", "other", ""),
 )
-GROUPS = ("headline ratios", "throughput", "latency", "CPU", WORK_COUNTERS, "other")
+GROUPS = ("headline ratios", "throughput", "latency", "CPU", INSTRUCTIONS, WORK_COUNTERS, "other")
 
 
 def presentation(key: str) -> tuple[str, str]:

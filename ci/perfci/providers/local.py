@@ -141,6 +141,9 @@ class LocalServer:
         self.datadir = self.workdir / "data"
         self.cnf_path = self.workdir / "my.cnf"
         self.error_log = self.workdir / "error.log"
+        # what the server binary is started under (run/work.py: valgrind's callgrind to count
+        # its work); never the datadir's initialisation
+        self.launcher: list[str] = []
 
     # -------------------------------------------------------- before start
 
@@ -289,7 +292,7 @@ class LocalServer:
             self._initialize()
         with (self.workdir / "mysqld.out").open("w") as out:
             self.proc = subprocess.Popen(
-                [str(self.binary), f"--defaults-file={self.cnf_path}"],
+                [*self.launcher, str(self.binary), f"--defaults-file={self.cnf_path}"],
                 stdout=out, stderr=subprocess.STDOUT,
                 start_new_session=True,  # Ctrl-C reaches us, and we shut the server down in order
             )

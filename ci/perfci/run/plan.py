@@ -17,11 +17,13 @@ from perfci.model.scenario import ResolvedScenario, cases, config_text, load_sce
 from perfci.providers import open_provider
 from perfci.providers.basedirs import build_provenance, pinned_to_commit
 from perfci.providers.capabilities import Requested, UnknownOption, normalize, plan_config
+from perfci.providers.local import LocalServer
 from perfci.providers.mycnf import check_not_reserved
 from perfci.providers.provider import ServerProvider
 from perfci.providers.spec import parse_spec
-from perfci.run import sysbench
+from perfci.run import sysbench, work
 from perfci.run.snapshots import SnapshotCache, data_prefix
+from perfci.run.work import WorkSetup
 from perfci.util.errors import BadInput
 from perfci.util.runner import temp_prefix
 
@@ -42,6 +44,7 @@ class RunPlan:
     snapshots: SnapshotCache | None = None  # None: always prepare
     sysbench: str = "unknown"  # `sysbench --version`, checked before any work
     whole_case_hash: str | None = None  # with --phase: the hash of the case before its phases were cut
+    work: WorkSetup | None = None  # an A/B counting work (run/work.py): how this side counts it
 
     @property
     def case_hashes(self) -> tuple[str, ...]:
@@ -72,14 +75,25 @@ def plan_runs(scenario_arg: str, profile: str, server_spec: str, overrides: list
 
 def plan_run(scenario_arg: str, profile: str, server_spec: str, overrides: list[Requested],
              workdir: Path, argv: list[str] | None = None, case_pattern: str | None = None,
-             phases: tuple[str, ...] = ()) -> RunPlan:
+             phases: tuple[str, ...] = (), work_counter: str | None = None) -> RunPlan:
     """The plan of one case (A/B compares one case): the first case matching
     `case_pattern`, or the profile's first case of a matrix scenario; with `phases`,
-    measuring only those (checked before the server spec is opened: nothing is built)."""
+    measuring only those (checked before the server spec is opened: nothing is built);
+    with `work_counter` (auto, callgrind, pmu), the server counts its work per burst
+    (run/work.py: checked here, its config added as overrides, recorded like any)."""
     scenario, path = load_scenario(scenario_arg)
     whole = cases(scenario, profile, str(path), [case_pattern] if case_pattern else None)[0]
-    plan = plan_case(only_phases(whole, phases), path, open_provider(server_spec, workdir), server_spec, overrides,
-                     argv or [])
+    resolved = only_phases(whole, phases)
+    provider = open_provider(server_spec, workdir)
+    counting = None
+    if work_counter is not None:
+        counting = work.setup(provider, work_counter, resolved.config.get("innodb_buffer_pool_size"),
+                              workdir / "callgrind")
+        overrides = overrides + [Requested(k, v, "override") for k, v in counting.config.items()]
+        if isinstance(provider, LocalServer):
+            provider.launcher = counting.launcher
+    plan = plan_case(resolved, path, provider, server_spec, overrides, argv or [])
+    plan.work = counting
     plan.whole_case_hash = whole.content_hash()
     plan.sysbench = sysbench.version()
     return plan

@@ -75,30 +75,38 @@ def record_check() -> tuple[bool, str]:
             else f"perf recorded nothing with -e {EVENT}")
 
 
-@contextmanager
-def recording(pid: int, out: Path) -> Iterator[None]:
-    """perf recording process `pid` (all its threads) into `out` while the block runs."""
-    fifo_dir = Path(tempfile.mkdtemp(prefix="perfci-perfctl-"))
-    ctl, ack = fifo_dir / "ctl", fifo_dir / "ack"
-    os.mkfifo(ctl)
-    os.mkfifo(ack)
-    # read-write ends: opening a FIFO for one direction blocks until perf opens the other
-    ctl_fd, ack_fd = os.open(ctl, os.O_RDWR), os.open(ack, os.O_RDWR)
-    # --no-buildid-cache: no copy of every profiled binary under ~/.debug (the binary is where perf found it)
-    perf = subprocess.Popen([tool("perf") or "perf", "record", "--no-buildid-cache", "-e", EVENT, "-F", str(FREQUENCY),
-                             "--call-graph", CALL_GRAPH, "-p", str(pid), "-o", str(out), "-D", "-1",
-                             "--control", f"fifo:{ctl},{ack}"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        os.write(ctl_fd, b"enable\n")
-        ready, _, _ = select.select([ack_fd], [], [], ACK_TIMEOUT_S)
+class ControlledPerf:
+    """A perf command (`record`, `stat`) attached to process `pid` with its events
+    disabled, enabled over its control FIFO: start() returns once perf acknowledged (the
+    measured work starts after that), finish() ends it with SIGINT and returns its stderr."""
+
+    def __init__(self, args: list[str], pid: int):
+        self.args, self.pid = args, pid
+        self.perf: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        self.fifo_dir = Path(tempfile.mkdtemp(prefix="perfci-perfctl-"))
+        ctl, ack = self.fifo_dir / "ctl", self.fifo_dir / "ack"
+        os.mkfifo(ctl)
+        os.mkfifo(ack)
+        # read-write ends: opening a FIFO for one direction blocks until perf opens the other
+        self.ctl_fd, self.ack_fd = os.open(ctl, os.O_RDWR), os.open(ack, os.O_RDWR)
+        self.perf = subprocess.Popen([tool("perf") or "perf", *self.args, "-p", str(self.pid), "-D", "-1",
+                                      "--control", f"fifo:{ctl},{ack}"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        os.write(self.ctl_fd, b"enable\n")
+        ready, _, _ = select.select([self.ack_fd], [], [], ACK_TIMEOUT_S)
         if not ready:
-            perf.kill()
-            raise InfraFailure(f"perf record did not start on pid {pid} within {ACK_TIMEOUT_S:.0f} s: "
-                               f"{(perf.communicate()[1] or '').strip()[-300:]}")
-        os.read(ack_fd, 64)
-        yield
-    finally:
+            self.perf.kill()
+            err = (self.perf.communicate()[1] or "").strip()[-300:]
+            self._close()
+            raise InfraFailure(f"perf {self.args[0]} did not start on pid {self.pid} within {ACK_TIMEOUT_S:.0f} s: {err}")
+        os.read(self.ack_fd, 64)
+
+    def finish(self) -> str:
+        """End perf (SIGINT: it writes its data or counts) and return its stderr."""
+        perf = self.perf
+        assert perf is not None, "finish() before start()"
         if perf.poll() is None:
             perf.send_signal(signal.SIGINT)
         try:
@@ -106,11 +114,31 @@ def recording(pid: int, out: Path) -> Iterator[None]:
         except subprocess.TimeoutExpired:
             perf.kill()
             _, err = perf.communicate()
-        os.close(ctl_fd)
-        os.close(ack_fd)
-        shutil.rmtree(fifo_dir, ignore_errors=True)
-    if perf.returncode not in (0, -signal.SIGINT) or not out.exists():
-        raise InfraFailure(f"perf record on pid {pid} failed (exit {perf.returncode}): {err.strip()[-300:]}")
+        self._close()
+        if perf.returncode not in (0, -signal.SIGINT):
+            raise InfraFailure(f"perf {self.args[0]} on pid {self.pid} failed (exit {perf.returncode}): "
+                               f"{(err or '').strip()[-300:]}")
+        return err or ""
+
+    def _close(self) -> None:
+        os.close(self.ctl_fd)
+        os.close(self.ack_fd)
+        shutil.rmtree(self.fifo_dir, ignore_errors=True)
+
+
+@contextmanager
+def recording(pid: int, out: Path) -> Iterator[None]:
+    """perf recording process `pid` (all its threads) into `out` while the block runs."""
+    # --no-buildid-cache: no copy of every profiled binary under ~/.debug (the binary is where perf found it)
+    perf = ControlledPerf(["record", "--no-buildid-cache", "-e", EVENT, "-F", str(FREQUENCY),
+                           "--call-graph", CALL_GRAPH, "-o", str(out)], pid)
+    perf.start()
+    try:
+        yield
+    finally:
+        err = perf.finish()
+    if not out.exists():
+        raise InfraFailure(f"perf record on pid {pid} wrote no {out}: {err.strip()[-300:]}")
 
 
 def fold(data: Path) -> dict[str, int]:

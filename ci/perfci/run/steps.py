@@ -32,6 +32,7 @@ from perfci.model.scenario import (
 from perfci.providers.provider import ServerProvider
 from perfci.run import collectors, loader, sysbench
 from perfci.run.inspect import DATABASE, RunningServer, counters_delta
+from perfci.run.work import WorkCounter
 from perfci.util.errors import BadInput, InfraFailure
 from perfci.util.files import write_atomic
 from perfci.util.progress import Progress
@@ -219,15 +220,58 @@ def sysbench_script(ctx: StepContext, name: str) -> str:
     return str(path.resolve())
 
 
+def sysbench_options(ctx: StepContext, step: MeasureStep, threads: int,
+                     bound: dict[str, SysbenchValue]) -> dict[str, SysbenchValue]:
+    """sysbench's options for a measured phase or one burst of it: the dataset, the
+    client threads, how it ends (`bound`), the step's own options last."""
+    return {"tables": ctx.resolved.dataset.tables, "table-size": ctx.resolved.dataset.rows,
+            "threads": threads, **bound, **step.options}
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What one sysbench run against the server measured: its report, the server's
+    counters before and after, its CPU (process and per thread) and, when counted, the
+    instructions its statement path executed (run/work.py)."""
+    args: list[str]
+    report: sysbench.SysbenchReport
+    counters_before: collectors.Snapshot
+    counters_after: collectors.Snapshot
+    host_cpu: dict[str, float] | None
+    thread_cpu_ns: list[int]
+    instructions: int | None = None
+
+    def raw_counters(self) -> dict:
+        return collectors.delta(self.counters_before, self.counters_after)
+
+
+def run_measured(ctx: StepContext, step: MeasureStep, options: dict[str, SysbenchValue],
+                 log_path: Path | None = None, on_line: Callable[[str], None] | None = None,
+                 counter: WorkCounter | None = None) -> Measured:
+    """THE measured sysbench run, for a run's phase (measure) and an A/B's burst alike:
+    counters and CPU sampled around it; `counter` counts the work inside that window,
+    the server's own SHOW STATUS outside it."""
+    args = sysbench.command(sysbench_script(ctx, step.workload), "run", ctx.bench, options)
+    before = ctx.inspector.counters_snapshot()
+    pid = ctx.server.pid
+    cpu_before, threads_before = hostcpu.sample(pid), hostcpu.thread_cpu_ns(pid)
+    if counter is not None:
+        counter.start()
+    out = sysbench.run(args, on_line=on_line, log_path=log_path, stalled=ctx.inspector.running_statements)
+    instructions = counter.stop() if counter is not None else None
+    thread_deltas = hostcpu.thread_cpu_deltas(threads_before, hostcpu.thread_cpu_ns(pid))
+    cpu = hostcpu.cores_used(cpu_before, hostcpu.sample(pid))
+    after = ctx.inspector.counters_snapshot()
+    return Measured(args, parsed_report(step.workload, out), before, after, cpu, thread_deltas, instructions)
+
+
 def measure(ctx: StepContext, step: ScenarioStep) -> StepFields:
     assert isinstance(step, MeasureStep)
     wl = ctx.resolved.workload
     threads = step.threads if isinstance(step.threads, int) else wl.threads
     bound = phase_bound(ctx.resolved, step)
     seconds = bound.seconds
-    options = {"tables": ctx.resolved.dataset.tables, "table-size": ctx.resolved.dataset.rows,
-               "threads": threads, **bound.sysbench_options(), "report-interval": wl.report_interval, **step.options}
-    args = sysbench.command(sysbench_script(ctx, step.workload), "run", ctx.bench, options)
+    options = sysbench_options(ctx, step, threads, {**bound.sysbench_options(), "report-interval": wl.report_interval})
     q = ctx.resolved.quiesce
     quiet = None
     if q.purge or q.flush_dirty_pages:
@@ -236,27 +280,21 @@ def measure(ctx: StepContext, step: ScenarioStep) -> StepFields:
         if quiet.timed_out:
             ctx.progress.info(f"  note: quiesce before {step.phase} timed out after {q.timeout_s}s: {quiet}")
     sizes_before = ctx.inspector.sizes()
-    snap_before = ctx.inspector.counters_snapshot()
 
     def on_line(line: str) -> None:
         iv = sysbench.parse_interval(line)
         if iv:
             ctx.progress.update(f"[{iv.t:.0f}/{seconds}s] tps {iv.tps:.1f} qps {iv.qps:.1f}")
 
-    cpu_before = hostcpu.sample(ctx.server.pid)
-    out = sysbench.run(args, on_line=on_line, log_path=ctx.logs_dir / f"measure-{step.phase}.log",
-                       stalled=ctx.inspector.running_statements)
-    cpu_used = hostcpu.cores_used(cpu_before, hostcpu.sample(ctx.server.pid))
-    snap_after = ctx.inspector.counters_snapshot()
+    done = run_measured(ctx, step, options, ctx.logs_dir / f"measure-{step.phase}.log", on_line)
     gauges_after = ctx.inspector.gauges()
     sizes_after = ctx.inspector.sizes()
-    report = parsed_report(step.workload, out)
-    counters = counters_delta(snap_before, snap_after)
-    raw = collectors.delta(snap_before, snap_after)
-    metrics = Metrics.model_validate({**report.metrics, **collectors.derived(raw, report.metrics)})
+    report = done.report
+    counters = counters_delta(done.counters_before, done.counters_after)
+    metrics = Metrics.model_validate({**report.metrics, **collectors.derived(done.raw_counters(), report.metrics)})
     ctx.phases[step.phase] = Phase.model_validate({
-        "workload": step.workload, "threads": threads, "time_s": seconds, "command": sysbench.shown(args),
-        **bound.record(), "host_cpu": cpu_used,
+        "workload": step.workload, "threads": threads, "time_s": seconds, "command": sysbench.shown(done.args),
+        **bound.record(), "host_cpu": done.host_cpu,
         "quiesce": quiet or {}, "sysbench_version": report.sysbench_version, "metrics": metrics,
         "counters": counters, "gauges_after": gauges_after, "intervals": report.intervals,
         "sizes_before": sizes_before, "sizes_after": sizes_after})

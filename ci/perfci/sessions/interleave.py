@@ -31,21 +31,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from perfci.host import hostcpu, hostinfo
+from perfci.host import hostinfo
 from perfci.host.freezer import Freezer, freezer_for
+from perfci.judge.burst_verdicts import TIME_METRICS
 from perfci.model.bursts import Burst, InstancePair, InterleavedRun, SideInfo
 from perfci.model.flavor import ServerInfo
 from perfci.model.identity import server_line
+from perfci.model.metrics import WORK_METRIC
 from perfci.model.scenario import MeasureStep, cases, load_scenario
 from perfci.providers.basedirs import build_provenance
 from perfci.providers.capabilities import parse_size
-from perfci.run import collectors, sysbench
+from perfci.run import collectors, work
 from perfci.run.execute import explained
 from perfci.run.inspect import SqlInspector, logs_dir
 from perfci.run.plan import RunPlan, plan_run, use_snapshots
 from perfci.run.snapshot_use import SnapshotUse
 from perfci.run.snapshots import SnapshotCache, data_prefix
-from perfci.run.steps import HANDLERS, StepContext, parsed_report, run_steps, sysbench_script, utc_now
+from perfci.run.steps import HANDLERS, StepContext, run_measured, run_steps, sysbench_options, utc_now
 from perfci.sessions.rounds import Side
 from perfci.util.errors import BadInput, InfraFailure
 from perfci.util.progress import Progress
@@ -99,6 +101,7 @@ class SideServer:
     ctx: StepContext = field(init=False)
     freezer: Freezer = field(init=False)
     server_info: ServerInfo | None = None
+    counter: work.WorkCounter | None = None  # counting work (run/work.py), else timing
 
     @property
     def label(self) -> str:
@@ -124,6 +127,8 @@ class SideServer:
             run_steps(self.ctx, data_prefix(plan.resolved))
         container = getattr(server, "container", None) if server.kind == "docker" else None
         self.freezer = freezer_for(server.pid, container)
+        if plan.work is not None:
+            self.counter = work.counter_for(plan.work, server.pid, server.workdir / "callgrind")
 
     def run_sql(self, statements: list[str]) -> None:
         with self.plan.provider.connect("sbtest") as conn, conn.cursor() as cur:
@@ -133,25 +138,20 @@ class SideServer:
     def burst(self, step: MeasureStep, size: int, seed: int) -> tuple[float, dict[str, float], dict | None]:
         wl = self.plan.resolved.workload
         threads = step.threads if isinstance(step.threads, int) else wl.threads
-        options = {"tables": self.plan.resolved.dataset.tables, "table-size": self.plan.resolved.dataset.rows,
-                   "threads": threads, "events": size, "time": step.time or wl.time, "rand-seed": seed,
-                   **step.options}
-        args = sysbench.command(sysbench_script(self.ctx, step.workload), "run", self.ctx.bench, options)
-        before = self.inspector.counters_snapshot()
-        pid = self.plan.provider.pid
-        cpu_before, threads_before = hostcpu.sample(pid), hostcpu.thread_cpu_ns(pid)
-        out = sysbench.run(args, stalled=self.inspector.running_statements)
-        deltas = hostcpu.thread_cpu_deltas(threads_before, hostcpu.thread_cpu_ns(pid))
-        cpu = hostcpu.cores_used(cpu_before, hostcpu.sample(pid))
-        after = self.inspector.counters_snapshot()
-        report = parsed_report(step.workload, out)
-        m = report.metrics
+        cap = (step.time or wl.time) * (work.SLOWDOWN_CAP if self.counter else 1)
+        options = sysbench_options(self.ctx, step, threads, {"events": size, "time": cap, "rand-seed": seed})
+        done = run_measured(self.ctx, step, options, counter=self.counter)
+        m = done.report.metrics
         if m["events"] < size:
-            raise InfraFailure(f"side {self.label}: a burst of phase {step.phase} hit the {options['time']} s cap "
+            raise InfraFailure(f"side {self.label}: a burst of phase {step.phase} hit the {cap} s cap "
                                f"after {m['events']} of {size} transactions")
-        metrics = burst_metrics(collectors.delta(before, after), m)
-        metrics.update(server_cpu_metrics(deltas, size, threads))
-        return m["duration_s"], metrics, cpu
+        metrics = burst_metrics(done.raw_counters(), m)
+        if done.instructions is None:
+            metrics.update(server_cpu_metrics(done.thread_cpu_ns, size, threads))
+        else:  # counting: the server ran slowed down under its counter, time says nothing
+            metrics = {k: v for k, v in metrics.items() if k not in TIME_METRICS}
+            metrics[WORK_METRIC] = round(done.instructions / size, 1)
+        return m["duration_s"], metrics, done.host_cpu
 
 
 def server_cpu_metrics(deltas: list[int], transactions: int, threads: int) -> dict[str, float]:
@@ -173,7 +173,15 @@ def side_info(s: SideServer, setup_sql: list[str]) -> SideInfo:
     return SideInfo(name=s.side.name, spec=s.side.server_spec, described=s.side.describe(),
                     flavor=info["flavor"], full_version=info["full_version"],
                     line=server_line(info["flavor"], info["version"]), freezer=s.freezer.method, setup_sql=setup_sql,
-                    commit=commit, build=build)
+                    commit=commit, build=build, work=work_note(s.plan))
+
+
+def work_note(plan: RunPlan) -> str | None:
+    """How a side counted its work and what its server needed for it, for the record."""
+    if plan.work is None:
+        return None
+    config = " ".join(f"{k}={v}" for k, v in plan.work.config.items())
+    return plan.work.describe() + (f"; server config for it: {config}" if config else "")
 
 
 def burst_metrics(raw: dict, report: dict) -> dict[str, float]:
@@ -255,12 +263,15 @@ def why_not_interleaved(scenario: str, profile: str, sides: tuple[Side, Side], c
 
 
 def plan_sides(scenario: str, profile: str, sides: tuple[Side, Side], parent: Path,
-               case: str | None, bursts: int | None, phases: tuple[str, ...] = ()) -> list[RunPlan]:
+               case: str | None, bursts: int | None, phases: tuple[str, ...] = (),
+               work_counter: str | None = None) -> list[RunPlan]:
+    """Both sides planned and checked; `work_counter` (auto, callgrind, pmu): they count
+    their work instead of timing it (run/work.py)."""
     plans = []
     for side in sides:
         plan = plan_run(side.scenario or scenario, profile, side.server_spec, side.overrides,
                         parent / f"{temp_prefix()}ab-{side.name}-{uuid.uuid4().hex[:8]}", case_pattern=case,
-                        phases=phases)
+                        phases=phases, work_counter=work_counter)
         if plan.skip_reason:
             raise BadInput(f"side {side.name.upper()} cannot run this case: {plan.skip_reason}")
         check_splittable(plan, bursts)
@@ -321,7 +332,8 @@ def run_interleaved(plans: list[RunPlan], sides: tuple[Side, Side], progress: Pr
                 finished_at=utc_now(), burst_transactions=sizes, bursts_per_phase=counts, warmup_pairs=warmup,
                 sides=infos, instances=list(pairs), planned_instances=instances, alpha=alpha, bursts=list(records),
                 threads={s.phase: s.threads if isinstance(s.threads, int) else resolved.workload.threads
-                         for s in resolved.steps if isinstance(s, MeasureStep)})
+                         for s in resolved.steps if isinstance(s, MeasureStep)},
+                measure="work" if plans[0].work is not None else "time")
             why = stop(run) if stop is not None and index + 1 < instances else None
             if last_pair is not None and (why or index + 1 == instances):
                 last_pair(run, servers, 0 if first == "a" else 1)
@@ -349,6 +361,8 @@ def _instance_bursts(servers: list[SideServer], instance: int, first: int, resol
                     run_steps(s.ctx, [step])
             continue
         size, count = step_bursts(resolved.workload, step, bursts)
+        if servers[0].counter is not None:  # counted work is exact in fewer transactions, and 5-50x slower
+            size = min(size, work.BURST_TRANSACTIONS)
         sizes[step.phase], counts[step.phase] = size, count
         for s in servers:
             with thawed(s), progress.step(f"quiesce {s.label} before {step.phase}"):

@@ -55,10 +55,17 @@ class AbPlan:
     noise_dir: Path | None = None  # noise models (perfci calibrate); None: the project's baselines/noise
     explain: str = "auto"          # the explain pass: auto (regressed phases), always (every phase), never
     alpha: float | None = None     # family-wise level; None: ALPHA (a person's A/B); the nightly's: its budget share
+    measure: str = "time"          # time: throughput, latency, CPU; work: instructions per transaction, counted
+    work_counter: str = "auto"     # how work is counted (run/work.py): auto (the PMU where there is one), callgrind, pmu
 
     @property
     def noise_root(self) -> Path:
         return noise_files.noise_root(self.noise_dir)
+
+    @property
+    def counting(self) -> str | None:
+        """The work counter the sides count with (None: they are timed)."""
+        return self.work_counter if self.measure == "work" else None
 
     @property
     def measured_bursts(self) -> int | None:
@@ -138,7 +145,7 @@ def clear_at_interim(run: InterleavedRun, compare, min_effect: float, model: Noi
 def plan_and_size(scenario: str, profile: str, sides: tuple[Side, Side], parent: Path, case: str | None,
                   ab: AbPlan, runner_class: str) -> Sized:
     """Every input check, the noise model and the size, before any server starts."""
-    plans = plan_sides(scenario, profile, sides, parent, case, ab.bursts, ab.phases)
+    plans = plan_sides(scenario, profile, sides, parent, case, ab.bursts, ab.phases, ab.counting)
     model, note = noise_model_for(plans[0], runner_class, ab.noise_root)
     return Sized(plans, size_of(plans, ab, model), model, note)
 
@@ -168,7 +175,8 @@ def run_sized(scenario: str, profile: str, sides: tuple[Side, Side], parent: Pat
     failed: list[str] = []
     run = run_interleaved(planned.plans, sides, progress, runner_class, bursts, ab.warmup, setup_sql,
                           instances=size.instances,
-                          replan=lambda: plan_sides(scenario, profile, sides, parent, case, bursts, ab.phases),
+                          replan=lambda: plan_sides(scenario, profile, sides, parent, case, bursts, ab.phases,
+                                                    ab.counting),
                           stop=lambda partial: clear_at_interim(partial, compare, ab.min_effect, planned.noise_model),
                           last_pair=explain_last_pair, alpha=ab.alpha)
     out_dir.mkdir(parents=True, exist_ok=True)

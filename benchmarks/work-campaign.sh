@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# #54's measurements of counted work (`perfci ab --measure work`), run from a frozen
+# worktree of the engine's commit on a quiet machine; every bursts file kept.
+#   benchmarks/work-campaign.sh stability [SERVER ...]   per server, microbench and rebuild-after-delete:
+#       one work A/A of 3 instance pairs x 8 burst pairs (2 warm-up) per phase, and one timed A/A of
+#       1 x 4 (what a timed burst of the same phase takes: counting's slowdown)
+#   benchmarks/work-campaign.sh aa N [SERVER ...]       N work A/As per server, alternating microbench
+#       (one phase each, in turn) and rebuild-after-delete, as `perfci ab --measure work` sizes them
+# Kept under benchmarks/results/work/<day>-<engine>/<mode>/: bursts, reports, JSON verdicts,
+# and runs.jsonl (one line per A/B: what ran, exit code, seconds).
+# (benchmarks/work_report.py turns them into the tables of docs/findings.)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=$1
+shift
+commit=$(git rev-parse HEAD)
+[ -z "$(git status --porcelain -- ci scripts requirements.lock)" ] || { echo "the engine is not a clean commit" >&2; exit 2; }
+out=benchmarks/results/work/$(date -u +%Y-%m-%d)-${commit:0:12}/$mode
+mkdir -p "$out"
+export PERFCI_RUNNER_CLASS=work-campaign PERFCI_EXPLAIN=never
+ab() {  # ab LABEL ARGS...: one A/B, its line in runs.jsonl
+  local label=$1 code=0 t0
+  shift
+  t0=$(date +%s)
+  scripts/perfci ab "$@" --out "$out/$label" --json "$out/$label/verdict.json" -q >"$out/$label.md" 2>"$out/$label.err" \
+    || code=$?
+  printf '{"label": "%s", "args": "%s", "exit": %d, "seconds": %d, "engine": "%s"}\n' \
+    "$label" "$*" "$code" "$(( $(date +%s) - t0 ))" "$commit" >>"$out/runs.jsonl"
+}
+case $mode in
+  stability)
+    servers=("$@")
+    [ ${#servers[@]} -gt 0 ] || servers=(local mysql-8.0.31)
+    for server in "${servers[@]}"; do
+      for scenario in microbench rebuild-after-delete; do
+        ab "$scenario-$server-work" "$scenario" --a "$server" --b "$server" --measure work \
+          --work-counter callgrind --instances 3 --bursts 8
+        ab "$scenario-$server-time" "$scenario" --a "$server" --b "$server" --instances 1 --bursts 4
+      done
+    done ;;
+  aa)
+    n=$1
+    shift
+    servers=("$@")
+    [ ${#servers[@]} -gt 0 ] || servers=(local mysql-8.0.31)
+    phases=(point-query range-sum full-scan update-index insert read-write random-points delete-insert)
+    for i in $(seq 1 "$n"); do
+      for server in "${servers[@]}"; do
+        if (( i % 3 == 0 )); then
+          ab "aa$i-$server-rebuild" rebuild-after-delete --a "$server" --b "$server" --measure work \
+            --work-counter callgrind
+        else
+          phase=${phases[$(( i % ${#phases[@]} ))]}
+          ab "aa$i-$server-$phase" microbench --phase "$phase" --a "$server" --b "$server" --measure work \
+            --work-counter callgrind
+        fi
+      done
+    done ;;
+  *) echo "usage: $0 stability|aa ..." >&2; exit 2 ;;
+esac

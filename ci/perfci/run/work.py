@@ -1,0 +1,242 @@
+"""Counting the work a server does per transaction: the instructions its statement path
+executes, counted two ways, never beside a timed burst.
+
+- `callgrind` (anywhere): the server runs under `valgrind --tool=callgrind`, collecting
+  only inside the flavor's statement loop (`--toggle-collect`, the function found in the
+  binary's dynamic symbols before anything starts); the counters are zeroed before a
+  burst and dumped after it (vgdb's `zero` / `dump` monitor commands), and the dump's
+  `summary:` line is the burst's instructions. Under valgrind a server is several times
+  slower: a burst's time says nothing then, and is not judged.
+- `pmu` (bare metal): `perf stat -e instructions:u` on the server's process over the
+  burst, enabled and disabled over perf's control FIFO as the explain pass's profiles
+  are (run/profiler.py): every user instruction of every server thread (statements and
+  the background work they cause), natively, at full speed.
+
+Instruction counts do not see I/O waits, locks, cache misses or the clock: a change
+that shows in time only is not a code story (the report says which family moved).
+Everything here is checked before a server starts: a missing tool, a binary without the
+loop's symbol, a provider whose server is not a process on this host are bad input.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Protocol
+
+from perfci.model.flavor import FLAVORS
+from perfci.model.result import ConfigValue
+from perfci.providers.capabilities import KnownOptions
+from perfci.providers.provider import ServerProvider
+from perfci.run.profiler import ControlledPerf
+from perfci.util.errors import BadInput, InfraFailure
+
+Measure = Literal["time", "work"]
+WorkMethod = Literal["callgrind", "pmu"]
+MEASURES = ("time", "work")
+WORK_METHODS = ("auto", "callgrind", "pmu")
+
+# The function each flavor runs once per client command: collection is on inside it
+# (the statement's parse, optimise, execute and reply), off while a connection waits.
+# MariaDB 10.5+: do_command(THD*, bool); MySQL 5.7/8.0, Percona Server, MariaDB < 10.5:
+# do_command(THD*). The exact signature is taken from the binary's symbols.
+STATEMENT_LOOP = {flavor: "do_command" for flavor in FLAVORS}
+# What the server needs to start under valgrind, on both sides alike (recorded with the
+# run's config): no io_uring/libaio (valgrind does not emulate them), and a buffer pool
+# whose reserved maximum fits valgrind's address space (MariaDB 10.11+ reserves 8 TiB).
+VALGRIND_CONFIG: dict[str, ConfigValue] = {"innodb_use_native_aio": 0}
+BUFFER_POOL_MAX = "innodb_buffer_pool_size_max"
+VGDB_TIMEOUT_S = 120.0
+# A counted burst's time cap is the phase's times this: callgrind runs a server 5-50x
+# slower (the statement loop instrumented, every thread serialised)
+SLOWDOWN_CAP = 50
+# A counted burst runs at most this many transactions: instructions per transaction vary
+# ~0.1 % between bursts of 500 (a probe on MariaDB 10.11: point selects and the read-write
+# mix), and a read-write burst of 500 takes ~11 s under callgrind
+BURST_TRANSACTIONS = 500
+
+
+@dataclass(frozen=True)
+class WorkSetup:
+    """How one side's server counts its work: the method, the command its binary is
+    started under, the config it needs, and a line for the report."""
+    method: WorkMethod
+    launcher: list[str] = field(default_factory=list)
+    config: dict[str, ConfigValue] = field(default_factory=dict)
+    collected: str = ""  # callgrind: the function collection is limited to
+
+    def describe(self) -> str:
+        if self.method == "callgrind":
+            return f"instructions counted by callgrind inside {self.collected}"
+        return "user instructions of the server process counted by the PMU (perf stat -e instructions:u)"
+
+
+def tool_missing(method: WorkMethod) -> str | None:
+    """Why this method cannot count here (None: it can)."""
+    if method == "callgrind":
+        missing = [t for t in ("valgrind", "vgdb") if shutil.which(t) is None]
+        return (f"{' and '.join(missing)} not found: counting work with callgrind needs valgrind "
+                "(Debian: apt-get install valgrind)") if missing else None
+    if shutil.which("perf") is None:
+        return "perf not found: counting work with the PMU needs perf (Debian: apt-get install linux-perf)"
+    return pmu_missing()
+
+
+def pmu_missing() -> str | None:
+    """Why this host has no hardware instruction counter (None: it has one). A VM without a
+    virtual PMU lists no `instructions` event, and perf reports it `<not supported>`."""
+    if not Path("/sys/bus/event_source/devices/cpu/events/instructions").exists() and \
+            not Path("/sys/bus/event_source/devices/cpu_core/events/instructions").exists():
+        return ("this host has no hardware instruction counter (no PMU: a VM without a virtual PMU); "
+                "count with callgrind (--work-counter callgrind)")
+    return None
+
+
+def choose_method(asked: str) -> WorkMethod:
+    """`auto`: the PMU where the host has one (native speed), else callgrind."""
+    if asked == "auto":
+        return "pmu" if tool_missing("pmu") is None else "callgrind"
+    assert asked in ("callgrind", "pmu"), asked
+    return asked  # type: ignore[return-value]
+
+
+def loop_symbol(binary: Path, flavor: str) -> str:
+    """The demangled signature of the flavor's statement loop in the binary's symbols
+    (dynamic first: release binaries keep them; then the full table of a build)."""
+    name = STATEMENT_LOOP.get(flavor)
+    if name is None:
+        raise BadInput(f"{binary}: flavor {flavor!r} has no known statement loop to count work in "
+                       f"(known: {', '.join(sorted(STATEMENT_LOOP))})")
+    if shutil.which("nm") is None:
+        raise BadInput("nm not found: the statement loop's symbol cannot be checked (Debian: apt-get install binutils)")
+    pattern = re.compile(rf"^\S*\s+[TtWw]\s+({re.escape(name)}\(.*\))$")
+    for flags in (["-D", "-C"], ["-C"]):
+        done = subprocess.run(["nm", *flags, str(binary)], capture_output=True, text=True, errors="replace",
+                              timeout=120)
+        for line in done.stdout.splitlines():
+            if m := pattern.match(line.strip()):
+                return m.group(1)
+    raise BadInput(f"{binary}: no symbol {name}(...) (the {flavor} statement loop) in its symbol tables: "
+                   "callgrind cannot limit counting to statements; use a binary that keeps its dynamic "
+                   "symbols (release builds do) or --measure time")
+
+
+def server_config(known: KnownOptions | frozenset[str] | set[str] | None,
+                  buffer_pool: ConfigValue | None) -> dict[str, ConfigValue]:
+    """The options a server needs under valgrind, as far as it has them."""
+    config = {k: v for k, v in VALGRIND_CONFIG.items() if known is None or k in known}
+    if known is not None and BUFFER_POOL_MAX in known:
+        config[BUFFER_POOL_MAX] = buffer_pool if buffer_pool is not None else "128M"
+    return config
+
+
+def setup(provider: ServerProvider, asked: str, buffer_pool: ConfigValue | None, out_dir: Path) -> WorkSetup:
+    """Check and decide how `provider`'s server counts work, before it starts."""
+    binary = getattr(provider, "binary", None)
+    if provider.kind not in ("local", "tarball", "maven", "build") or not isinstance(binary, Path):
+        raise BadInput(f"--measure work: a {provider.kind} server is not a process perfci starts on this host; "
+                       "work is counted on local, maven:, tarball: and build: servers")
+    method = choose_method(asked)
+    if why := tool_missing(method):
+        raise BadInput(f"--measure work: {why}")
+    if method == "pmu":
+        return WorkSetup("pmu")
+    symbol = loop_symbol(binary, provider.identity.flavor)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    launcher = ["valgrind", "--tool=callgrind", "--vgdb=yes", f"--toggle-collect={symbol}",
+                f"--callgrind-out-file={out_dir}/callgrind.out.%p", "--dump-line=no", "--compress-strings=no"]
+    return WorkSetup("callgrind", launcher, server_config(provider.known_options(), buffer_pool), symbol)
+
+
+# ---------------------------------------------------------------- counting a burst
+
+
+class WorkCounter(Protocol):
+    def start(self) -> None:
+        """Before the burst: the count starts at 0."""
+
+    def stop(self) -> int:
+        """After the burst: the instructions counted since start()."""
+
+
+def summary_of(dump: str) -> int:
+    """A callgrind dump's total: its `summary:` line (the first event, Ir)."""
+    for line in dump.splitlines():
+        if line.startswith("summary:"):
+            return int(line.split()[1])
+    raise ValueError("no summary: line")
+
+
+class CallgrindCounter:
+    """Zero and dump a running callgrind's counters around a burst (vgdb)."""
+
+    def __init__(self, pid: int, out_dir: Path):
+        self.pid, self.out_dir = pid, out_dir
+
+    def _monitor(self, command: str) -> None:
+        try:
+            done = subprocess.run(["vgdb", f"--pid={self.pid}", command], capture_output=True, text=True,
+                                  timeout=VGDB_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            raise InfraFailure(f"vgdb {command} on pid {self.pid} did not answer within {VGDB_TIMEOUT_S:.0f} s") from None
+        if done.returncode != 0:
+            raise InfraFailure(f"vgdb {command} on pid {self.pid} failed (exit {done.returncode}): "
+                               f"{(done.stderr or done.stdout).strip()[-300:]}")
+
+    def _dumps(self) -> list[Path]:
+        return list(self.out_dir.glob(f"callgrind.out.{self.pid}.*"))
+
+    def start(self) -> None:
+        for old in self._dumps():
+            old.unlink(missing_ok=True)
+        self._monitor("zero")
+
+    def stop(self) -> int:
+        self._monitor("dump")
+        dumps = self._dumps()
+        if not dumps:
+            raise InfraFailure(f"callgrind on pid {self.pid} wrote no dump into {self.out_dir}")
+        newest = max(dumps, key=lambda p: int(p.name.rsplit(".", 1)[1]) if p.name.rsplit(".", 1)[1].isdigit() else 0)
+        try:
+            return summary_of(newest.read_text(errors="replace"))
+        except ValueError as exc:
+            raise InfraFailure(f"callgrind dump {newest}: {exc}") from None
+        finally:
+            for dump in dumps:
+                dump.unlink(missing_ok=True)
+
+
+def parse_perf_stat(text: str) -> int:
+    """`perf stat -x,` output -> the instructions counted (its first CSV field)."""
+    for line in text.splitlines():
+        fields = line.split(",")
+        if len(fields) >= 3 and fields[2].startswith("instructions"):
+            if fields[0].strip() in ("<not supported>", "<not counted>"):
+                raise InfraFailure(f"perf stat: instructions {fields[0].strip()} on this host (no PMU)")
+            return int(float(fields[0]))
+    raise InfraFailure(f"perf stat printed no instructions count: {text.strip()[-300:]}")
+
+
+class PmuCounter:
+    """`perf stat -e instructions:u` over the burst (run/profiler.py's controlled perf)."""
+
+    def __init__(self, pid: int):
+        self.pid = pid
+        self.perf: ControlledPerf | None = None
+
+    def start(self) -> None:
+        self.perf = ControlledPerf(["stat", "-e", "instructions:u", "-x", ","], self.pid)
+        self.perf.start()
+
+    def stop(self) -> int:
+        assert self.perf is not None, "stop() before start()"
+        return parse_perf_stat(self.perf.finish())
+
+
+def counter_for(work: WorkSetup, pid: int | None, out_dir: Path) -> WorkCounter:
+    if pid is None:
+        raise InfraFailure("the server has no process id on this host: its work cannot be counted")
+    return CallgrindCounter(pid, out_dir) if work.method == "callgrind" else PmuCounter(pid)
