@@ -2,7 +2,7 @@
 # #54's measurements of counted work (`perfci ab --measure work`), run from a frozen
 # worktree of the engine's commit on a quiet machine; every bursts file kept.
 #   benchmarks/work-campaign.sh stability [SERVER ...]   per server, microbench and rebuild-after-delete:
-#       one work A/A of 3 instance pairs x 8 burst pairs (2 warm-up) per phase, and one timed A/A of
+#       one work A/A of 2 instance pairs x 6 burst pairs (2 warm-up) per phase, and one timed A/A of
 #       1 x 4 (what a timed burst of the same phase takes: counting's slowdown)
 #   benchmarks/work-campaign.sh aa N [SERVER ...]       N work A/As per server, alternating microbench
 #       (one phase each, in turn) and rebuild-after-delete, as `perfci ab --measure work` sizes them
@@ -34,7 +34,7 @@ case $mode in
     for server in "${servers[@]}"; do
       for scenario in microbench rebuild-after-delete; do
         ab "$scenario-$server-work" "$scenario" --a "$server" --b "$server" --measure work \
-          --work-counter callgrind --instances 3 --bursts 8
+          --work-counter callgrind --instances 2 --bursts 6
         ab "$scenario-$server-time" "$scenario" --a "$server" --b "$server" --instances 1 --bursts 4
       done
     done ;;

@@ -150,9 +150,10 @@ def dry_run_dir(dry_run: bool, out: Path) -> Path | None:
 
 # how an interleaved A/B is sized (sessions/sized_ab.Aim): `perfci ab` and `perfci confirm`
 ab_target = click.option(
-    "--target-mde", type=click.FloatRange(0.005, 1), default=design.DEFAULT_TARGET_MDE, show_default=True,
+    "--target-mde", type=click.FloatRange(0.002, 1), default=None,
     help="The smallest change the A/B must see with 90 % power: it is sized for it (instance pairs x burst pairs) "
-         "from the case's noise model, else this runner class's measured noise.")
+         f"from the case's noise model, else this runner class's measured noise [default: "
+         f"{design.DEFAULT_TARGET_MDE:.0%} timed, {design.WORK_TARGET_MDE:.0%} with --measure work].")
 ab_budget = click.option(
     "--budget-minutes", type=click.FloatRange(1, 1440), default=design.DEFAULT_BUDGET_MINUTES, show_default=True,
     help="The most a sized A/B may take; where the target needs more, the most sensitive size within it "
@@ -227,13 +228,15 @@ AB_PLAN_OPTIONS = (ab_target, ab_budget, ab_size, ab_bursts, ab_instances, min_e
                    work_counter)
 
 
-def ab_plan(target_mde: float, budget_minutes: float, size_by: str, bursts: int | None, instances: int | None,
+def ab_plan(target_mde: float | None, budget_minutes: float, size_by: str, bursts: int | None, instances: int | None,
             min_effect: float, noise_dir: Path | None, phases: tuple[str, ...] = (),
             warmup: int = DEFAULT_WARMUP_PAIRS, baseline_dir: Path | None = None, explain: str = "auto",
             measure: str = "time", work_counter: str = "auto") -> AbPlan:
     """THE mapping of a command's A/B options to the plan every A/B it runs is sized
     and judged by (sessions/sized_ab.AbPlan). The noise models: --noise-dir, else
     noise/ under the command's --baseline-dir (where they live beside the baselines)."""
+    if target_mde is None:  # counted work is ~0.1 % noise: an A/B of it is sized for the 1 % steps of code
+        target_mde = design.WORK_TARGET_MDE if measure == "work" else design.DEFAULT_TARGET_MDE
     return AbPlan(target_mde, budget_minutes, size_by == "profile", bursts, instances, warmup, tuple(phases),
                   min_effect, noise_root(noise_dir, baseline_dir), explain, measure=measure, work_counter=work_counter)
 

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from perfci.host import hostinfo, hostlock, policy
+from perfci.host import hostcpu, hostinfo, hostlock, policy
 from perfci.host.freezer import V1_ROOT, V2_ROOT, cgroup_freezer
 from perfci.providers.local import find_binary
 from perfci.util.errors import BadInput
@@ -101,12 +101,20 @@ def cpu_time(proc: Path = Path("/proc")) -> Finding:
                    "measured (tps alone is noisier)", "a kernel with CONFIG_SCHEDSTATS / CONFIG_SCHED_INFO")
 
 
-def pmu(sys_root: Path = Path("/sys"), proc: Path = Path("/proc")) -> Finding:
+def pmu(sys_root: Path = Path("/sys"), proc: Path = Path("/proc"),
+        which: Callable[[str], str | None] = shutil.which) -> Finding:
+    """How `perfci ab --measure work` would count instructions here: the PMU (perf stat,
+    native speed) where the CPU offers an instructions event, else callgrind."""
     paranoid = _read(proc / "sys" / "kernel" / "perf_event_paranoid")
-    has_cpu_pmu = (sys_root / "bus" / "event_source" / "devices" / "cpu").exists()
-    found = (f"hardware counters {'present' if has_cpu_pmu else 'absent (a VM without a virtual PMU?)'}, "
-             f"perf_event_paranoid {paranoid or 'unknown'}; perfci does not read them yet")
-    return Finding("pmu", "info", found)
+    callgrind = "callgrind (valgrind)" if which("valgrind") and which("vgdb") else None
+    if hostcpu.has_instruction_counter(sys_root):
+        return Finding("pmu", "ok", f"hardware instruction counter present (perf_event_paranoid {paranoid or 'unknown'}): "
+                       "--measure work counts with perf stat at native speed")
+    found = "no hardware instruction counter (a VM without a virtual PMU): "
+    if callgrind:
+        return Finding("pmu", "info", found + f"--measure work counts with {callgrind}, several times slower per burst")
+    return Finding("pmu", "warn", found + "and no valgrind: --measure work cannot count here",
+                   "apt-get install valgrind (callgrind counts anywhere)")
 
 
 def disk(where: Path, min_free: int = MIN_FREE_DISK) -> Finding:

@@ -94,3 +94,10 @@ def cores_used(before: CpuSample, after: CpuSample) -> dict[str, float] | None:
     return {key: round(value / seconds, 3) for key, value in (
         ("host", host), ("server", server), ("client", client), ("perfci", own),
         ("others", max(0.0, host - server - client - own)))}
+
+
+def has_instruction_counter(sys_root: Path = Path("/sys")) -> bool:
+    """The CPU's PMU offers an instructions event to perf (a VM without a virtual PMU
+    lists none: `perf stat -e instructions` then reports it `<not supported>`)."""
+    devices = sys_root / "bus" / "event_source" / "devices"
+    return any((devices / pmu / "events" / "instructions").exists() for pmu in ("cpu", "cpu_core", "cpu_atom"))

@@ -6,9 +6,9 @@ import statistics
 from dataclasses import dataclass
 
 from perfci.host import policy
-from perfci.judge.paired import ALPHA, PairedVerdict, PairTable, judge_instances
+from perfci.judge.paired import ALPHA, WORK_MIN_EFFECT, PairedVerdict, PairTable, judge_instances
 from perfci.model.bursts import Burst, InterleavedRun
-from perfci.model.metrics import DEFAULT_COMPARED, MetricSpec, default_spec
+from perfci.model.metrics import DEFAULT_COMPARED, WORK_METRIC, MetricSpec, default_spec
 from perfci.model.noise import InstancePrior
 from perfci.model.scenario import CompareSpec
 from perfci.model.verdicts import Outcome
@@ -70,8 +70,10 @@ def _table(bursts: list[Burst], phases) -> dict[str, tuple[list[float], list[flo
 
 def judged_specs(table: PairTable, compare: list[CompareSpec]) -> dict[str, MetricSpec]:
     """The keys that can fail the A/B: the scenario's `compare:` metrics (default:
-    throughput, latency and the key work counters) in every phase."""
+    throughput, latency and the key work counters) in every phase, and the instructions
+    per transaction of an A/B that counted them."""
     specs = ({c.metric: _spec(c) for c in compare} if compare else {m: default_spec(m) for m in DEFAULT_COMPARED})
+    specs.setdefault(WORK_METRIC, default_spec(WORK_METRIC))  # counted work is judged whatever the scenario lists
     out = {}
     for key in table:
         metric = key.split(".", 1)[1]
@@ -179,6 +181,8 @@ def judge_run(run: InterleavedRun, compare: list[CompareSpec], min_effect: float
     or an improvement."""
     tables = instance_tables(run)
     specs = judged_specs({k: v for t in tables for k, v in t.items()}, compare)
+    if min_effects is None:  # counted instructions: a smaller step is flagged (WORK_MIN_EFFECT)
+        min_effects = {k: min(min_effect, WORK_MIN_EFFECT) for k in specs if k.split(".", 1)[1] == WORK_METRIC}
     rows = judge_instances(tables, specs, alpha=look_alpha(run), min_effect=min_effect, min_effects=min_effects,
                            priors=priors)
     differ = work_differences(run)

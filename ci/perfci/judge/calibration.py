@@ -38,6 +38,7 @@ from perfci.judge.paired import (
     OTHER_COUNTER_INSTANCE_SD,
     RUNNER_DEFAULT_INSTANCE_DF,
     RUNNER_DEFAULT_INSTANCE_SD,
+    WORK_INSTANCE_SD,
     block_means,
     default_priors,
     differences,
@@ -118,7 +119,8 @@ def priors_for(run: InterleavedRun, model: NoiseModel | None) -> tuple[dict[str,
     priors = default_priors(keys)
     learned = model.priors() if model else {}
     priors.update({k: v for k, v in learned.items() if k in keys})
-    default = (f"runner default: sd {RUNNER_DEFAULT_INSTANCE_SD:.1%} (throughput, latency, CPU), "
+    counted = f"{WORK_INSTANCE_SD:.1%} (instructions), " if run.measure == "work" else ""
+    default = (f"runner default: sd {RUNNER_DEFAULT_INSTANCE_SD:.1%} (throughput, latency, CPU), {counted}"
                f"{min(COUNTER_INSTANCE_SD.values()):.0%}-{OTHER_COUNTER_INSTANCE_SD:.0%} (work counters) "
                f"with {RUNNER_DEFAULT_INSTANCE_DF} df")
     if not learned:

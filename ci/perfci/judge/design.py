@@ -22,11 +22,19 @@ from dataclasses import dataclass
 
 from perfci.judge.burst_verdicts import INTERIM_SHARE, SEQUENTIAL_MIN_INSTANCES
 from perfci.judge.calibration import cycle_seconds
-from perfci.judge.paired import ABBA_BLOCK, ALPHA, RUNNER_DEFAULT_INSTANCE_DF, RUNNER_DEFAULT_INSTANCE_SD
+from perfci.judge.paired import (
+    ABBA_BLOCK,
+    ALPHA,
+    RUNNER_DEFAULT_INSTANCE_DF,
+    RUNNER_DEFAULT_INSTANCE_SD,
+    WORK_INSTANCE_SD,
+)
 from perfci.judge.stats import detectable_shift, satterthwaite_df
+from perfci.model.metrics import WORK_METRIC
 from perfci.model.noise import MetricNoise, NoiseModel
 
 DEFAULT_TARGET_MDE = 0.05
+WORK_TARGET_MDE = 0.01  # --measure work
 DEFAULT_BUDGET_MINUTES = 25.0
 # This runner class without a noise model (benchmarks/results/false-alarms-20261124.md,
 # rebuild-after-delete smoke, 2-core host): sd of a two-pair block's mean log(B/A) of
@@ -36,6 +44,13 @@ RUNNER_DEFAULT_CYCLE_S = 6.6
 INSTANCE_OVERHEAD_S = 15.0   # restore, start two servers, quiesce: 35 real smoke A/As took 148-161 s for 2 x 10 pairs
 DEFAULT_JUDGED_PER_PHASE = 9  # default `compare:` metrics a phase reports (35 real smoke A/As: 8, and statement CPU)
 SIZED_METRICS = ("tps", "qps")
+# Counting work (--measure work, run/work.py: callgrind on this 2-core runner; the stability
+# A/As in benchmarks/results/work): a two-pair block's sd of log(B/A) of instructions per
+# transaction, rounded up; one burst pair of a phase (bursts of at most 500 transactions,
+# several times slower than native); restoring and starting two servers under valgrind
+WORK_BLOCK_SD = 0.002
+WORK_PAIR_S = 3.5  # per phase: two bursts of ~1 s and their counter dumps
+WORK_INSTANCE_OVERHEAD_S = 30.0
 MAX_INSTANCES = 12
 MIN_BURSTS, MAX_BURSTS = 6, 200
 
@@ -49,6 +64,22 @@ class KeyNoise:
 
 
 RUNNER_DEFAULT_NOISE = KeyNoise(RUNNER_DEFAULT_BLOCK_SD, RUNNER_DEFAULT_INSTANCE_SD, RUNNER_DEFAULT_INSTANCE_DF)
+WORK_DEFAULT_NOISE = KeyNoise(WORK_BLOCK_SD, WORK_INSTANCE_SD, RUNNER_DEFAULT_INSTANCE_DF)
+
+
+@dataclass(frozen=True)
+class Measuring:
+    """What an A/B's bursts measure, as sizing sees it: the metrics it is sized on, their
+    runner default noise, one burst pair of one phase and one instance pair's overhead
+    in seconds."""
+    metrics: tuple[str, ...]
+    default: KeyNoise
+    pair_s: float
+    overhead_s: float
+
+
+MEASURING = {"time": Measuring(SIZED_METRICS, RUNNER_DEFAULT_NOISE, RUNNER_DEFAULT_CYCLE_S / 2, INSTANCE_OVERHEAD_S),
+             "work": Measuring((WORK_METRIC,), WORK_DEFAULT_NOISE, WORK_PAIR_S, WORK_INSTANCE_OVERHEAD_S)}
 
 
 @dataclass(frozen=True)
@@ -95,14 +126,14 @@ def mde(noise: KeyNoise, instances: int, bursts: int, judged: int, alpha: float 
     return detectable_shift(final_level(instances, judged, alpha), df, math.sqrt(within + between))
 
 
-def minutes(instances: int, bursts: int, warmup: int, cycle_s: float) -> float:
-    return instances * (INSTANCE_OVERHEAD_S + (bursts + warmup) * cycle_s) / 60
+def minutes(instances: int, bursts: int, warmup: int, cycle_s: float, overhead_s: float = INSTANCE_OVERHEAD_S) -> float:
+    return instances * (overhead_s + (bursts + warmup) * cycle_s) / 60
 
 
 def size(noises: list[KeyNoise], cycle_s: float, judged: int, warmup: int, target: float = DEFAULT_TARGET_MDE,
          budget_minutes: float = DEFAULT_BUDGET_MINUTES, source: str = "the runner default",
          instances: int | None = None, bursts: int | None = None, fixed: str | None = None,
-         alpha: float = ALPHA) -> Design:
+         alpha: float = ALPHA, overhead_s: float = INSTANCE_OVERHEAD_S) -> Design:
     """The cheapest (K, N) within the budget whose worst sized metric sees `target`;
     else the most sensitive within the budget; else the smallest A/B there is.
     `instances` / `bursts` (measured pairs) fix that dimension; `alpha`: the A/B's
@@ -111,7 +142,7 @@ def size(noises: list[KeyNoise], cycle_s: float, judged: int, warmup: int, targe
     candidates: list[Design] = []
     for k in ([instances] if instances else range(1, MAX_INSTANCES + 1)):
         for n in ([bursts] if bursts else range(MIN_BURSTS, MAX_BURSTS + 1, ABBA_BLOCK)):
-            cost = minutes(k, n, warmup, cycle_s)
+            cost = minutes(k, n, warmup, cycle_s, overhead_s)
             if cost > budget_minutes and candidates:
                 break
             candidates.append(Design(k, n, max(mde(x, k, n, judged, alpha) for x in noises), cost, target,
@@ -134,21 +165,24 @@ def key_noise(m: MetricNoise) -> KeyNoise:
 def for_case(model: NoiseModel | None, phases: int, judged_per_phase: int, warmup: int,
              target: float = DEFAULT_TARGET_MDE, budget_minutes: float = DEFAULT_BUDGET_MINUTES,
              instances: int | None = None, bursts: int | None = None, fixed: str | None = None,
-             measured: set[str] | None = None, alpha: float = ALPHA) -> Design:
-    """Size an A/B of a case from its noise model (the throughput keys it holds, the
-    runner default's between-instance spread where it learned none), else from the
-    runner default; `phases` measured phases of `judged_per_phase` judged metrics;
-    `measured`: the phases the A/B runs (the model's other phases do not size it)."""
+             measured: set[str] | None = None, alpha: float = ALPHA, measure: str = "time") -> Design:
+    """Size an A/B of a case from its noise model (the throughput keys it holds, or with
+    `measure` work its instructions; the runner default's between-instance spread where it
+    learned none), else from the runner default; `phases` measured phases of
+    `judged_per_phase` judged metrics; `measured`: the phases the A/B runs (the model's
+    other phases do not size it)."""
+    how = MEASURING[measure]
     judged = max(phases, 1) * judged_per_phase
-    sized = {k: m for k, m in (model.metrics.items() if model else []) if k.split(".", 1)[1] in SIZED_METRICS
+    sized = {k: m for k, m in (model.metrics.items() if model else []) if k.split(".", 1)[1] in how.metrics
              and (measured is None or k.split(".", 1)[0] in measured)}
     if not sized:
-        return size([RUNNER_DEFAULT_NOISE], RUNNER_DEFAULT_CYCLE_S * max(phases, 1) / 2, judged, warmup, target,
-                    budget_minutes, "the runner default (no noise model for this case: `perfci calibrate` learns one)",
-                    instances, bursts, fixed, alpha)
+        what = "counted work's" if measure == "work" else "the"
+        return size([how.default], how.pair_s * max(phases, 1), judged, warmup, target, budget_minutes,
+                    f"{what} runner default (no noise model for this case: `perfci calibrate` learns one)",
+                    instances, bursts, fixed, alpha, how.overhead_s)
     assert model is not None
     noises = [key_noise(m) for m in sized.values()]
-    cycle = cycle_seconds(model, measured) or RUNNER_DEFAULT_CYCLE_S
+    cycle = cycle_seconds(model, measured) or how.pair_s * max(phases, 1)
     return size(noises, cycle, judged, warmup, target, budget_minutes,
                 f"the noise model of {len(model.runs)} A/As learned {model.created_at[:10]}", instances, bursts,
-                fixed, alpha)
+                fixed, alpha, how.overhead_s)

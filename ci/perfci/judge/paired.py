@@ -60,7 +60,7 @@ from perfci.judge.stats import (
     t_two_sided_p,
     worse_beyond,
 )
-from perfci.model.metrics import MetricSpec, presentation
+from perfci.model.metrics import INSTRUCTIONS, MetricSpec, presentation
 from perfci.model.noise import InstancePrior
 from perfci.model.verdicts import Outcome
 
@@ -92,10 +92,22 @@ COUNTER_INSTANCE_SD = {"index_page_splits_per_txn": 0.03, "uncompress_ops_per_tx
 OTHER_COUNTER_INSTANCE_SD = 0.09  # a counter the kept A/As cannot tell (mostly 0, or below its floor): the largest
 
 
+# Instructions per transaction counted under callgrind (--measure work): two fresh servers
+# from one dataset snapshot execute the same statements' code to within WORK_INSTANCE_SD
+# (benchmarks/results/work: the stability A/As), rounded up; few df, as for time.
+WORK_INSTANCE_SD = 0.003
+# The smallest change of instructions per transaction flagged (at most: --min-effect when
+# smaller): their bursts spread ~0.1 %, and code regressions come in 1-3 % steps
+WORK_MIN_EFFECT = 0.005
+
+
 def runner_default_prior(key: str) -> InstancePrior:
     """The runner class's between-instance spread of one judged key ('phase.metric'),
-    by its kind: throughput, latency and CPU share one; each work counter its own."""
+    by its kind: throughput, latency and CPU share one; counted instructions theirs;
+    each work counter its own."""
     metric = key.split(".", 1)[-1]
+    if presentation(key)[0] == INSTRUCTIONS:
+        return InstancePrior(WORK_INSTANCE_SD, RUNNER_DEFAULT_INSTANCE_DF)
     if presentation(key)[0] in ("throughput", "latency", "CPU"):
         return InstancePrior(RUNNER_DEFAULT_INSTANCE_SD, RUNNER_DEFAULT_INSTANCE_DF)
     return InstancePrior(COUNTER_INSTANCE_SD.get(metric, OTHER_COUNTER_INSTANCE_SD), RUNNER_DEFAULT_INSTANCE_DF)

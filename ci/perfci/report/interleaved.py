@@ -16,7 +16,7 @@ from perfci.judge.burst_verdicts import (
 from perfci.judge.paired import FDR, PairedVerdict
 from perfci.model.ab_verdict import AbMetric, AbSide, AbVerdict, overall
 from perfci.model.bursts import InterleavedRun
-from perfci.model.metrics import presentation
+from perfci.model.metrics import WORK_METRIC, presentation
 from perfci.model.verdicts import Outcome
 from perfci.report.table import VERDICT_LABEL, table
 from perfci.util.text import code_span, markdown
@@ -41,6 +41,7 @@ def interleaved_markdown(run: InterleavedRun, rows: list[PairedVerdict], min_eff
         "",
         verdict_line(rows, differ),
         "",
+        *([measured_line(run, rows), ""] if run.measure == "work" else []),
     ]
     lines = [
         *([f"- sized before it ran: {markdown(sizing)}"] if sizing else []),
@@ -76,6 +77,8 @@ def interleaved_markdown(run: InterleavedRun, rows: list[PairedVerdict], min_eff
         lines.append("- pairs dropped, host busy during a burst (others > "
                      f"{policy.BUSY_OTHER_CORES} cores): " + ", ".join(f"{markdown(p)}: {n}" for p, n in dropped.items()))
     for side in run.sides:
+        if side.work:
+            lines.append(f"- counting on {side.name.upper()}: {markdown(side.work)}")
         if side.setup_sql:
             lines.append(f"- setup SQL on {side.name.upper()}: " + "; ".join(code_span(s) for s in side.setup_sql))
     method, lines = lines, []
@@ -125,6 +128,25 @@ def _change(r: PairedVerdict) -> str:
     assert e is not None
     return (f"{code_span(r.key)} B/A {e.ratio:.3f} [{e.low:.3f}, {e.high:.3f}] ({e.ratio - 1:+.1%}, "
             f"{e.confidence:.2%} interval)")
+
+
+def measured_line(run: InterleavedRun, rows: list[PairedVerdict]) -> str:
+    """What a counting A/B measured, and the family a change shows in: counted
+    instructions are the code's work; time, which it did not measure, is everything else."""
+    counted = [r for r in rows if r.key.split(".", 1)[1] == WORK_METRIC and r.estimate]
+    worse = [r for r in counted if r.verdict == Outcome.REGRESSION]
+    better = [r for r in counted if r.verdict == Outcome.IMPROVEMENT]
+    if worse:
+        family = ("more code ran for the same statements (instructions per transaction up in "
+                  + ", ".join(code_span(r.key.split(".", 1)[0]) for r in worse) + ")")
+    elif better:
+        family = "less code ran for the same statements"
+    else:
+        family = ("the same code ran for the same statements, as far as this run sees; a slowdown that is not "
+                  "more code (waits, locks, cache misses, the host) does not show in a count: `--measure time` "
+                  "sees it")
+    return (f"Measured: **work**, the instructions the servers' statement paths executed per transaction "
+            f"(counted; time was not measured: the servers ran under the counter): {family}.")
 
 
 def verdict_line(rows: list[PairedVerdict], differ: list[WorkDifference] | None = None) -> str:

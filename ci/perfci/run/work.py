@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
+from perfci.host import hostcpu
 from perfci.model.flavor import FLAVORS
 from perfci.model.result import ConfigValue
 from perfci.providers.capabilities import KnownOptions
@@ -53,10 +54,21 @@ VGDB_TIMEOUT_S = 120.0
 # A counted burst's time cap is the phase's times this: callgrind runs a server 5-50x
 # slower (the statement loop instrumented, every thread serialised)
 SLOWDOWN_CAP = 50
-# A counted burst runs at most this many transactions: instructions per transaction vary
-# ~0.1 % between bursts of 500 (a probe on MariaDB 10.11: point selects and the read-write
-# mix), and a read-write burst of 500 takes ~11 s under callgrind
-BURST_TRANSACTIONS = 500
+# Counted bursts are sized by time, not by the phase's transactions: a first pair of
+# PROBE_TRANSACTIONS measures how long one takes under the counter, the rest run what
+# takes ~BURST_S (at least MIN_TRANSACTIONS, at most the phase's own burst). A and B run
+# the same seeded transactions in every pair, so a burst's work need not be large to
+# pair well: instructions per transaction of two sides' bursts differ by ~0.1 % where
+# their times differ by several %.
+PROBE_TRANSACTIONS = 50
+BURST_S = 1.0
+MIN_TRANSACTIONS = 20
+
+
+def counted_burst_size(probe: int, probe_seconds: float, limit: int) -> int:
+    """Transactions per counted burst after a probe of `probe` took `probe_seconds`."""
+    per_transaction = max(probe_seconds, 1e-3) / probe
+    return min(limit, max(MIN_TRANSACTIONS, round(BURST_S / per_transaction)))
 
 
 @dataclass(frozen=True)
@@ -86,10 +98,8 @@ def tool_missing(method: WorkMethod) -> str | None:
 
 
 def pmu_missing() -> str | None:
-    """Why this host has no hardware instruction counter (None: it has one). A VM without a
-    virtual PMU lists no `instructions` event, and perf reports it `<not supported>`."""
-    if not Path("/sys/bus/event_source/devices/cpu/events/instructions").exists() and \
-            not Path("/sys/bus/event_source/devices/cpu_core/events/instructions").exists():
+    """Why this host has no hardware instruction counter (None: it has one)."""
+    if not hostcpu.has_instruction_counter():
         return ("this host has no hardware instruction counter (no PMU: a VM without a virtual PMU); "
                 "count with callgrind (--work-counter callgrind)")
     return None
@@ -209,31 +219,37 @@ class CallgrindCounter:
                 dump.unlink(missing_ok=True)
 
 
-def parse_perf_stat(text: str) -> int:
-    """`perf stat -x,` output -> the instructions counted (its first CSV field)."""
+PMU_EVENT = "instructions:u"
+
+
+def parse_perf_stat(text: str, event: str = PMU_EVENT) -> int:
+    """`perf stat -x,` output -> the count of `event` (CSV: value, unit, event, run time,
+    share of the run counted, metric, metric unit; a hybrid CPU's event is named
+    `cpu_core/instructions/u`)."""
+    name = event.split(":")[0]
     for line in text.splitlines():
         fields = line.split(",")
-        if len(fields) >= 3 and fields[2].startswith("instructions"):
+        if len(fields) >= 3 and (fields[2] == event or fields[2].split("/")[1:2] == [name] or fields[2] == name):
             if fields[0].strip() in ("<not supported>", "<not counted>"):
-                raise InfraFailure(f"perf stat: instructions {fields[0].strip()} on this host (no PMU)")
+                raise InfraFailure(f"perf stat: {event} {fields[0].strip()} on this host (no PMU)")
             return int(float(fields[0]))
-    raise InfraFailure(f"perf stat printed no instructions count: {text.strip()[-300:]}")
+    raise InfraFailure(f"perf stat printed no {event} count: {text.strip()[-300:]}")
 
 
 class PmuCounter:
     """`perf stat -e instructions:u` over the burst (run/profiler.py's controlled perf)."""
 
-    def __init__(self, pid: int):
-        self.pid = pid
+    def __init__(self, pid: int, event: str = PMU_EVENT):
+        self.pid, self.event = pid, event
         self.perf: ControlledPerf | None = None
 
     def start(self) -> None:
-        self.perf = ControlledPerf(["stat", "-e", "instructions:u", "-x", ","], self.pid)
+        self.perf = ControlledPerf(["stat", "-e", self.event, "-x", ","], self.pid)
         self.perf.start()
 
     def stop(self) -> int:
         assert self.perf is not None, "stop() before start()"
-        return parse_perf_stat(self.perf.finish())
+        return parse_perf_stat(self.perf.finish(), self.event)
 
 
 def counter_for(work: WorkSetup, pid: int | None, out_dir: Path) -> WorkCounter:

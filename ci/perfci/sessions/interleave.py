@@ -41,6 +41,7 @@ from perfci.model.metrics import WORK_METRIC
 from perfci.model.scenario import MeasureStep, cases, load_scenario
 from perfci.providers.basedirs import build_provenance
 from perfci.providers.capabilities import parse_size
+from perfci.providers.local import LocalServer
 from perfci.run import collectors, work
 from perfci.run.execute import explained
 from perfci.run.inspect import SqlInspector, logs_dir
@@ -113,6 +114,9 @@ class SideServer:
         self.inspector = SqlInspector(server)
         snap = SnapshotUse(plan, plan.snapshots) if plan.snapshots else None
         restore = snap.lookup() if snap else None
+        counted = list(server.launcher) if isinstance(server, LocalServer) else []
+        if isinstance(server, LocalServer) and counted and snap and not restore:  # loaded natively: minutes faster
+            server.launcher = []
         t0 = time.monotonic()
         with self.progress.step(f"start server {self.label}" + (" from the dataset snapshot" if restore else "")):
             server.start(plan.config_options, restore_from=restore)
@@ -122,6 +126,8 @@ class SideServer:
         if snap and restore:
             snap.restored(self.ctx, time.monotonic() - t0)
         elif snap:
+            if isinstance(server, LocalServer):
+                server.launcher = counted  # it restarts on the saved datadir, under its counter
             snap.prepare_and_save(self.ctx)
         else:
             run_steps(self.ctx, data_prefix(plan.resolved))
@@ -361,23 +367,32 @@ def _instance_bursts(servers: list[SideServer], instance: int, first: int, resol
                     run_steps(s.ctx, [step])
             continue
         size, count = step_bursts(resolved.workload, step, bursts)
-        if servers[0].counter is not None:  # counted work is exact in fewer transactions, and 5-50x slower
-            size = min(size, work.BURST_TRANSACTIONS)
-        sizes[step.phase], counts[step.phase] = size, count
+        counting = servers[0].counter is not None
+        # counted bursts: a first pair of PROBE_TRANSACTIONS sizes the rest to take ~BURST_S under
+        # the counter (5-50x slower than native), the same size in every later instance pair
+        adapt = counting and step.phase not in sizes
+        limit = size
+        if counting:
+            size = sizes.get(step.phase) or min(size, work.PROBE_TRANSACTIONS)
         for s in servers:
             with thawed(s), progress.step(f"quiesce {s.label} before {step.phase}"):
                 s.inspector.quiesce(resolved)
         for k in range(count):
+            durations = []
             for position, side_index in enumerate(pair_order(k, first)):
                 s = servers[side_index]
                 seed = resolved.workload.rand_seed + k
                 with thawed(s):
                     duration, metrics, cpu = s.burst(step, size, seed)
+                durations.append(duration)
                 progress.advance(f"{where} · {step.phase}: burst {k + 1}/{count} on {s.label}")
                 records.append(Burst(phase=step.phase, index=k, side=s.side.name, position=position,
                                      warmup=k < warmup, rand_seed=seed, transactions=size,
                                      duration_s=round(duration, 4), metrics=metrics, host_cpu=cpu,
                                      instance=instance))
+            if adapt and k == 0:
+                size = work.counted_burst_size(size, max(durations), limit)
+        sizes[step.phase], counts[step.phase] = size, count
         progress.info(f"  {step.phase}: {count} burst pairs of {size} transactions "
                       f"({warmup} warm-up pairs dropped)")
     return records

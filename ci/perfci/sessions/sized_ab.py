@@ -125,11 +125,11 @@ def size_of(plans: list[RunPlan], ab: AbPlan, model: NoiseModel | None) -> desig
         bursts = bursts or max(max(counts, default=10) - ab.warmup, 2)
         return design.for_case(model, phases, judged, ab.warmup, ab.target, float("inf"),
                                ab.instances or PROFILE_INSTANCES, bursts, fixed="--size profile", measured=measured,
-                               alpha=ab.alpha or ALPHA)
+                               alpha=ab.alpha or ALPHA, measure=ab.measure)
     return design.for_case(model, phases, judged, ab.warmup, ab.target, ab.budget_minutes, ab.instances,
                            bursts, fixed=" and ".join(f for f, given in (("--instances", ab.instances),
                                                                          ("--bursts", ab.bursts)) if given) or None,
-                           measured=measured, alpha=ab.alpha or ALPHA)
+                           measured=measured, alpha=ab.alpha or ALPHA, measure=ab.measure)
 
 
 def clear_at_interim(run: InterleavedRun, compare, min_effect: float, model: NoiseModel | None) -> str | None:

@@ -1,0 +1,80 @@
+"""Counted work (`perfci ab --measure work`) as the judge sees it: instructions per
+transaction are judged whatever the scenario's `compare:` lists, with their own
+between-instance prior and a smaller minimum effect, and an A/B of them is sized from
+their own noise."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from perfci.judge import design
+from perfci.judge.burst_verdicts import judge_run, judged_specs
+from perfci.judge.paired import WORK_INSTANCE_SD, WORK_MIN_EFFECT, runner_default_prior
+from perfci.model.bursts import Burst, InstancePair, InterleavedRun
+from perfci.model.metrics import WORK_METRIC, presentation
+from perfci.model.result import Host
+from perfci.model.scenario import CompareSpec
+from perfci.model.verdicts import Outcome
+
+HOST = Host(hostname="h", cpu_model="c", cpus=2, kernel="k")
+
+
+def work_run(seed: int, effect: float, instances: int = 4, pairs: int = 8, burst_sd: float = 0.001,
+             instance_sd: float = 0.001) -> InterleavedRun:
+    """A counted A/B of one phase: instructions per transaction around 43,000 (a point
+    select), B scaled by 1 + effect, `burst_sd` per burst and `instance_sd` per instance
+    pair (log scale, as the stability A/As measured them)."""
+    rng = np.random.default_rng(seed)
+    bursts = []
+    for i in range(instances):
+        offset = rng.normal(0, instance_sd)
+        for k in range(pairs):
+            for side, shift in (("a", 0.0), ("b", offset + np.log1p(effect))):
+                value = 43_000 * float(np.exp(rng.normal(0, burst_sd) + shift))
+                bursts.append(Burst(phase="point", index=k, side=side, position=0, warmup=k < 2, rand_seed=1 + k,
+                                    transactions=500, duration_s=0.7, instance=i,
+                                    metrics={WORK_METRIC: value, "index_page_splits_per_txn": 0.0},
+                                    host_cpu={"others": 0.0}))
+    return InterleavedRun(id=f"w{seed}", scenario="s", profile="smoke", case="default", scenario_hash="sha256:x",
+                          runner_class="local", host=HOST, started_at="", finished_at="",
+                          burst_transactions={"point": 500}, bursts_per_phase={"point": pairs}, warmup_pairs=2,
+                          sides=[], instances=[InstancePair(index=i, first="a") for i in range(instances)],
+                          bursts=bursts, measure="work")
+
+
+def test_instructions_are_judged_even_when_the_scenario_lists_other_metrics():
+    table = {f"point.{WORK_METRIC}": ([1.0], [1.0]), "point.tps": ([1.0], [1.0])}
+    specs = judged_specs(table, [CompareSpec(metric="tps")])
+    assert set(specs) == {f"point.{WORK_METRIC}", "point.tps"}
+    assert specs[f"point.{WORK_METRIC}"].tolerance == 0.01  # `unchanged` only within ±1 %
+    assert presentation(f"point.{WORK_METRIC}") == ("instructions", "instructions per transaction")
+
+
+def test_counted_instructions_have_their_own_prior_not_throughputs_or_a_counters():
+    prior = runner_default_prior(f"point.{WORK_METRIC}")
+    assert prior.sd == WORK_INSTANCE_SD < runner_default_prior("point.tps").sd
+    assert runner_default_prior("point.index_page_splits_per_txn").sd > prior.sd
+
+
+def test_a_one_percent_step_in_counted_work_is_a_regression_and_none_is_not():
+    """Four instance pairs of six measured burst pairs at the stability A/As' noise: a 1 %
+    step is flagged (above the 0.5 % minimum effect of counted work, below time's 1 %
+    of --min-effect it would not be: judged at min(--min-effect, 0.5 %)); an A/A is not."""
+    key = f"point.{WORK_METRIC}"
+    rows = {r.key: r for r in judge_run(work_run(1, 0.01), [], 0.01)}
+    assert rows[key].verdict == Outcome.REGRESSION and rows[key].estimate is not None
+    assert 1.005 < rows[key].estimate.ratio < 1.015
+    flagged = sum(any(r.verdict == Outcome.REGRESSION for r in judge_run(work_run(seed, 0.0), [], 0.01))
+                  for seed in range(200))
+    assert flagged <= 2  # 0.5 % per A/B, family-wise
+    # a significant 0.3 % step is below counted work's minimum effect: not a regression
+    small = {r.key: r for r in judge_run(work_run(3, 0.003, burst_sd=0.0002, instance_sd=0.0), [], 0.01)}
+    assert small[key].verdict != Outcome.REGRESSION and WORK_MIN_EFFECT > 0.003
+
+
+def test_a_work_ab_is_sized_from_counted_noise_for_its_one_percent_target_in_minutes():
+    one = design.for_case(None, phases=1, judged_per_phase=9, warmup=2, target=0.01, measure="work")
+    timed = design.for_case(None, phases=1, judged_per_phase=9, warmup=2, target=0.01)
+    assert one.reaches_target and one.minutes <= 10, one.describe()
+    assert not timed.reaches_target and timed.mde > 3 * one.mde  # time cannot see 1 % within 25 minutes
+    assert "counted work's runner default" in one.describe()

@@ -1,0 +1,104 @@
+"""run/work.py: counting a server's work per burst. The parsers on recorded output, the
+checks made before any server starts, and perf's counting mode attached for real to a
+busy process (with a software event: this VM has no PMU)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from perfci.host import host_checks
+from perfci.providers.capabilities import KnownOptions
+from perfci.run import work
+from perfci.util.errors import BadInput, InfraFailure
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+def test_a_callgrind_dump_total_is_its_summary_line():
+    assert work.summary_of((DATA / "callgrind" / "mariadbd-10.11.19-dump.txt").read_text()) == 412263839
+    with pytest.raises(ValueError):
+        work.summary_of("events: Ir\n")
+
+
+def test_perf_stat_counts_are_read_from_its_csv():
+    """This VM's real line (no PMU) is an infrastructure failure that says so; a count
+    in perf-stat(1)'s CSV layout (value, unit, event, run time, share, metric, unit: the
+    same layout `perf stat -x,` printed for task-clock here) is read as an integer, also
+    under a hybrid CPU's event name."""
+    with pytest.raises(InfraFailure, match="instructions:u <not supported> on this host"):
+        work.parse_perf_stat("<not supported>,,instructions:u,0,100.00,,\n")
+    assert work.parse_perf_stat("Events disabled\nEvents enabled\n"
+                                "48123456,,instructions:u,499497583,100.00,1.21,insn per cycle\n") == 48123456
+    assert work.parse_perf_stat("7001,,cpu_core/instructions/u,1000,100.00,,\n") == 7001
+    with pytest.raises(InfraFailure, match="printed no instructions:u count"):
+        work.parse_perf_stat("499.50,msec,task-clock,499497583,100.00,0.998,CPUs utilized\n")
+
+
+@pytest.mark.skipif(shutil.which("perf") is None, reason="perf is not installed (scripts/install-deps)")
+def test_the_pmu_counter_attaches_to_a_running_process_over_perfs_control_fifo():
+    """The PMU counter's own path for real, with the software event task-clock (what this
+    VM counts): enabled once perf acknowledged, ended with SIGINT, its count read; the
+    instructions event here is refused as the VM's perf refuses it."""
+    busy = subprocess.Popen(["sh", "-c", "i=0; while [ $i -lt 400000 ]; do i=$((i+1)); done"])
+    try:
+        counter = work.PmuCounter(busy.pid, event="task-clock")
+        counter.start()
+        busy.wait(timeout=60)
+        assert counter.stop() > 0  # milliseconds of CPU, truncated
+        if work.pmu_missing():
+            other = subprocess.Popen(["sleep", "5"])
+            counting = work.PmuCounter(other.pid)
+            counting.start()
+            with pytest.raises(InfraFailure, match="no PMU"):
+                counting.stop()
+            other.kill()
+            other.wait()
+    finally:
+        busy.kill()
+        busy.wait()
+
+
+def test_the_statement_loop_is_found_in_a_binarys_dynamic_symbols(tmp_path):
+    """A real ELF binary exporting do_command(THD*, bool), as MariaDB 10.5+ does: its
+    demangled signature is what callgrind toggles on; a binary without it is bad input
+    that names the symbol and the way out."""
+    if shutil.which("c++") is None or shutil.which("nm") is None:
+        pytest.skip("no C++ compiler or nm (build-essential, binutils)")
+    source = tmp_path / "server.cc"
+    source.write_text("struct THD {};\nint do_command(THD*, bool) { return 0; }\nint main() { return 0; }\n")
+    binary = tmp_path / "mariadbd"
+    subprocess.run(["c++", "-rdynamic", "-o", str(binary), str(source)], check=True)
+    assert work.loop_symbol(binary, "mariadb") == "do_command(THD*, bool)"
+    with pytest.raises(BadInput, match=r"no symbol do_command\(\.\.\.\) \(the mysql statement loop\).*--measure time"):
+        work.loop_symbol(Path(shutil.which("true") or "/bin/true"), "mysql")
+    with pytest.raises(BadInput, match="flavor 'tidb' has no known statement loop"):
+        work.loop_symbol(binary, "tidb")
+
+
+def test_the_config_a_server_needs_under_valgrind_is_what_it_has():
+    known = KnownOptions({"innodb_use_native_aio", "innodb_buffer_pool_size_max"})
+    assert work.server_config(known, "512M") == {"innodb_use_native_aio": 0, "innodb_buffer_pool_size_max": "512M"}
+    assert work.server_config(KnownOptions({"innodb_use_native_aio"}), "512M") == {"innodb_use_native_aio": 0}
+
+
+def test_without_valgrind_callgrind_cannot_count_and_says_what_to_install(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert "valgrind and vgdb not found" in (work.tool_missing("callgrind") or "")
+    assert "apt-get install valgrind" in (work.tool_missing("callgrind") or "")
+    assert work.choose_method("auto") == "callgrind"  # no perf on this PATH: no PMU counting
+
+
+def test_doctor_says_how_work_would_be_counted(tmp_path):
+    events = tmp_path / "bus" / "event_source" / "devices" / "cpu" / "events"
+    found = host_checks.pmu(tmp_path, tmp_path, which=lambda name: f"/usr/bin/{name}")
+    assert found.status == "info" and "--measure work counts with callgrind (valgrind)" in found.found
+    found = host_checks.pmu(tmp_path, tmp_path, which=lambda name: None)
+    assert found.status == "warn" and found.fix == "apt-get install valgrind (callgrind counts anywhere)"
+    events.mkdir(parents=True)
+    (events / "instructions").write_text("event=0xc0\n")
+    found = host_checks.pmu(tmp_path, tmp_path, which=lambda name: None)
+    assert found.status == "ok" and "perf stat at native speed" in found.found
