@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # #54's measurements of counted work (`perfci ab --measure work`), run from a frozen
 # worktree of the engine's commit on a quiet machine; every bursts file kept.
-#   benchmarks/work-campaign.sh stability [SERVER ...]   per server, microbench and rebuild-after-delete:
+#   [BURSTS=6] benchmarks/work-campaign.sh stability [SERVER ...]   per server, microbench and rebuild-after-delete:
 #       one work A/A of 2 instance pairs x 6 burst pairs (2 warm-up) per phase, and one timed A/A of
 #       1 x 4 (what a timed burst of the same phase takes: counting's slowdown)
 #   benchmarks/work-campaign.sh aa N [SERVER ...]       N work A/As per server, alternating microbench
 #       (one phase each, in turn) and rebuild-after-delete, as `perfci ab --measure work` sizes them
+#   benchmarks/work-campaign.sh effects                 a config that moves the statement path (work), a
+#       slowdown that is not more code (time only)
+#   benchmarks/work-campaign.sh sweep SERVERS NAME      `perfci sweep microbench --measure work` over SERVERS
 # Kept under benchmarks/results/work/<day>-<engine>/<mode>/: bursts, reports, JSON verdicts,
 # and runs.jsonl (one line per A/B: what ran, exit code, seconds).
 # (benchmarks/work_report.py turns them into the tables of docs/findings.)
@@ -34,7 +37,7 @@ case $mode in
     for server in "${servers[@]}"; do
       for scenario in microbench rebuild-after-delete; do
         ab "$scenario-$server-work" "$scenario" --a "$server" --b "$server" --measure work \
-          --work-counter callgrind --instances 2 --bursts 6
+          --work-counter callgrind --instances 2 --bursts "${BURSTS:-6}"
         ab "$scenario-$server-time" "$scenario" --a "$server" --b "$server" --instances 1 --bursts 4
       done
     done ;;
@@ -56,5 +59,19 @@ case $mode in
         fi
       done
     done ;;
-  *) echo "usage: $0 stability|aa ..." >&2; exit 2 ;;
+  effects)
+    # what moves the statement path (performance_schema's instrumentation on every statement),
+    # seen in work; a slowdown that is not more code (fsync at every commit: waiting for the
+    # disk), seen in time and not in work
+    ab pfs-work microbench --phase point-query --b-config performance_schema=ON --measure work \
+      --work-counter callgrind
+    ab fsync-work microbench --phase update-index --b-config innodb_flush_log_at_trx_commit=1 --measure work \
+      --work-counter callgrind
+    ab fsync-time microbench --phase update-index --b-config innodb_flush_log_at_trx_commit=1 ;;
+  sweep)
+    # instructions per transaction across releases, each against the line's oldest
+    scripts/perfci sweep microbench --servers "${1:-mysql-5.7.22,mysql-8.0.12,mysql-8.0.15,mysql-8.0.31}" \
+      --measure work --work-counter callgrind --instances 1 --bursts 4 --out "$out/${2:-mysql}" \
+      --json "$out/${2:-mysql}.json" -q >"$out/${2:-mysql}.md" 2>"$out/${2:-mysql}.err" || true ;;
+  *) echo "usage: $0 stability|aa|effects|sweep ..." >&2; exit 2 ;;
 esac

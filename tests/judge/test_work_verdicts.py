@@ -10,7 +10,7 @@ import numpy as np
 from perfci.judge import design
 from perfci.judge.burst_verdicts import judge_run, judged_specs
 from perfci.judge.paired import WORK_INSTANCE_SD, WORK_MIN_EFFECT, runner_default_prior
-from perfci.model.bursts import Burst, InstancePair, InterleavedRun
+from perfci.model.bursts import Burst, InstancePair, InterleavedRun, SideInfo
 from perfci.model.metrics import WORK_METRIC, presentation
 from perfci.model.result import Host
 from perfci.model.scenario import CompareSpec
@@ -38,7 +38,11 @@ def work_run(seed: int, effect: float, instances: int = 4, pairs: int = 8, burst
     return InterleavedRun(id=f"w{seed}", scenario="s", profile="smoke", case="default", scenario_hash="sha256:x",
                           runner_class="local", host=HOST, started_at="", finished_at="",
                           burst_transactions={"point": 500}, bursts_per_phase={"point": pairs}, warmup_pairs=2,
-                          sides=[], instances=[InstancePair(index=i, first="a") for i in range(instances)],
+                          sides=[SideInfo(name=n, spec="local", described="local", flavor="mariadb",
+                                          full_version="10.11.19", line="mariadb-10.11", freezer="cgroup v1 freezer",
+                                          work="instructions counted by callgrind inside do_command(THD*, bool)")
+                                 for n in "ab"],
+                          instances=[InstancePair(index=i, first="a") for i in range(instances)],
                           bursts=bursts, measure="work")
 
 
@@ -78,3 +82,36 @@ def test_a_work_ab_is_sized_from_counted_noise_for_its_one_percent_target_in_min
     assert one.reaches_target and one.minutes <= 10, one.describe()
     assert not timed.reaches_target and timed.mde > 3 * one.mde  # time cannot see 1 % within 25 minutes
     assert "counted work's runner default" in one.describe()
+
+
+def test_a_counted_noise_model_is_kept_beside_the_timed_one_and_sizes_work_abs(tmp_path):
+    """calibrate --measure work learns from counted A/As; the model is stored apart from the
+    timed model of the same case (one never replaces the other), found only by a counting
+    A/B, and sizes it from its own instructions' noise."""
+    from perfci.judge.calibration import learn
+    from perfci.store import noise_files
+
+    model = learn([work_run(seed, 0.0, instances=3) for seed in range(3)], "2026-11-28T00:00:00+00:00")
+    assert model.measure == "work" and "point.instructions_per_txn" in model.metrics
+    path = noise_files.save(model, tmp_path)
+    assert path.name == "default.work.json"
+    args = (tmp_path, "local", model.server_line, "s", "smoke", "default", ("sha256:x",))
+    assert noise_files.find_current(*args, measure="work")[0] == model
+    assert noise_files.find_current(*args)[0] is None
+    sized = design.for_case(model, 1, 9, 2, 0.01, measure="work")
+    assert sized.reaches_target and "the noise model of 3 A/As" in sized.describe()
+
+
+def test_a_phase_that_writes_or_runs_several_clients_gets_the_contended_counted_prior():
+    from perfci.judge.calibration import priors_for
+    from perfci.judge.paired import WORK_CONTENDED_INSTANCE_SD
+
+    key = f"point.{WORK_METRIC}"
+    reading = work_run(1, 0.0)
+    assert priors_for(reading, None)[0][key].sd == WORK_INSTANCE_SD
+    writing = reading.model_copy(update={"bursts": [b.model_copy(update={"metrics": {
+        **b.metrics, "global_status.Innodb_rows_updated": 1.0}}) for b in reading.bursts]})
+    assert priors_for(writing, None)[0][key].sd == WORK_CONTENDED_INSTANCE_SD
+    clients = reading.model_copy(update={"threads": {"point": 4}})
+    assert priors_for(clients, None)[0][key].sd == WORK_CONTENDED_INSTANCE_SD
+    assert "instructions of one client reading" in priors_for(reading, None)[1]

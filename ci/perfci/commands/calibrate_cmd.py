@@ -48,6 +48,8 @@ from perfci.util.progress import Progress
               help="Simulated A/Bs per effect (0: none): the measured bursts resampled through the real verdict code.")
 @click.option("--from", "from_files", multiple=True, type=click.Path(exists=True, path_type=Path),
               help="Learn from these A/A burst files (*.bursts.json) instead of running.")
+@options.measure
+@options.work_counter
 @options.out_dir
 @options.workdir
 @options.runner_class
@@ -55,20 +57,24 @@ from perfci.util.progress import Progress
 @options.quiet
 def calibrate(scenario: str, server_spec: str, profile: str, rounds: int, bursts: int | None,
               case_pattern: str | None, noise_dir: Path | None, minutes: float, pairs: int | None, trials: int,
-              from_files: tuple[Path, ...], out_dir: Path, workdir: Path | None, runner_class: str, host_wait: float,
-              quiet: bool) -> int:
+              from_files: tuple[Path, ...], measure: str, work_counter: str, out_dir: Path, workdir: Path | None,
+              runner_class: str, host_wait: float, quiet: bool) -> int:
     """Learn the noise of SCENARIO on this runner from interleaved A/A runs and print
     the smallest effect a verdict can see at 90 % power, per metric.
 
     \b
     Example:
       perfci calibrate rebuild-after-delete --rounds 3 --bursts 30
+      perfci calibrate microbench --measure work   (the model `perfci ab --measure work` sizes with)
     A calibration measures: it refuses a busy host (no --allow-busy).
     Exit codes: 0 model written, 2 bad input, 3 infrastructure or internal error (also: host busy)."""
     handle_cancellation()
     progress = Progress(quiet=quiet)
     if from_files:
         runs = [BURSTS_FILE.load(p) for p in from_files]
+        if len({r.measure for r in runs}) > 1:
+            raise click.UsageError("--from: timed and counted (--measure work) A/As are two noise models; "
+                                   "give the files of one kind")
     else:
         [spec] = options.check_inputs(scenario, profile, server_spec)
         sides = (Side("a", spec, []), Side("b", spec, []))
@@ -78,7 +84,8 @@ def calibrate(scenario: str, server_spec: str, profile: str, rounds: int, bursts
             with exclusive_host(command_line(), allow_busy=False, wait_s=host_wait):
                 for r in range(rounds):
                     progress.info(f"== A/A {r + 1} of {rounds}")
-                    plans = plan_sides(scenario, profile, sides, parent, case_pattern, bursts)
+                    plans = plan_sides(scenario, profile, sides, parent, case_pattern, bursts,
+                                       work_counter=work_counter if measure == "work" else None)
                     run = run_interleaved(plans, sides, progress, runner_class, bursts)
                     out_dir.mkdir(parents=True, exist_ok=True)
                     write_atomic(out_dir / f"{run.id}.bursts.json", json.dumps(run.dump(), indent=1) + "\n")
@@ -90,7 +97,9 @@ def calibrate(scenario: str, server_spec: str, profile: str, rounds: int, bursts
     path = noise_files.save(model, noise_files.noise_root(noise_dir))
     pairs = pairs or calibration.pairs_in(model, minutes)
     click.echo(report(model, runs[0], path))
-    if trials:  # as `perfci ab` judges: its default instance pairs, the learned spread between them
+    if trials and model.measure == "work":
+        click.echo("(no simulated A/Bs: they put a slowdown on throughput, which a counting A/B does not measure)")
+    elif trials:  # as `perfci ab` judges: its default instance pairs, the learned spread between them
         click.echo(simulated(runs, pairs, trials, AB_INSTANCES, {**default_priors(model.metrics), **model.priors()}))
     return 0
 
@@ -115,7 +124,8 @@ def report(model: NoiseModel, run: InterleavedRun, path: Path) -> str:
         k for k in model.metrics if k not in specs and (model.metrics[k].run_cv or 1) <= 0.005)
     phases = len({k.split(".", 1)[0] for k in specs}) or 1
     per_phase = max(1, round(len(specs) / phases))
-    sized = design.for_case(model, phases, per_phase, DEFAULT_WARMUP_PAIRS)
+    target = design.WORK_TARGET_MDE if model.measure == "work" else design.DEFAULT_TARGET_MDE
+    sized = design.for_case(model, phases, per_phase, DEFAULT_WARMUP_PAIRS, target, measure=model.measure)
     lines[-1:-1] = [f"- sized A/B (the nightly's A/B against its reference, and `perfci ab` with no size option), "
                     f"for {sized.target:.0%} within {sized.budget_minutes:g} min on this model: {sized.describe()}"]
     lines += table(["metric", "pair sd", "lag-1", "run CV", "nightly MDE (one run)", "A/B MDE (sized)",

@@ -38,6 +38,7 @@ from perfci.judge.paired import (
     OTHER_COUNTER_INSTANCE_SD,
     RUNNER_DEFAULT_INSTANCE_DF,
     RUNNER_DEFAULT_INSTANCE_SD,
+    WORK_CONTENDED_INSTANCE_SD,
     WORK_INSTANCE_SD,
     block_means,
     default_priors,
@@ -47,6 +48,7 @@ from perfci.judge.paired import (
 )
 from perfci.judge.stats import detectable_shift
 from perfci.model.bursts import InterleavedRun
+from perfci.model.metrics import WORK_METRIC
 from perfci.model.noise import InstancePrior, MetricNoise, NoiseModel
 
 NIGHTLY_BASELINE_RUNS = 10
@@ -94,7 +96,7 @@ def learn(runs: list[InterleavedRun], created_at: str) -> NoiseModel:
     return NoiseModel(runner_class=first.runner_class, server_line=first.sides[0].line, scenario=first.scenario,
                       profile=first.profile, case=first.case, scenario_hash=first.scenario_hash, created_at=created_at,
                       host=first.host.hostname, runs=[r.id for r in runs], burst_transactions=first.burst_transactions,
-                      metrics=metrics)
+                      metrics=metrics, measure=first.measure)
 
 
 def instance_sd(centers: list[float], within: list[float]) -> float | None:
@@ -116,10 +118,11 @@ def priors_for(run: InterleavedRun, model: NoiseModel | None) -> tuple[dict[str,
     model (side A's server line) where there is one, else the runner default; and a
     line saying which."""
     keys = {k for t in instance_tables(run) for k in t}
-    priors = default_priors(keys)
+    priors = {**default_priors(keys), **counted_priors(run, keys)}
     learned = model.priors() if model else {}
     priors.update({k: v for k, v in learned.items() if k in keys})
-    counted = f"{WORK_INSTANCE_SD:.1%} (instructions), " if run.measure == "work" else ""
+    counted = (f"{WORK_INSTANCE_SD:.1%} (instructions of one client reading; {WORK_CONTENDED_INSTANCE_SD:.0%} "
+               "writing or several clients), " if run.measure == "work" else "")
     default = (f"runner default: sd {RUNNER_DEFAULT_INSTANCE_SD:.1%} (throughput, latency, CPU), {counted}"
                f"{min(COUNTER_INSTANCE_SD.values()):.0%}-{OTHER_COUNTER_INSTANCE_SD:.0%} (work counters) "
                f"with {RUNNER_DEFAULT_INSTANCE_DF} df")
@@ -127,6 +130,29 @@ def priors_for(run: InterleavedRun, model: NoiseModel | None) -> tuple[dict[str,
         return priors, default
     return priors, (f"noise model of {len(model.runs)} A/As learned {model.created_at[:10]}"  # type: ignore[union-attr]
                     + ("" if len(learned) >= len(keys) else f"; {default} for the {len(keys) - len(learned)} others"))
+
+
+WRITE_COUNTERS = ("global_status.Innodb_rows_inserted", "global_status.Innodb_rows_updated",
+                  "global_status.Innodb_rows_deleted")
+
+
+def contended(run: InterleavedRun, phase: str) -> bool:
+    """A phase whose statements' work depends on timing: it writes (purge and page cleaning
+    run beside it) or runs several clients."""
+    return run.threads_of(phase) > 1 or any(
+        b.metrics.get(c, 0) > 0 for b in run.bursts if b.phase == phase for c in WRITE_COUNTERS)
+
+
+def counted_priors(run: InterleavedRun, keys) -> dict[str, InstancePrior]:
+    """The runner default between-instance spread of counted instructions, by the phase's
+    kind (judge/paired.py: one client reading, or writing/several clients)."""
+    out = {}
+    for key in keys:
+        phase, metric = key.split(".", 1)
+        if metric == WORK_METRIC:
+            sd = WORK_CONTENDED_INSTANCE_SD if contended(run, phase) else WORK_INSTANCE_SD
+            out[key] = InstancePrior(sd, RUNNER_DEFAULT_INSTANCE_DF)
+    return out
 
 
 def nightly_mde(noise: MetricNoise, baseline_runs: int = NIGHTLY_BASELINE_RUNS) -> float | None:

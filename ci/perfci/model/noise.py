@@ -52,6 +52,9 @@ class NoiseModel(StrictModel):
     runs: list[str]               # the A/A runs' ids (provenance)
     burst_transactions: dict[str, int]
     metrics: dict[str, MetricNoise]
+    measure: Literal["time", "work"] = Field("time", description="what the A/As' bursts measured: time, or work "
+                                                                 "(instructions per transaction, counted): a "
+                                                                 "model of each, kept apart")
 
     def dump(self) -> JsonObject:
         return self.model_dump(mode="json", by_alias=True)
@@ -69,5 +72,8 @@ def _v1_to_v2(data: JsonObject) -> JsonObject:
 NOISE_FILE = FileFormat("noise model", NoiseModel, "perfci.noise/2", upgrades={"perfci.noise/1": _v1_to_v2})
 
 
-def noise_path(root: Path, runner_class: str, server_line: str, scenario: str, profile: str, case: str) -> Path:
-    return root / slug(runner_class) / slug(server_line) / scenario / profile / f"{slug(case)}.json"
+def noise_path(root: Path, runner_class: str, server_line: str, scenario: str, profile: str, case: str,
+               measure: str = "time") -> Path:
+    """Where a case's noise model lives; a counted (work) model beside the timed one."""
+    suffix = "" if measure == "time" else f".{measure}"
+    return root / slug(runner_class) / slug(server_line) / scenario / profile / f"{slug(case)}{suffix}.json"

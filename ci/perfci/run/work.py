@@ -45,10 +45,14 @@ WORK_METHODS = ("auto", "callgrind", "pmu")
 # MariaDB 10.5+: do_command(THD*, bool); MySQL 5.7/8.0, Percona Server, MariaDB < 10.5:
 # do_command(THD*). The exact signature is taken from the binary's symbols.
 STATEMENT_LOOP = {flavor: "do_command" for flavor in FLAVORS}
-# What the server needs to start under valgrind, on both sides alike (recorded with the
-# run's config): no io_uring/libaio (valgrind does not emulate them), and a buffer pool
-# whose reserved maximum fits valgrind's address space (MariaDB 10.11+ reserves 8 TiB).
-VALGRIND_CONFIG: dict[str, ConfigValue] = {"innodb_use_native_aio": 0}
+# What the server needs under valgrind, on both sides alike (recorded with the run's
+# config): no io_uring/libaio (valgrind does not emulate them); a buffer pool whose reserved
+# maximum fits valgrind's address space (MariaDB 10.11+ reserves 8 TiB); and no spinning
+# on a busy latch: valgrind runs one thread at a time, so a statement spinning on a latch
+# a page cleaner holds counts instructions until the scheduler switches, as many as the
+# timing gives (pair sd of update-index 13 % with spinning, benchmarks/results/work).
+VALGRIND_CONFIG: dict[str, ConfigValue] = {"innodb_use_native_aio": 0, "innodb_sync_spin_loops": 0,
+                                           "innodb_spin_wait_delay": 0}
 BUFFER_POOL_MAX = "innodb_buffer_pool_size_max"
 VGDB_TIMEOUT_S = 120.0
 # A counted burst's time cap is the phase's times this: callgrind runs a server 5-50x

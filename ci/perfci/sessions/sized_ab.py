@@ -103,14 +103,15 @@ def sides_of(a: str, b: str) -> tuple[Side, Side]:
     return Side("a", resolve_server(a).spec, []), Side("b", resolve_server(b).spec, [])
 
 
-def noise_model_for(plan: RunPlan, runner_class: str, root: Path) -> tuple[NoiseModel | None, str | None]:
+def noise_model_for(plan: RunPlan, runner_class: str, root: Path,
+                    measure: str = "time") -> tuple[NoiseModel | None, str | None]:
     """The case's noise model for side A's server line, if calibrate learned one on this
     case as it is now (a --phase A/B uses the whole case's model); and why a model found
     is not used."""
     identity = plan.provider.identity
     r = plan.resolved
     return noise_files.find_current(root, runner_class, server_line(identity.flavor, str(identity.version)), r.name,
-                                    r.profile, r.case, plan.case_hashes)
+                                    r.profile, r.case, plan.case_hashes, measure)
 
 
 def size_of(plans: list[RunPlan], ab: AbPlan, model: NoiseModel | None) -> design.Design:
@@ -146,7 +147,7 @@ def plan_and_size(scenario: str, profile: str, sides: tuple[Side, Side], parent:
                   ab: AbPlan, runner_class: str) -> Sized:
     """Every input check, the noise model and the size, before any server starts."""
     plans = plan_sides(scenario, profile, sides, parent, case, ab.bursts, ab.phases, ab.counting)
-    model, note = noise_model_for(plans[0], runner_class, ab.noise_root)
+    model, note = noise_model_for(plans[0], runner_class, ab.noise_root, ab.measure)
     return Sized(plans, size_of(plans, ab, model), model, note)
 
 
@@ -199,8 +200,10 @@ def run_sized(scenario: str, profile: str, sides: tuple[Side, Side], parent: Pat
 
 def explain_phases(run: InterleavedRun, compare, ab: AbPlan, model: NoiseModel | None) -> tuple[list[str], str]:
     """The phases the explain pass profiles, and why: every measured one (always), the
-    ones with a judged regression so far (auto), none (never)."""
+    ones with a judged regression so far (auto), none (never, and in a counting A/B)."""
     phases = list(run.bursts_per_phase)
+    if run.measure == "work":  # its servers run under callgrind: perf would profile valgrind's translations
+        return [], ""
     if ab.explain == "always":
         return phases, "asked for: --explain always"
     if ab.explain == "never":

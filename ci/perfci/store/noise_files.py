@@ -13,7 +13,8 @@ from perfci.util.paths import baselines_dir
 
 
 def save(model: NoiseModel, root: Path) -> Path:
-    path = noise_path(root, model.runner_class, model.server_line, model.scenario, model.profile, model.case)
+    path = noise_path(root, model.runner_class, model.server_line, model.scenario, model.profile, model.case,
+                      model.measure)
     write_atomic(path, json.dumps(model.dump(), indent=1, sort_keys=True) + "\n")
     return path
 
@@ -23,11 +24,12 @@ def load(path: Path) -> NoiseModel:
 
 
 def find_current(root: Path, runner_class: str, server_line: str, scenario: str, profile: str, case: str,
-                 hashes: tuple[str, ...]) -> tuple[NoiseModel | None, str | None]:
+                 hashes: tuple[str, ...], measure: str = "time") -> tuple[NoiseModel | None, str | None]:
     """The case's noise model if it was learned on the case as it is now (one of `hashes`:
     the whole case's first; a --phase A/B also accepts its cut case's); else None, and,
-    when a model learned on another hash is there, why it is not used."""
-    path = noise_path(root, runner_class, server_line, scenario, profile, case)
+    when a model learned on another hash is there, why it is not used. `measure`: the
+    model of timed bursts, or of counted work."""
+    path = noise_path(root, runner_class, server_line, scenario, profile, case, measure)
     model = load(path) if path.is_file() else None
     if model is None or model.scenario_hash in hashes:
         return model, None

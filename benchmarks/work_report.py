@@ -1,0 +1,134 @@
+"""#54's tables from the kept bursts of benchmarks/work-campaign.sh (nothing simulated:
+every number is a statistic or a count of real bursts).
+
+    python benchmarks/work_report.py stability benchmarks/results/work/<day>-<engine>/stability
+    python benchmarks/work_report.py aa benchmarks/results/work/<day>-<engine>/aa
+
+stability: per server, scenario and phase of the counting A/As (both sides the same
+server, instance pairs from one dataset snapshot, A and B running the same seeded
+transactions in every burst pair): instructions per transaction; the spread of one burst
+pair's log(B/A) within an instance pair (what the paired verdict sees); the spread between
+the server instances (each instance's mean over the same seeded bursts, all four servers of
+the two instance pairs: what a fresh server changes); the spread between the bursts of one
+instance (different seeds: how much the statements' own work varies); and the slowdown of
+counting (seconds per transaction under callgrind over the timed A/A's, same phase).
+
+aa: per A/A, the verdict (exit code, regressions) and each phase's unadjusted p of
+instructions per transaction with the shipped priors; false alarms with their binomial
+interval; the p-values against uniform (Kolmogorov-Smirnov).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import sys
+from pathlib import Path
+
+from scipy import stats
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "ci"))
+
+from perfci.judge.burst_verdicts import judge_run  # noqa: E402
+from perfci.judge.calibration import priors_for  # noqa: E402
+from perfci.model.bursts import BURSTS_FILE, InterleavedRun  # noqa: E402
+from perfci.model.metrics import WORK_METRIC  # noqa: E402
+
+
+def runs_in(directory: Path) -> dict[str, InterleavedRun]:
+    """Label (the A/B's folder) -> its bursts."""
+    out = {}
+    for path in sorted(directory.glob("*/*.bursts.json")):
+        out[path.parent.name] = BURSTS_FILE.parse_text(path.read_text(), str(path))
+    return out
+
+
+def sd(values: list[float]) -> float:
+    return statistics.stdev(values) if len(values) > 1 else float("nan")
+
+
+def pct(x: float) -> str:
+    return "–" if math.isnan(x) else f"{x:.4%}" if x < 0.001 else f"{x:.2%}"
+
+
+def seconds_per_txn(run: InterleavedRun, phase: str) -> float:
+    bursts = [b for b in run.bursts if b.phase == phase and not b.warmup]
+    return statistics.median(b.duration_s / b.transactions for b in bursts)
+
+
+def stability(directory: Path) -> None:
+    runs = runs_in(directory)
+    print(f"# Counted work: stability (`{directory.relative_to(ROOT)}`)\n")
+    print("Instructions per transaction counted by callgrind inside the statement loop; every figure from the "
+          "work A/As' measured bursts (warm-up pairs dropped). Pair sd: log(B/A) of one burst pair (same seeds "
+          "on both sides); instance sd: the server instances' means over the same seeded bursts (4 servers: 2 "
+          "instance pairs x 2 sides); burst CV: one side's bursts within an instance (different seeds); "
+          "slowdown: seconds per transaction counted over timed (the timed A/A of the same phase).\n")
+    print("| server | scenario | phase | instructions/txn | txn/burst | pair sd | instance sd | burst CV | "
+          "counted s/pair | slowdown |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for label, run in runs.items():
+        if not label.endswith("-work"):
+            continue
+        timed = runs.get(label[:-len("-work")] + "-time")
+        scenario, server = run.scenario, run.sides[0].spec
+        for phase in run.bursts_per_phase:
+            measured = [b for b in run.bursts if b.phase == phase and not b.warmup and WORK_METRIC in b.metrics]
+            if not measured:
+                continue
+            pairs: dict[tuple[int, int], dict[str, float]] = {}
+            for b in measured:
+                pairs.setdefault((b.instance, b.index), {})[b.side] = b.metrics[WORK_METRIC]
+            logs = [math.log(p["b"] / p["a"]) for p in pairs.values() if "a" in p and "b" in p]
+            means = [statistics.fmean(b.metrics[WORK_METRIC] for b in measured if (b.instance, b.side) == key)
+                     for key in sorted({(b.instance, b.side) for b in measured})]
+            cvs = [sd([b.metrics[WORK_METRIC] for b in measured if (b.instance, b.side) == key])
+                   / statistics.fmean(b.metrics[WORK_METRIC] for b in measured if (b.instance, b.side) == key)
+                   for key in sorted({(b.instance, b.side) for b in measured})]
+            value = statistics.median(b.metrics[WORK_METRIC] for b in measured)
+            pair_s = statistics.median(b.duration_s for b in measured) * 2
+            slowdown = (seconds_per_txn(run, phase) / seconds_per_txn(timed, phase)
+                        if timed and phase in timed.bursts_per_phase else float("nan"))
+            print(f"| {server} | {scenario} | {phase} | {value:,.0f} | {run.burst_transactions[phase]} | "
+                  f"{pct(sd(logs))} | {pct(sd(means) / statistics.fmean(means))} | {pct(statistics.fmean(cvs))} | "
+                  f"{pair_s:.1f} | {'–' if math.isnan(slowdown) else f'{slowdown:.1f}x'} |")
+
+
+def aa(directory: Path) -> None:
+    runs = runs_in(directory)
+    print(f"# Counted work: A/As (`{directory.relative_to(ROOT)}`)\n")
+    lines = [json.loads(line) for line in (directory / "runs.jsonl").read_text().splitlines()]
+    seconds = {line["label"]: line["seconds"] for line in lines}
+    exits = {line["label"]: line["exit"] for line in lines}
+    engines = sorted({line["engine"][:12] for line in lines})
+    print(f"Engine {', '.join(engines)}. Each row one `perfci ab --measure work` A/A (both sides the same server, "
+          "sized by perfci for its 1 % target).\n")
+    print("| A/A | server | phases | instance pairs | minutes | exit | regressions | p (instructions, per phase) |")
+    print("|---|---|---|---|---|---|---|---|")
+    p_values: list[float] = []
+    alarms = 0
+    for label, run in runs.items():
+        priors, _ = priors_for(run, None)
+        rows = judge_run(run, [], 0.01, priors=priors)
+        worse = [r.key for r in rows if r.spec is not None and r.verdict == "regression"]
+        alarms += bool(worse)
+        ps = [r.estimate.p for r in rows if r.key.endswith(WORK_METRIC) and r.estimate]
+        p_values += ps
+        print(f"| {label} | {run.sides[0].spec} | {len(run.bursts_per_phase)} | {len(run.instances)} | "
+              f"{seconds.get(label, 0) / 60:.1f} | {exits.get(label, '?')} | {', '.join(worse) or '–'} | "
+              f"{', '.join(f'{p:.3f}' for p in ps)} |")
+    n = len(runs)
+    low, high = stats.beta.ppf(0.025, alarms, n - alarms + 1) if alarms else 0.0, stats.beta.ppf(0.975, alarms + 1,
+                                                                                                  n - alarms)
+    print(f"\n**{alarms} false alarm{'s' if alarms != 1 else ''} in {n} A/As** (95 % Clopper-Pearson "
+          f"{low:.1%}-{high:.1%}).")
+    if len(p_values) >= 5:
+        ks = stats.kstest(p_values, "uniform")
+        print(f"Unadjusted p of instructions per transaction, {len(p_values)} phases: mean {statistics.fmean(p_values):.2f}, "
+              f"KS against uniform p {ks.pvalue:.2f}.")
+
+
+if __name__ == "__main__":
+    {"stability": stability, "aa": aa}[sys.argv[1]](Path(sys.argv[2]).resolve())
