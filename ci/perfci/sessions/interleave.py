@@ -115,7 +115,7 @@ class SideServer:
         snap = SnapshotUse(plan, plan.snapshots) if plan.snapshots else None
         restore = snap.lookup() if snap else None
         counted = list(server.launcher) if isinstance(server, LocalServer) else []
-        if isinstance(server, LocalServer) and counted and snap and not restore:  # loaded natively: minutes faster
+        if isinstance(server, LocalServer) and counted and not restore:  # loaded natively: minutes faster
             server.launcher = []
         t0 = time.monotonic()
         with self.progress.step(f"start server {self.label}" + (" from the dataset snapshot" if restore else "")):
@@ -131,6 +131,12 @@ class SideServer:
             snap.prepare_and_save(self.ctx)
         else:
             run_steps(self.ctx, data_prefix(plan.resolved))
+            if isinstance(server, LocalServer) and counted:  # the same datadir again, under its counter
+                with self.progress.step(f"restart server {self.label} under its work counter"):
+                    server.stop()
+                    server.launcher = counted
+                    server.start(plan.config_options)
+                self.server_info, self.ctx.bench = self.inspector.setup()
         container = getattr(server, "container", None) if server.kind == "docker" else None
         self.freezer = freezer_for(server.pid, container)
         if plan.work is not None:
