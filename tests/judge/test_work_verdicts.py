@@ -110,7 +110,7 @@ def test_a_phase_that_writes_or_runs_several_clients_gets_the_contended_counted_
     reading = work_run(1, 0.0)
     assert priors_for(reading, None)[0][key].sd == WORK_INSTANCE_SD
     writing = reading.model_copy(update={"bursts": [b.model_copy(update={"metrics": {
-        **b.metrics, "global_status.Innodb_rows_updated": 1.0}}) for b in reading.bursts]})
+        **b.metrics, "global_status.Com_update": 1.0}}) for b in reading.bursts]})
     assert priors_for(writing, None)[0][key].sd == WORK_CONTENDED_INSTANCE_SD
     clients = reading.model_copy(update={"threads": {"point": 4}})
     assert priors_for(clients, None)[0][key].sd == WORK_CONTENDED_INSTANCE_SD

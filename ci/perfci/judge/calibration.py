@@ -132,8 +132,9 @@ def priors_for(run: InterleavedRun, model: NoiseModel | None) -> tuple[dict[str,
                     + ("" if len(learned) >= len(keys) else f"; {default} for the {len(keys) - len(learned)} others"))
 
 
-WRITE_COUNTERS = ("global_status.Innodb_rows_inserted", "global_status.Innodb_rows_updated",
-                  "global_status.Innodb_rows_deleted")
+# the statements that change rows (MariaDB reports no Innodb_rows_* in its global status)
+WRITE_COUNTERS = ("global_status.Com_insert", "global_status.Com_update", "global_status.Com_delete",
+                  "global_status.Com_replace")
 
 
 def contended(run: InterleavedRun, phase: str) -> bool:
