@@ -107,7 +107,8 @@ def test_doctor_says_how_work_would_be_counted(tmp_path):
 def test_a_counted_burst_is_sized_to_take_about_a_second_within_the_phases_own_burst():
     """The probe pair's 50 transactions took 3.5 s under callgrind (random IN-list points):
     the rest run 20, the floor; 0.07 s (point selects): ~700, cut to the phase's burst."""
-    assert work.counted_burst_size(50, 3.5, 300) == work.MIN_TRANSACTIONS
+    assert work.counted_burst_size(10, 12.0, 300) == work.MIN_TRANSACTIONS  # a compressed write: ~1 s each
+    assert work.counted_burst_size(50, 3.5, 300) == 14
     assert work.counted_burst_size(50, 0.5, 3000) == 100
     assert work.counted_burst_size(50, 0.07, 300) == 300
     assert work.counted_burst_size(50, 0.0, 10) == 10  # never more than the phase's own burst

@@ -64,9 +64,9 @@ SLOWDOWN_CAP = 150
 # the same seeded transactions in every pair, so a burst's work need not be large to
 # pair well: instructions per transaction of two sides' bursts differ by ~0.1 % where
 # their times differ by several %.
-PROBE_TRANSACTIONS = 50
+PROBE_TRANSACTIONS = 10
 BURST_S = 1.0
-MIN_TRANSACTIONS = 20
+MIN_TRANSACTIONS = 5  # a compressed table's write transaction takes ~1 s under callgrind (40-80 M instructions)
 
 
 def counted_burst_size(probe: int, probe_seconds: float, limit: int) -> int:

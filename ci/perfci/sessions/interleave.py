@@ -103,6 +103,7 @@ class SideServer:
     freezer: Freezer = field(init=False)
     server_info: ServerInfo | None = None
     counter: work.WorkCounter | None = None  # counting work (run/work.py), else timing
+    counted: list[str] = field(default_factory=list)  # the counter's launcher (empty: timing)
 
     @property
     def label(self) -> str:
@@ -114,9 +115,10 @@ class SideServer:
         self.inspector = SqlInspector(server)
         snap = SnapshotUse(plan, plan.snapshots) if plan.snapshots else None
         restore = snap.lookup() if snap else None
-        counted = list(server.launcher) if isinstance(server, LocalServer) else []
-        if isinstance(server, LocalServer) and counted and not restore:  # loaded natively: minutes faster
-            server.launcher = []
+        local = server if isinstance(server, LocalServer) else None  # the only kind counted
+        self.counted = list(local.launcher) if local else []
+        if local and self.counted and not restore:  # loaded natively: minutes faster
+            local.launcher = []
         t0 = time.monotonic()
         with self.progress.step(f"start server {self.label}" + (" from the dataset snapshot" if restore else "")):
             server.start(plan.config_options, restore_from=restore)
@@ -126,21 +128,51 @@ class SideServer:
         if snap and restore:
             snap.restored(self.ctx, time.monotonic() - t0)
         elif snap:
-            if isinstance(server, LocalServer):
-                server.launcher = counted  # it restarts on the saved datadir, under its counter
+            if local:
+                local.launcher = self.counted  # it restarts on the saved datadir, under its counter
             snap.prepare_and_save(self.ctx)
         else:
             run_steps(self.ctx, data_prefix(plan.resolved))
-            if isinstance(server, LocalServer) and counted:  # the same datadir again, under its counter
-                with self.progress.step(f"restart server {self.label} under its work counter"):
-                    server.stop()
-                    server.launcher = counted
-                    server.start(plan.config_options)
-                self.server_info, self.ctx.bench = self.inspector.setup()
+            if self.counted:  # the same datadir again, under its counter
+                self.relaunch(self.counted, "under its work counter")
+        self.attach()
+
+    def attach(self) -> None:
+        """The freezer (and the counter) of the server process now running."""
+        server = self.plan.provider
         container = getattr(server, "container", None) if server.kind == "docker" else None
         self.freezer = freezer_for(server.pid, container)
-        if plan.work is not None:
-            self.counter = work.counter_for(plan.work, server.pid, server.workdir / "callgrind")
+        if self.plan.work is not None:
+            self.counter = work.counter_for(self.plan.work, server.pid, server.workdir / "callgrind")
+
+    def release_freezer(self) -> None:
+        self.freezer.release()  # the latest one: a counted side gets a new process after an unmeasured step
+
+    def relaunch(self, launcher: list[str], how: str) -> None:
+        """Stop the server and start it again on the same datadir behind `launcher` (its
+        counter, or none: native)."""
+        server = self.plan.provider
+        assert isinstance(server, LocalServer)
+        with self.progress.step(f"restart server {self.label} {how}"):
+            server.stop()
+            server.launcher = launcher
+            server.start(self.plan.config_options)
+        self.server_info, self.ctx.bench = self.inspector.setup()
+
+    def run_unmeasured(self, steps: list) -> None:
+        """Steps between measured phases (a rebuild, a bulk change; called thawed). A
+        counted server runs them natively (under callgrind one ALTER TABLE of a smoke
+        table took 4 minutes) and restarts under its counter: only bursts are counted."""
+        if not self.counted:
+            run_steps(self.ctx, steps)
+            return
+        old = self.freezer
+        self.relaunch([], "natively for " + ", ".join(step.name for step in steps))
+        run_steps(self.ctx, steps)
+        self.relaunch(self.counted, "under its work counter")
+        old.release()  # its group is empty now: the new process gets a freezer of its own
+        self.attach()
+        self.freezer.thaw()  # the caller's `thawed` freezes it again
 
     def run_sql(self, statements: list[str]) -> None:
         with self.plan.provider.connect("sbtest") as conn, conn.cursor() as cur:
@@ -219,7 +251,7 @@ def both_running(sides: list[SideServer]) -> Iterator[None]:
             stack.push(_stopping(s))
         for s in sides:
             s.start()
-            stack.callback(s.freezer.release)  # released (thawed) before the server is stopped
+            stack.callback(s.release_freezer)  # thawed before the server stops
             s.freezer.freeze()
         try:
             yield
@@ -370,7 +402,7 @@ def _instance_bursts(servers: list[SideServer], instance: int, first: int, resol
         if not isinstance(step, MeasureStep):
             for s in servers:
                 with thawed(s):
-                    run_steps(s.ctx, [step])
+                    s.run_unmeasured([step])
             continue
         size, count = step_bursts(resolved.workload, step, bursts)
         counting = servers[0].counter is not None
