@@ -4,8 +4,9 @@
 #   [BURSTS=6] benchmarks/work-campaign.sh stability [SERVER ...]   per server, microbench and rebuild-after-delete:
 #       one work A/A of 2 instance pairs x 6 burst pairs (2 warm-up) per phase, and one timed A/A of
 #       1 x 4 (what a timed burst of the same phase takes: counting's slowdown)
-#   benchmarks/work-campaign.sh aa N [SERVER ...]       N work A/As per server, alternating microbench
-#       (one phase each, in turn) and rebuild-after-delete, as `perfci ab --measure work` sizes them
+#   [BUDGET=3] benchmarks/work-campaign.sh aa N [SERVER ...]   N work A/As per server, alternating
+#       microbench (one phase each, in turn) and rebuild-after-delete, as `perfci ab --measure work`
+#       sizes them within --budget-minutes BUDGET
 #   benchmarks/work-campaign.sh effects                 a config that moves the statement path (work), a
 #       slowdown that is not more code (time only)
 #   benchmarks/work-campaign.sh sweep SERVERS NAME      `perfci sweep microbench --measure work` over SERVERS
@@ -51,11 +52,11 @@ case $mode in
       for server in "${servers[@]}"; do
         if (( i % 3 == 0 )); then
           ab "aa$i-$server-rebuild" rebuild-after-delete --a "$server" --b "$server" --measure work \
-            --work-counter callgrind
+            --work-counter callgrind --budget-minutes "${BUDGET:-3}"
         else
           phase=${phases[$(( i % ${#phases[@]} ))]}
           ab "aa$i-$server-$phase" microbench --phase "$phase" --a "$server" --b "$server" --measure work \
-            --work-counter callgrind
+            --work-counter callgrind --budget-minutes "${BUDGET:-3}"
         fi
       done
     done ;;
