@@ -4,10 +4,14 @@ checks that refuse what cannot be counted before any server starts."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
 import pytest
+
+from perfci.judge.burst_verdicts import TIME_METRICS
+from perfci.model.ab_verdict import AbVerdict
 
 from conftest import run_perfci, write_tiny
 
@@ -43,3 +47,42 @@ def test_what_cannot_be_counted_is_refused_in_one_line_before_any_server_starts(
         assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
         assert said in proc.stderr and proc.stderr.strip().count("\n") == 0, proc.stderr
         assert "start server" not in proc.stderr
+
+
+# two read phases with a step between them: the step runs natively, each counted phase under
+# callgrind; one client reading, so the work prior is the tight one
+COUNTED_STEPS = """\
+  - kind: prepare
+  - kind: apply_layout
+  - kind: measure
+    phase: reads
+    workload: oltp_point_select
+  - kind: sql
+    name: analyze
+    statements: [ANALYZE TABLE {table}]
+  - kind: measure
+    phase: again
+    workload: oltp_point_select
+"""
+
+
+@pytest.mark.alone  # a verdict on measured bursts
+def test_a_config_that_adds_code_to_every_statement_is_flagged_by_its_counted_work(real_server_tools, tmp_path):
+    """performance_schema=ON on B instruments every statement: more instructions per
+    transaction on both phases, a regression (exit 1) judged on counted work; the step between
+    the phases ran natively and each side restarted under its counter; time was not judged."""
+    require_valgrind()
+    scenario = write_tiny(tmp_path, steps=COUNTED_STEPS, time=60, transactions=2000, burst=400)
+    out = tmp_path / "out"
+    proc = run_perfci("ab", str(scenario), "--b-config", "performance_schema=ON", "--measure", "work",
+                      "--work-counter", "callgrind", "--instances", "2", "--bursts", "5", "--explain", "never",
+                      "--out", str(out), "--json", str(tmp_path / "verdict.json"))
+    assert proc.returncode == 1, proc.stdout + proc.stderr[-3000:]
+    verdict = AbVerdict.model_validate(json.loads((tmp_path / "verdict.json").read_text()))
+    assert set(verdict.regressions) == {"reads.instructions_per_txn", "again.instructions_per_txn"}, verdict.regressions
+    judged = {m.key for m in verdict.metrics if m.judged}
+    assert not {k for k in judged if k.split(".", 1)[1] in TIME_METRICS}, judged  # time says nothing under a counter
+    for side in "AB":
+        assert proc.stderr.count(f"done restart server {side} natively for analyze") == 2  # each instance pair
+    assert "Measured: **work**" in proc.stdout
+    assert "do\\_command" in proc.stdout  # where it counted, in the report's how-it-ran

@@ -207,6 +207,29 @@ def test_a_sequential_ab_looks_once_at_half_its_instance_pairs_and_the_levels_ad
     assert clear_at_interim(aa, [], 0.01, None) is None
 
 
+def test_a_sized_ab_stops_before_a_pair_that_would_end_past_its_budget_unless_the_options_fixed_its_size():
+    from perfci.judge import design
+    from perfci.judge.burst_verdicts import look_alpha
+    from perfci.judge.paired import ALPHA
+    from perfci.sessions.sized_ab import AbPlan, stop_early
+    # 2 of 6 pairs in 6 minutes of a 5-minute budget: the third would end at 9 > 6
+    assert design.past_budget(2, 6, 360, 5).startswith("the next instance pair would end past the 5-minute budget")
+    assert design.past_budget(2, 6, 200, 5) is None  # 300 s <= 360 s (the slack)
+    assert design.past_budget(6, 6, 3600, 5) is None and design.past_budget(0, 6, 3600, 5) is None
+    rng = np.random.default_rng(14)
+    same = work_run(rng, 1.0, 2.0)
+    run = same.model_copy(update={"instances": [InstancePair(index=0, first="a")], "planned_instances": 6})
+    sized = design.Design(instances=6, bursts=6, mde=0.01, minutes=4, target=0.01, budget_minutes=5, source="x")
+    kind, why = stop_early(run, [], AbPlan(), sized, None, 400.0)
+    assert kind == "budget" and "5-minute budget" in why
+    assert stop_early(run, [], AbPlan(), sized, None, 100.0) is None
+    fixed = design.Design(instances=6, bursts=6, mde=0.01, minutes=4, target=0.01, budget_minutes=5, source="x",
+                          fixed="--instances")
+    assert stop_early(run, [], AbPlan(), fixed, None, 4000.0) is None
+    # stopped by the budget before the interim look: judged at the interim's share (valid, conservative)
+    assert look_alpha(run.model_copy(update={"stopped": "budget"})) < ALPHA
+
+
 def test_server_cpu_per_transaction_from_the_threads_schedstat():
     import os
 

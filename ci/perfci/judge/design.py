@@ -110,6 +110,23 @@ class Design:
                 f"{reach}; noise from {self.source}")
 
 
+# a sized A/B starts another instance pair only if, at the pace of those done, it ends
+# within the budget and this much more (sizing from a runner default can be far off:
+# a counted compressed write transaction takes ~1 s, a counted point select ~2 ms)
+BUDGET_SLACK = 1.2
+
+
+def past_budget(done: int, planned: int, elapsed_s: float, budget_minutes: float) -> str | None:
+    """Why a sized A/B stops after `done` of `planned` instance pairs: the next would end
+    past its budget at the pace of those done (None: it goes on)."""
+    if done == 0 or done >= planned:
+        return None
+    if elapsed_s * (done + 1) / done <= budget_minutes * 60 * BUDGET_SLACK:
+        return None
+    return (f"the next instance pair would end past the {budget_minutes:g}-minute budget "
+            f"({done} took {elapsed_s / 60:.1f} min)")
+
+
 def final_level(instances: int, judged: int, alpha: float = ALPHA) -> float:
     share = 1 - INTERIM_SHARE if instances >= SEQUENTIAL_MIN_INSTANCES else 1.0
     return alpha * share / max(judged, 1)

@@ -69,7 +69,11 @@ class InterleavedRun(StrictModel):
     sides: list[SideInfo]
     instances: list[InstancePair] = [InstancePair(index=0, first="a")]
     planned_instances: int | None = Field(None, description="instance pairs planned; fewer ran when an interim look "
-                                                            "stopped the A/B early (None: as many as ran)")
+                                                            "or the budget stopped the A/B early (None: as many as "
+                                                            "ran)")
+    stopped: Literal["interim", "budget"] | None = Field(
+        None, description="why fewer instance pairs ran than planned: a regression clear at the interim look, or "
+                          "the next pair would have ended past the A/B's time budget (None: all ran)")
     alpha: float | None = Field(None, gt=0, lt=1, description="the A/B's family-wise false-alarm level over its "
                                                              "looks (None: 0.5 %, a person's A/B; a nightly's "
                                                              "reference A/B: its false-issue budget's share)")

@@ -69,7 +69,8 @@ def interleaved_markdown(run: InterleavedRun, rows: list[PairedVerdict], min_eff
     planned = run.planned_instances or len(run.instances)
     if interim_look(planned) is not None:
         lines.append(f"- sequential: {len(run.instances)} of {planned} planned instance pairs; "
-                     + ("stopped at the interim look" if len(run.instances) < planned else "the final look")
+                     + ({"interim": "stopped at the interim look", "budget": "stopped by the time budget"}
+                        .get(run.stopped or "", "the final look") if len(run.instances) < planned else "the final look")
                      + f", judged at family-wise level {look_alpha(run):.3%} (interim {INTERIM_SHARE:.1%} of "
                        f"{run_alpha(run):.3%}, final the rest)")
     dropped = {p: n for p, n in busy_pairs(run).items() if n}

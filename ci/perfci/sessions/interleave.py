@@ -333,7 +333,7 @@ def run_interleaved(plans: list[RunPlan], sides: tuple[Side, Side], progress: Pr
                     bursts: int | None = None, warmup: int = DEFAULT_WARMUP_PAIRS,
                     setup_sql: tuple[list[str], list[str]] = ([], []), instances: int = 1,
                     replan: Callable[[], list[RunPlan]] | None = None, order_seed: int | None = None,
-                    stop: Callable[[InterleavedRun], str | None] | None = None,
+                    stop: Callable[[InterleavedRun], tuple[Literal["interim", "budget"], str] | None] | None = None,
                     last_pair: Callable[[InterleavedRun, list[SideServer], int], None] | None = None,
                     alpha: float | None = None) -> InterleavedRun:
     """`instances` interleaved instance pairs of the planned sides; `replan` gives
@@ -378,11 +378,13 @@ def run_interleaved(plans: list[RunPlan], sides: tuple[Side, Side], progress: Pr
                 threads={s.phase: s.threads if isinstance(s.threads, int) else resolved.workload.threads
                          for s in resolved.steps if isinstance(s, MeasureStep)},
                 measure="work" if plans[0].work is not None else "time")
-            why = stop(run) if stop is not None and index + 1 < instances else None
-            if last_pair is not None and (why or index + 1 == instances):
+            stopped = stop(run) if stop is not None and index + 1 < instances else None
+            if stopped:
+                run = run.model_copy(update={"stopped": stopped[0]})
+            if last_pair is not None and (stopped or index + 1 == instances):
                 last_pair(run, servers, 0 if first == "a" else 1)
-        if why:
-            progress.info(f"== stopped after instance pair {index + 1} of {instances}: {why}")
+        if stopped:
+            progress.info(f"== stopped after instance pair {index + 1} of {instances}: {stopped[1]}")
             break
     progress.finish()
     return run

@@ -6,8 +6,10 @@ judge it, keep its bursts and report. `perfci ab` and the nightly's reference A/
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from perfci.judge import calibration, design
 from perfci.judge.burst_verdicts import interim_look, judge_run
@@ -133,6 +135,18 @@ def size_of(plans: list[RunPlan], ab: AbPlan, model: NoiseModel | None) -> desig
                            measured=measured, alpha=ab.alpha or ALPHA, measure=ab.measure)
 
 
+def stop_early(run: InterleavedRun, compare, ab: AbPlan, size: design.Design, model: NoiseModel | None,
+               elapsed_s: float) -> tuple[Literal["interim", "budget"], str] | None:
+    """After an instance pair: a regression clear at the interim look, or a budget the
+    next pair would overrun (a size the options fixed is run whole)."""
+    why = clear_at_interim(run, compare, ab.min_effect, model)
+    if why:
+        return "interim", why
+    over = None if size.fixed else design.past_budget(len(run.instances), size.instances, elapsed_s,
+                                                      size.budget_minutes)
+    return ("budget", over) if over else None
+
+
 def clear_at_interim(run: InterleavedRun, compare, min_effect: float, model: NoiseModel | None) -> str | None:
     """At the interim look (half the planned instance pairs, 4 or more planned): a
     judged regression at the interim level ends the A/B (judge/burst_verdicts.py)."""
@@ -174,11 +188,13 @@ def run_sized(scenario: str, profile: str, sides: tuple[Side, Side], parent: Pat
             failed.append(str(failure))
 
     failed: list[str] = []
+    started = time.monotonic()
     run = run_interleaved(planned.plans, sides, progress, runner_class, bursts, ab.warmup, setup_sql,
                           instances=size.instances,
                           replan=lambda: plan_sides(scenario, profile, sides, parent, case, bursts, ab.phases,
                                                     ab.counting),
-                          stop=lambda partial: clear_at_interim(partial, compare, ab.min_effect, planned.noise_model),
+                          stop=lambda partial: stop_early(partial, compare, ab, size, planned.noise_model,
+                                                          time.monotonic() - started),
                           last_pair=explain_last_pair, alpha=ab.alpha)
     out_dir.mkdir(parents=True, exist_ok=True)
     bursts_file = out_dir / f"{run.id}.bursts.json"
