@@ -105,20 +105,24 @@ def aa(directory: Path) -> None:
     engines = sorted({line["engine"][:12] for line in lines})
     print(f"Engine {', '.join(engines)}. Each row one `perfci ab --measure work` A/A (both sides the same server, "
           "sized by perfci for its 1 % target).\n")
-    print("| A/A | server | phases | instance pairs | minutes | exit | regressions | p (instructions, per phase) |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| A/A | server | phases | instance pairs (planned) | minutes | exit | regressions | "
+          "p (instructions, per phase) | MDE (instructions) |")
+    print("|---|---|---|---|---|---|---|---|---|")
     p_values: list[float] = []
     alarms = 0
     for label, run in runs.items():
         priors, _ = priors_for(run, None)
-        rows = judge_run(run, [], 0.01, priors=priors)
+        rows = judge_run(run, [], 0.005, priors=priors)
         worse = [r.key for r in rows if r.spec is not None and r.verdict == "regression"]
-        alarms += bool(worse)
+        alarms += exits.get(label) == 1  # the shipped verdict: exit 1 is a regression of B
         ps = [r.estimate.p for r in rows if r.key.endswith(WORK_METRIC) and r.estimate]
+        mdes = [r.mde for r in rows if r.key.endswith(WORK_METRIC) and r.mde is not None]
         p_values += ps
-        print(f"| {label} | {run.sides[0].spec} | {len(run.bursts_per_phase)} | {len(run.instances)} | "
+        planned = run.planned_instances or len(run.instances)
+        stop = f", {run.stopped}" if run.stopped else ""
+        print(f"| {label} | {run.sides[0].spec} | {len(run.bursts_per_phase)} | {len(run.instances)} ({planned}{stop}) | "
               f"{seconds.get(label, 0) / 60:.1f} | {exits.get(label, '?')} | {', '.join(worse) or '–'} | "
-              f"{', '.join(f'{p:.3f}' for p in ps)} |")
+              f"{', '.join(f'{p:.3f}' for p in ps)} | {', '.join(pct(m) for m in mdes)} |")
     n = len(runs)
     low, high = stats.beta.ppf(0.025, alarms, n - alarms + 1) if alarms else 0.0, stats.beta.ppf(0.975, alarms + 1,
                                                                                                   n - alarms)

@@ -5,6 +5,7 @@ checks that refuse what cannot be counted before any server starts."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -85,4 +86,8 @@ def test_a_config_that_adds_code_to_every_statement_is_flagged_by_its_counted_wo
     for side in "AB":
         assert proc.stderr.count(f"done restart server {side} natively for analyze") == 2  # each instance pair
     assert "Measured: **work**" in proc.stdout
+    # the Why from the bursts' own function counts: performance_schema's instrumentation did it
+    assert verdict.why is not None and verdict.why.startswith("where the instructions went (callgrind)"), verdict.why
+    listed = re.findall(r"^\| `([^`]+)` \|", verdict.why, re.MULTILINE)
+    assert any("pfs" in name.lower() for name in listed), listed
     assert "do\\_command" in proc.stdout  # where it counted, in the report's how-it-ran

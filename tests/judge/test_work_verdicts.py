@@ -115,3 +115,32 @@ def test_a_phase_that_writes_or_runs_several_clients_gets_the_contended_counted_
     clients = reading.model_copy(update={"threads": {"point": 4}})
     assert priors_for(clients, None)[0][key].sd == WORK_CONTENDED_INSTANCE_SD
     assert "instructions of one client reading" in priors_for(reading, None)[1]
+
+
+def test_a_counted_ab_says_which_functions_did_the_extra_work_from_its_bursts_function_counts():
+    from perfci.judge.work_profile import phase_shift
+    from perfci.report.work_profile import work_why_section
+    from perfci.sessions.interleave import FunctionTotals
+    from perfci.sessions.sized_ab import counted_shifts
+    totals = FunctionTotals()
+    for _ in range(2):  # two measured bursts a side, 500 transactions each
+        totals.add("point", "a", {"parse": 10_000_000, "execute": 11_000_000, "rare": 1_000}, 500)
+        totals.add("point", "b", {"parse": 10_000_000, "execute": 11_000_000, "pfs_start_statement": 2_000_000,
+                                  "rare": 1_000}, 500)
+    functions = totals.per_transaction()
+    assert functions["point"]["a"] == {"execute": 22_000.0, "parse": 20_000.0, "pfs_start_statement": 0.0}
+    assert "rare" not in functions["point"]["b"]  # under 0.1 % of both sides: left out
+    run = work_run(3, 0.05).model_copy(update={"work_functions": functions})
+    shift = phase_shift(run, "point")
+    assert shift is not None and shift.delta == 4_000 and shift.shown_share == 1.0
+    assert [f.name for f in shift.functions] == ["pfs_start_statement"]  # what did not move is not listed
+    text = work_why_section([shift])
+    assert text.startswith("### Why: where the instructions went (callgrind)")
+    assert "| `pfs_start_statement` | 0 | 4,000 | +4,000 | 100.0% |" in text
+    assert "B ran +4,000 instructions per transaction (+9.52%)" in text
+    rows = judge_run(run, [], 0.01)
+    assert counted_shifts(run, rows, "auto") == [shift]  # the instructions regressed: explained
+    assert counted_shifts(run, rows, "never") == []
+    same = work_run(4, 0.0).model_copy(update={"work_functions": functions})
+    assert counted_shifts(same, judge_run(same, [], 0.01), "auto") == []  # nothing regressed: no Why
+    assert counted_shifts(same, judge_run(same, [], 0.01), "always") != []

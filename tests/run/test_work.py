@@ -112,3 +112,30 @@ def test_a_counted_burst_is_sized_to_take_about_a_second_within_the_phases_own_b
     assert work.counted_burst_size(50, 0.5, 3000) == 100
     assert work.counted_burst_size(50, 0.07, 300) == 300
     assert work.counted_burst_size(50, 0.0, 10) == 10  # never more than the phase's own burst
+
+
+def test_a_callgrind_dumps_instructions_per_function_are_each_functions_own_code():
+    """Self cost: a function's cost lines less the inclusive cost after each `calls=`
+    line; compressed names resolve wherever they were defined (fn= or cfn=)."""
+    recorded = work.function_costs((DATA / "callgrind" / "mariadbd-10.11.19-dump.txt").read_text())
+    assert recorded["_my_thread_var"] == 2481 + 831  # not the 14,059 its calls to pthread_getspecific cost
+    assert recorded["strxmov"] == 140
+    assert "pthread_getspecific@@GLIBC_2.34" not in recorded  # only called here: no block of its own
+    dump = """\
+positions: line
+events: Ir
+fn=(1) do_command(THD*, bool)
+12 100
+cfn=(2) parse_sql
+calls=1 40
+14 5000
++2 7
+fn=(2)
+40 4000
+*  900
+fn=plain_name
+-3 11
+fn=(1)
+20 3
+"""
+    assert work.function_costs(dump) == {"do_command(THD*, bool)": 110, "parse_sql": 4900, "plain_name": 11}

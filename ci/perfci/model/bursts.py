@@ -83,6 +83,10 @@ class InterleavedRun(StrictModel):
     measure: Literal["time", "work"] = Field("time", description="what the bursts measured: time (throughput, "
                                                                  "latency, CPU) or work (instructions per "
                                                                  "transaction, counted; no time metric)")
+    work_functions: dict[str, dict[str, dict[str, float]]] = Field(
+        {}, description="counted by callgrind: per phase and side (a, b), the instructions per transaction each "
+                        "function executed in its own code (self cost) over the measured bursts; functions under "
+                        "0.1 % of both sides' totals left out")
 
     def threads_of(self, phase: str) -> int:
         return self.threads.get(phase, 1)

@@ -240,6 +240,7 @@ class Measured:
     host_cpu: dict[str, float] | None
     thread_cpu_ns: list[int]
     instructions: int | None = None
+    functions: dict[str, int] | None = None  # counted: instructions per function, own code (callgrind)
 
     def raw_counters(self) -> dict:
         return collectors.delta(self.counters_before, self.counters_after)
@@ -259,10 +260,12 @@ def run_measured(ctx: StepContext, step: MeasureStep, options: dict[str, Sysbenc
         counter.start()
     out = sysbench.run(args, on_line=on_line, log_path=log_path, stalled=ctx.inspector.running_statements)
     instructions = counter.stop() if counter is not None else None
+    functions = counter.functions() if counter is not None else None
     thread_deltas = hostcpu.thread_cpu_deltas(threads_before, hostcpu.thread_cpu_ns(pid))
     cpu = hostcpu.cores_used(cpu_before, hostcpu.sample(pid))
     after = ctx.inspector.counters_snapshot()
-    return Measured(args, parsed_report(step.workload, out), before, after, cpu, thread_deltas, instructions)
+    return Measured(args, parsed_report(step.workload, out), before, after, cpu, thread_deltas, instructions,
+                    functions)
 
 
 def measure(ctx: StepContext, step: ScenarioStep) -> StepFields:

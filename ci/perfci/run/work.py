@@ -175,6 +175,10 @@ class WorkCounter(Protocol):
     def stop(self) -> int:
         """After the burst: the instructions counted since start()."""
 
+    def functions(self) -> dict[str, int] | None:
+        """The last burst's instructions per function, each function's own code (None:
+        this counter sees no functions)."""
+
 
 def summary_of(dump: str) -> int:
     """A callgrind dump's total: its `summary:` line (the first event, Ir)."""
@@ -184,11 +188,58 @@ def summary_of(dump: str) -> int:
     raise ValueError("no summary: line")
 
 
+COST_LINE_STARTS = "0123456789+-*"
+
+
+def function_costs(dump: str) -> dict[str, int]:
+    """A callgrind dump's instructions per function, its own code only ("self"): the cost
+    lines of each `fn=` block, less those after a `calls=` line (the inclusive cost of a
+    call it makes). Names may be compressed (`fn=(12) name` once, `(12)` after it; a
+    `cfn=` line defines them too)."""
+    names: dict[str, str] = {}
+    costs: dict[str, int] = {}
+    positions = 1
+    current: str | None = None
+    call_cost_next = False
+    for line in dump.splitlines():
+        if not line:
+            continue
+        if line[0] in COST_LINE_STARTS:
+            fields = line.split()
+            if call_cost_next:
+                call_cost_next = False
+            elif current is not None and len(fields) > positions:
+                costs[current] = costs.get(current, 0) + int(fields[positions])
+        elif line.startswith("fn="):
+            current = _function_name(line[3:], names)
+        elif line.startswith("cfn="):
+            _function_name(line[4:], names)
+        elif line.startswith("calls="):
+            call_cost_next = True
+        elif line.startswith("positions:"):
+            positions = len(line.split()) - 1
+    return costs
+
+
+def _function_name(spec: str, names: dict[str, str]) -> str:
+    if not spec.startswith("("):
+        return spec
+    ident, _, name = spec.partition(")")
+    if name.strip():
+        names[ident] = name.strip()
+    return names.get(ident, spec)
+
+
 class CallgrindCounter:
-    """Zero and dump a running callgrind's counters around a burst (vgdb)."""
+    """Zero and dump a running callgrind's counters around a burst (vgdb); the dump's
+    total is the burst's count, its function blocks say where it went."""
 
     def __init__(self, pid: int, out_dir: Path):
         self.pid, self.out_dir = pid, out_dir
+        self.last_functions: dict[str, int] | None = None
+
+    def functions(self) -> dict[str, int] | None:
+        return self.last_functions
 
     def _monitor(self, command: str) -> None:
         try:
@@ -215,7 +266,9 @@ class CallgrindCounter:
             raise InfraFailure(f"callgrind on pid {self.pid} wrote no dump into {self.out_dir}")
         newest = max(dumps, key=lambda p: int(p.name.rsplit(".", 1)[1]) if p.name.rsplit(".", 1)[1].isdigit() else 0)
         try:
-            return summary_of(newest.read_text(errors="replace"))
+            text = newest.read_text(errors="replace")
+            self.last_functions = function_costs(text)
+            return summary_of(text)
         except ValueError as exc:
             raise InfraFailure(f"callgrind dump {newest}: {exc}") from None
         finally:
@@ -254,6 +307,9 @@ class PmuCounter:
     def stop(self) -> int:
         assert self.perf is not None, "stop() before start()"
         return parse_perf_stat(self.perf.finish(), self.event)
+
+    def functions(self) -> dict[str, int] | None:
+        return None  # a count, no places (the explain pass's perf profile says where, sampled)
 
 
 def counter_for(work: WorkSetup, pid: int | None, out_dir: Path) -> WorkCounter:

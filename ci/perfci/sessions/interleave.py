@@ -104,6 +104,7 @@ class SideServer:
     server_info: ServerInfo | None = None
     counter: work.WorkCounter | None = None  # counting work (run/work.py), else timing
     counted: list[str] = field(default_factory=list)  # the counter's launcher (empty: timing)
+    functions: dict[str, int] | None = None  # the last counted burst's instructions per function (callgrind)
 
     @property
     def label(self) -> str:
@@ -185,6 +186,7 @@ class SideServer:
         cap = (step.time or wl.time) * (work.SLOWDOWN_CAP if self.counter else 1)
         options = sysbench_options(self.ctx, step, threads, {"events": size, "time": cap, "rand-seed": seed})
         done = run_measured(self.ctx, step, options, counter=self.counter)
+        self.functions = done.functions
         m = done.report.metrics
         if m["events"] < size:
             raise InfraFailure(f"side {self.label}: a burst of phase {step.phase} hit the {cap} s cap "
@@ -354,6 +356,7 @@ def run_interleaved(plans: list[RunPlan], sides: tuple[Side, Side], progress: Pr
     sizes: dict[str, int] = {}
     counts: dict[str, int] = {}
     infos: list[SideInfo] = []
+    functions = FunctionTotals()
     per_pair = sum(2 * step_bursts(resolved.workload, s, bursts)[1] for s in resolved.steps
                    if isinstance(s, MeasureStep))
     progress.plan(instances * per_pair)  # every burst planned: the time left, on a terminal and in CI logs
@@ -368,7 +371,7 @@ def run_interleaved(plans: list[RunPlan], sides: tuple[Side, Side], progress: Pr
         ordered = servers if first == "a" else servers[::-1]
         with both_running(ordered):
             records += _instance_bursts(servers, index, 0 if first == "a" else 1, resolved, setup_sql, bursts, warmup,
-                                        sizes, counts, progress, f"instance pair {index + 1} of {instances}")
+                                        sizes, counts, progress, functions, f"instance pair {index + 1} of {instances}")
             infos = [side_info(s, sql) for s, sql in zip(servers, setup_sql)]
             run = InterleavedRun(
                 id=run_id, scenario=resolved.name, profile=resolved.profile, case=resolved.case,
@@ -377,7 +380,7 @@ def run_interleaved(plans: list[RunPlan], sides: tuple[Side, Side], progress: Pr
                 sides=infos, instances=list(pairs), planned_instances=instances, alpha=alpha, bursts=list(records),
                 threads={s.phase: s.threads if isinstance(s.threads, int) else resolved.workload.threads
                          for s in resolved.steps if isinstance(s, MeasureStep)},
-                measure="work" if plans[0].work is not None else "time")
+                measure="work" if plans[0].work is not None else "time", work_functions=functions.per_transaction())
             stopped = stop(run) if stop is not None and index + 1 < instances else None
             if stopped:
                 run = run.model_copy(update={"stopped": stopped[0]})
@@ -392,7 +395,7 @@ def run_interleaved(plans: list[RunPlan], sides: tuple[Side, Side], progress: Pr
 
 def _instance_bursts(servers: list[SideServer], instance: int, first: int, resolved, setup_sql, bursts: int | None,
                      warmup: int, sizes: dict[str, int], counts: dict[str, int], progress: Progress,
-                     where: str = "") -> list[Burst]:
+                     functions: FunctionTotals, where: str = "") -> list[Burst]:
     """One instance pair, both servers running: setup SQL, the steps after the
     dataset, every measured phase as burst pairs."""
     records: list[Burst] = []
@@ -430,12 +433,40 @@ def _instance_bursts(servers: list[SideServer], instance: int, first: int, resol
                                      warmup=k < warmup, rand_seed=seed, transactions=size,
                                      duration_s=round(duration, 4), metrics=metrics, host_cpu=cpu,
                                      instance=instance))
+                if s.functions is not None and k >= warmup:
+                    functions.add(step.phase, s.side.name, s.functions, size)
             if adapt and k == 0:
                 size = work.counted_burst_size(size, max(durations), limit)
         sizes[step.phase], counts[step.phase] = size, count
         progress.info(f"  {step.phase}: {count} burst pairs of {size} transactions "
                       f"({warmup} warm-up pairs dropped)")
     return records
+
+
+@dataclass
+class FunctionTotals:
+    """Instructions per function (callgrind's self cost) summed over a counted run's
+    measured bursts, per phase and side, with the transactions they ran."""
+    instructions: dict[tuple[str, str], dict[str, int]] = field(default_factory=dict)
+    transactions: dict[tuple[str, str], int] = field(default_factory=dict)
+
+    def add(self, phase: str, side: str, functions: dict[str, int], transactions: int) -> None:
+        totals = self.instructions.setdefault((phase, side), {})
+        for name, count in functions.items():
+            totals[name] = totals.get(name, 0) + count
+        self.transactions[(phase, side)] = self.transactions.get((phase, side), 0) + transactions
+
+    def per_transaction(self, floor: float = 0.001) -> dict[str, dict[str, dict[str, float]]]:
+        """phase -> side -> function -> instructions per transaction; a function under
+        `floor` of both sides' totals is left out (the bursts file stays small)."""
+        out: dict[str, dict[str, dict[str, float]]] = {}
+        for phase in sorted({p for p, _ in self.instructions}):
+            sides = {side: counts for (p, side), counts in self.instructions.items() if p == phase}
+            kept = {name for counts in sides.values() for name, n in counts.items()
+                    if n >= floor * sum(counts.values())}
+            out[phase] = {side: {name: round(counts.get(name, 0) / self.transactions[(phase, side)], 1)
+                                 for name in sorted(kept)} for side, counts in sorted(sides.items())}
+        return out
 
 
 def step_bursts(workload, step: MeasureStep, bursts: int | None) -> tuple[int, int]:

@@ -15,15 +15,18 @@ from perfci.judge import calibration, design
 from perfci.judge.burst_verdicts import interim_look, judge_run
 from perfci.judge.paired import ALPHA, DEFAULT_MIN_EFFECT, PairedVerdict
 from perfci.judge.profile_diff import explain_findings
+from perfci.judge.work_profile import PhaseShift, phase_shift
 from perfci.model.ab_verdict import AbVerdict
 from perfci.model.bursts import InterleavedRun
 from perfci.model.identity import server_line
+from perfci.model.metrics import WORK_METRIC
 from perfci.model.noise import NoiseModel
 from perfci.model.scenario import MeasureStep
 from perfci.model.verdicts import Outcome
 from perfci.providers.servers import resolve_server
 from perfci.report.explanation import WHY_HEADING, why_of, why_section
 from perfci.report.interleaved import interleaved_markdown, verdict_record
+from perfci.report.work_profile import work_why_section
 from perfci.run.plan import RunPlan
 from perfci.sessions.explain_pass import ExplainPass, explain_dir, run_explain_pass
 from perfci.sessions.interleave import DEFAULT_WARMUP_PAIRS, SideServer, plan_sides, run_interleaved
@@ -208,10 +211,22 @@ def run_sized(scenario: str, profile: str, sides: tuple[Side, Side], parent: Pat
         text += "\n" + why_section(done.run, explain_findings(done.run, done.folded), link=code_span(str(directory)))
     elif failed:
         text += f"\n{WHY_HEADING}\n\nThe explain pass failed (the verdict above stands): {markdown(failed[0])}\n"
+    elif shifts := counted_shifts(run, rows, ab.explain):
+        text += "\n" + work_why_section(shifts)
     write_atomic(out_dir / f"{run.id}.md", text)
     verdict = verdict_record(run, rows, size.describe(), why_of(text), str(directory) if directory else None,
                              str(out_dir / f"{run.id}.md"), str(bursts_file))
     return SizedAB(run, rows, size, text, bursts_file, directory, verdict)
+
+
+def counted_shifts(run: InterleavedRun, rows: list[PairedVerdict], explain: str) -> list[PhaseShift]:
+    """A counted A/B's Why, from the function counts its bursts already have (no extra
+    bursts): the phases whose instructions regressed (auto), every phase (always), none (never)."""
+    if run.measure != "work" or explain == "never":
+        return []
+    worse = {r.key.split(".", 1)[0] for r in rows if r.key.endswith(f".{WORK_METRIC}") and r.verdict == Outcome.REGRESSION}
+    phases = [p for p in run.bursts_per_phase if explain == "always" or p in worse]
+    return [shift for p in phases if (shift := phase_shift(run, p)) is not None]
 
 
 def explain_phases(run: InterleavedRun, compare, ab: AbPlan, model: NoiseModel | None) -> tuple[list[str], str]:

@@ -1,0 +1,54 @@
+"""Where counted work moved: per phase, the functions whose own instructions per
+transaction (callgrind's self cost, summed over a counted A/B's measured bursts) differ
+most between B and A. Exact counts of the same seeded transactions on both sides, so no
+significance test: what moved, moved (a function that differs between A/A instances, a
+background task's timing, is the A/A's job to show)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from perfci.model.bursts import InterleavedRun
+
+TOP_FUNCTIONS = 10
+
+
+@dataclass(frozen=True)
+class FunctionShift:
+    name: str
+    a: float  # instructions per transaction in the function's own code, side A
+    b: float
+
+    @property
+    def delta(self) -> float:
+        return self.b - self.a
+
+
+@dataclass(frozen=True)
+class PhaseShift:
+    phase: str
+    total_a: float  # instructions per transaction over the functions kept (≥ 0.1 % of a side)
+    total_b: float
+    functions: list[FunctionShift]  # the largest moves, largest first
+
+    @property
+    def delta(self) -> float:
+        return self.total_b - self.total_a
+
+    @property
+    def shown_share(self) -> float:
+        """How much of the phase's change the functions shown add up to."""
+        return sum(f.delta for f in self.functions) / self.delta if self.delta else 0.0
+
+
+def phase_shift(run: InterleavedRun, phase: str, top: int = TOP_FUNCTIONS) -> PhaseShift | None:
+    """The functions of `phase` that moved most from A to B (None: not counted per function)."""
+    sides = run.work_functions.get(phase, {})
+    a, b = sides.get("a"), sides.get("b")
+    if not a or not b:
+        return None
+    shifts = [FunctionShift(name, a.get(name, 0.0), b.get(name, 0.0)) for name in a.keys() | b.keys()]
+    delta = sum(b.values()) - sum(a.values())
+    # the direction of the change first (what made B do more, or less), then by size
+    shifts.sort(key=lambda f: (-(f.delta * (1 if delta >= 0 else -1)), f.name))
+    return PhaseShift(phase, sum(a.values()), sum(b.values()), [f for f in shifts[:top] if f.delta])

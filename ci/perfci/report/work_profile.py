@@ -1,0 +1,28 @@
+"""The Why of a counted A/B: where the instructions went, function by function
+(judge/work_profile.py), for the phases whose counted work moved."""
+
+from __future__ import annotations
+
+from perfci.judge.work_profile import PhaseShift
+from perfci.report.explanation import WHY_HEADING
+from perfci.util.text import code_span, markdown
+
+
+def _count(x: float) -> str:
+    return f"{x:+,.0f}" if x else "0"
+
+
+def work_why_section(shifts: list[PhaseShift]) -> str:
+    lines = [f"{WHY_HEADING}: where the instructions went (callgrind)", "",
+             "Each function's own instructions per transaction (callgrind's self cost, not its callees'), summed "
+             "over the verdict's measured bursts: exact counts of the same seeded transactions on A and B, no "
+             "sampling. Listed: the functions that moved most in the direction of the phase's change."]
+    for s in shifts:
+        relative = s.delta / s.total_a if s.total_a else 0.0
+        lines += ["", f"**{markdown(s.phase)}**: B ran {_count(s.delta)} instructions per transaction ({relative:+.2%}); "
+                      f"the {len(s.functions)} functions below add up to {s.shown_share:.0%} of that.", "",
+                  "| function | A per txn | B per txn | B − A | share of the change |", "|---|---|---|---|---|"]
+        for f in s.functions:
+            share = f.delta / s.delta if s.delta else 0.0
+            lines.append(f"| {code_span(f.name)} | {f.a:,.0f} | {f.b:,.0f} | {_count(f.delta)} | {share:.1%} |")
+    return "\n".join(lines) + "\n"
