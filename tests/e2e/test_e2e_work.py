@@ -76,11 +76,11 @@ def test_a_config_that_adds_code_to_every_statement_is_flagged_by_its_counted_wo
     scenario = write_tiny(tmp_path, steps=COUNTED_STEPS, time=60, transactions=2000, burst=400)
     out = tmp_path / "out"
     proc = run_perfci("ab", str(scenario), "--b-config", "performance_schema=ON", "--measure", "work",
-                      "--work-counter", "callgrind", "--instances", "2", "--bursts", "5", "--explain", "never",
+                      "--work-counter", "callgrind", "--instances", "2", "--bursts", "5",
                       "--out", str(out), "--json", str(tmp_path / "verdict.json"))
     assert proc.returncode == 1, proc.stdout + proc.stderr[-3000:]
     verdict = AbVerdict.model_validate(json.loads((tmp_path / "verdict.json").read_text()))
-    assert set(verdict.regressions) == {"reads.instructions_per_txn", "again.instructions_per_txn"}, verdict.regressions
+    assert {"reads.instructions_per_txn", "again.instructions_per_txn"} <= set(verdict.regressions), verdict.regressions
     judged = {m.key for m in verdict.metrics if m.judged}
     assert not {k for k in judged if k.split(".", 1)[1] in TIME_METRICS}, judged  # time says nothing under a counter
     for side in "AB":

@@ -119,7 +119,7 @@ def test_a_phase_that_writes_or_runs_several_clients_gets_the_contended_counted_
 
 def test_a_counted_ab_says_which_functions_did_the_extra_work_from_its_bursts_function_counts():
     from perfci.judge.work_profile import phase_shift
-    from perfci.report.work_profile import work_why_section
+    from perfci.report.work_why import work_why_section
     from perfci.sessions.interleave import FunctionTotals
     from perfci.sessions.sized_ab import counted_shifts
     totals = FunctionTotals()

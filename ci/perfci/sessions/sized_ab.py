@@ -26,7 +26,7 @@ from perfci.model.verdicts import Outcome
 from perfci.providers.servers import resolve_server
 from perfci.report.explanation import WHY_HEADING, why_of, why_section
 from perfci.report.interleaved import interleaved_markdown, verdict_record
-from perfci.report.work_profile import work_why_section
+from perfci.report.work_why import work_why_section
 from perfci.run.plan import RunPlan
 from perfci.sessions.explain_pass import ExplainPass, explain_dir, run_explain_pass
 from perfci.sessions.interleave import DEFAULT_WARMUP_PAIRS, SideServer, plan_sides, run_interleaved
