@@ -60,7 +60,7 @@ COUNTED_STEPS = """\
     workload: oltp_point_select
   - kind: sql
     name: analyze
-    statements: [ANALYZE TABLE {table}]
+    statements: ["ANALYZE TABLE {table}"]
   - kind: measure
     phase: again
     workload: oltp_point_select
