@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from perfci.model.bursts import InterleavedRun
+from perfci.model.metrics import WORK_METRIC
 
 TOP_FUNCTIONS = 10
 
@@ -27,7 +28,7 @@ class FunctionShift:
 @dataclass(frozen=True)
 class PhaseShift:
     phase: str
-    total_a: float  # instructions per transaction over the functions kept (≥ 0.1 % of a side)
+    total_a: float  # instructions per transaction, all functions (the bursts' own counts)
     total_b: float
     functions: list[FunctionShift]  # the largest moves, largest first
 
@@ -48,7 +49,16 @@ def phase_shift(run: InterleavedRun, phase: str, top: int = TOP_FUNCTIONS) -> Ph
     if not a or not b:
         return None
     shifts = [FunctionShift(name, a.get(name, 0.0), b.get(name, 0.0)) for name in a.keys() | b.keys()]
-    delta = sum(b.values()) - sum(a.values())
+    total_a, total_b = (counted_per_transaction(run, phase, side) for side in "ab")
     # the direction of the change first (what made B do more, or less), then by size
-    shifts.sort(key=lambda f: (-(f.delta * (1 if delta >= 0 else -1)), f.name))
-    return PhaseShift(phase, sum(a.values()), sum(b.values()), [f for f in shifts[:top] if f.delta])
+    shifts.sort(key=lambda f: (-(f.delta * (1 if total_b >= total_a else -1)), f.name))
+    return PhaseShift(phase, total_a, total_b, [f for f in shifts[:top] if f.delta])
+
+
+def counted_per_transaction(run: InterleavedRun, phase: str, side: str) -> float:
+    """A side's instructions per transaction over the phase's measured bursts (the same
+    bursts the function counts were summed over)."""
+    bursts = [b for b in run.bursts if b.phase == phase and b.side == side and not b.warmup
+              and WORK_METRIC in b.metrics]
+    transactions = sum(b.transactions for b in bursts)
+    return sum(b.metrics[WORK_METRIC] * b.transactions for b in bursts) / transactions if transactions else 0.0

@@ -16,7 +16,8 @@ def work_why_section(shifts: list[PhaseShift]) -> str:
     lines = [f"{WHY_HEADING}: where the instructions went (callgrind)", "",
              "Each function's own instructions per transaction (callgrind's self cost, not its callees'), summed "
              "over the verdict's measured bursts: exact counts of the same seeded transactions on A and B, no "
-             "sampling. Listed: the functions that moved most in the direction of the phase's change."]
+             "sampling. Listed: the functions that moved most in the direction of the phase's change (a function "
+             "shown as an address has no symbol in this binary: a `build:` spec keeps them)."]
     for s in shifts:
         relative = s.delta / s.total_a if s.total_a else 0.0
         lines += ["", f"**{markdown(s.phase)}**: B ran {_count(s.delta)} instructions per transaction ({relative:+.2%}); "
