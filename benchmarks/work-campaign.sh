@@ -4,7 +4,7 @@
 #   [BURSTS=6] benchmarks/work-campaign.sh stability [SERVER ...]   per server, microbench and rebuild-after-delete:
 #       one work A/A of 2 instance pairs x 6 burst pairs (2 warm-up) per phase, and one timed A/A of
 #       1 x 4 (what a timed burst of the same phase takes: counting's slowdown)
-#   [BUDGET=3] benchmarks/work-campaign.sh aa N [SERVER ...]   N work A/As per server, alternating
+#   [BUDGET=3] [FIRST=1] benchmarks/work-campaign.sh aa N [SERVER ...]   A/As FIRST..N per server, alternating
 #       microbench (one phase each, in turn) and rebuild-after-delete, as `perfci ab --measure work`
 #       sizes them within --budget-minutes BUDGET
 #   benchmarks/work-campaign.sh effects                 a config that moves the statement path (work), a
@@ -48,7 +48,7 @@ case $mode in
     servers=("$@")
     [ ${#servers[@]} -gt 0 ] || servers=(local mysql-8.0.31)
     phases=(point-query range-sum full-scan update-index insert read-write random-points delete-insert)
-    for i in $(seq 1 "$n"); do
+    for i in $(seq "${FIRST:-1}" "$n"); do  # FIRST: go on from a campaign cut short
       for server in "${servers[@]}"; do
         if (( i % 3 == 0 )); then
           ab "aa$i-$server-rebuild" rebuild-after-delete --a "$server" --b "$server" --measure work \
