@@ -2,7 +2,7 @@
 every number is a statistic or a count of real bursts).
 
     python benchmarks/work_report.py stability benchmarks/results/work/<day>-<engine>/stability
-    python benchmarks/work_report.py aa benchmarks/results/work/<day>-<engine>/aa
+    python benchmarks/work_report.py aa benchmarks/results/work/<day>-<engine>/aa [more aa folders]
 
 stability: per server, scenario and phase of the counting A/As (both sides the same
 server, instance pairs from one dataset snapshot, A and B running the same seeded
@@ -96,10 +96,10 @@ def stability(directory: Path) -> None:
                   f"{pair_s:.1f} | {'–' if math.isnan(slowdown) else f'{slowdown:.1f}x'} |")
 
 
-def aa(directory: Path) -> None:
-    runs = runs_in(directory)
-    print(f"# Counted work: A/As (`{directory.relative_to(ROOT)}`)\n")
-    lines = [json.loads(line) for line in (directory / "runs.jsonl").read_text().splitlines()]
+def aa(*directories: Path) -> None:
+    runs = {label: run for directory in directories for label, run in runs_in(directory).items()}
+    print("# Counted work: A/As (" + ", ".join(f"`{d.relative_to(ROOT)}`" for d in directories) + ")\n")
+    lines = [json.loads(line) for d in directories for line in (d / "runs.jsonl").read_text().splitlines()]
     seconds = {line["label"]: line["seconds"] for line in lines}
     exits = {line["label"]: line["exit"] for line in lines}
     engines = sorted({line["engine"][:12] for line in lines})
@@ -120,7 +120,7 @@ def aa(directory: Path) -> None:
         p_values += ps
         planned = run.planned_instances or len(run.instances)
         stop = f", {run.stopped}" if run.stopped else ""
-        print(f"| {label} | {run.sides[0].spec} | {len(run.bursts_per_phase)} | {len(run.instances)} ({planned}{stop}) | "
+        print(f"| {label} | {run.sides[0].flavor} {run.sides[0].full_version} | {len(run.bursts_per_phase)} | {len(run.instances)} ({planned}{stop}) | "
               f"{seconds.get(label, 0) / 60:.1f} | {exits.get(label, '?')} | {', '.join(worse) or '–'} | "
               f"{', '.join(f'{p:.3f}' for p in ps)} | {', '.join(pct(m) for m in mdes)} |")
     n = len(runs)
@@ -135,4 +135,4 @@ def aa(directory: Path) -> None:
 
 
 if __name__ == "__main__":
-    {"stability": stability, "aa": aa}[sys.argv[1]](Path(sys.argv[2]).resolve())
+    {"stability": stability, "aa": aa}[sys.argv[1]](*(Path(a).resolve() for a in sys.argv[2:]))
