@@ -67,7 +67,9 @@ COUNTED_STEPS = """\
 """
 
 
-@pytest.mark.alone  # a verdict on measured bursts
+# not `alone`: it runs beside another end-to-end module (scripts/check), --allow-busy. A
+# counted burst is never dropped for a busy host (the count does not see the host), and the
+# verdict must not need a quiet one
 def test_a_config_that_adds_code_to_every_statement_is_flagged_by_its_counted_work(real_server_tools, tmp_path):
     """performance_schema=ON on B instruments every statement: more instructions per
     transaction on both phases, a regression (exit 1) judged on counted work; the step between

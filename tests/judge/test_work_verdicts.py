@@ -145,3 +145,13 @@ def test_a_counted_ab_says_which_functions_did_the_extra_work_from_its_bursts_fu
     same = work_run(4, 0.0).model_copy(update={"work_functions": functions})
     assert counted_shifts(same, judge_run(same, [], 0.01), "auto") == []  # nothing regressed: no Why
     assert counted_shifts(same, judge_run(same, [], 0.01), "always") != []
+
+
+def test_a_counted_burst_is_never_dropped_for_a_busy_host_a_timed_one_is():
+    from perfci.judge.burst_verdicts import busy, busy_pairs
+    loaded = work_run(5, 0.0)
+    loaded = loaded.model_copy(update={"bursts": [b.model_copy(update={"host_cpu": {"others": 1.9}})
+                                                  for b in loaded.bursts]})
+    assert not any(busy(b) for b in loaded.bursts) and set(busy_pairs(loaded).values()) == {0}
+    timed = loaded.bursts[0].model_copy(update={"metrics": {"tps": 100.0}})
+    assert busy(timed)

@@ -16,8 +16,10 @@ from perfci.model.verdicts import Outcome
 
 def busy(burst: Burst) -> bool:
     """Other processes used the CPU during the burst beyond the host policy's limit (the
-    same as a run's: host/policy.py): its pair is dropped."""
-    return policy.busy((burst.host_cpu or {}).get("others"))
+    same as a run's: host/policy.py): its pair is dropped. Never a counted burst: the
+    instructions a statement executes do not depend on who else used the CPU (what
+    counting is for, on a shared runner)."""
+    return WORK_METRIC not in burst.metrics and policy.busy((burst.host_cpu or {}).get("others"))
 
 
 def busy_pairs(run: InterleavedRun) -> dict[str, int]:
