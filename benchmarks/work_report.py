@@ -31,6 +31,7 @@ from scipy import stats
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "ci"))
 
+from perfci.host import policy  # noqa: E402
 from perfci.judge.burst_verdicts import judge_run  # noqa: E402
 from perfci.judge.calibration import priors_for  # noqa: E402
 from perfci.model.bursts import BURSTS_FILE, InterleavedRun  # noqa: E402
@@ -123,6 +124,10 @@ def aa(*directories: Path) -> None:
         print(f"| {label} | {run.sides[0].flavor} {run.sides[0].full_version} | {len(run.bursts_per_phase)} | {len(run.instances)} ({planned}{stop}) | "
               f"{seconds.get(label, 0) / 60:.1f} | {exits.get(label, '?')} | {', '.join(worse) or '–'} | "
               f"{', '.join(f'{p:.3f}' for p in ps)} | {', '.join(pct(m) for m in mdes)} |")
+    busy = sum(policy.busy((b.host_cpu or {}).get("others")) for run in runs.values() for b in run.bursts
+               if not b.warmup)
+    print(f"\nMeasured bursts during which other processes used over {policy.BUSY_OTHER_CORES} cores (a timed "
+          f"A/B would drop their pairs; a counted one keeps them since 2026-11-28): {busy}.")
     n = len(runs)
     low, high = stats.beta.ppf(0.025, alarms, n - alarms + 1) if alarms else 0.0, stats.beta.ppf(0.975, alarms + 1,
                                                                                                   n - alarms)
