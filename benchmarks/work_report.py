@@ -121,7 +121,8 @@ def aa(*directories: Path) -> None:
         p_values += ps
         planned = run.planned_instances or len(run.instances)
         stop = f", {run.stopped}" if run.stopped else ""
-        print(f"| {label} | {run.sides[0].flavor} {run.sides[0].full_version} | {len(run.bursts_per_phase)} | {len(run.instances)} ({planned}{stop}) | "
+        server = f"{run.sides[0].flavor} {run.sides[0].full_version}"
+        print(f"| {label} | {server} | {len(run.bursts_per_phase)} | {len(run.instances)} ({planned}{stop}) | "
               f"{seconds.get(label, 0) / 60:.1f} | {exits.get(label, '?')} | {', '.join(worse) or '–'} | "
               f"{', '.join(f'{p:.3f}' for p in ps)} | {', '.join(pct(m) for m in mdes)} |")
     busy = sum(policy.busy((b.host_cpu or {}).get("others")) for run in runs.values() for b in run.bursts
