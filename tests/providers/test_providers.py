@@ -6,6 +6,7 @@ import hashlib
 import io
 import os
 import shutil
+import subprocess
 import tarfile
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import pytest
 
 from perfci.providers import parse_spec
 from perfci.providers.docker import cli_error, container_user, harness_options, image_family, run_args, stale_containers
+from perfci.providers.local import LocalServer
 from perfci.util.errors import BadInput
 
 from conftest import REPO, result_files, run_perfci
@@ -397,3 +399,19 @@ def test_the_extraction_rules_for_interpreters_without_tarfile_filters(tmp_path)
     assert stat.S_IMODE((out / "bin" / "mysqld").stat().st_mode) == 0o755
     assert stat.S_IMODE((out / "lib" / "x.so").stat().st_mode) == 0o644
     assert not (out / "bin" / "stray").exists() and not (out / "bin" / "stray").is_symlink()
+
+
+def test_a_server_still_dying_when_its_client_fails_is_reported_dead(tmp_path):
+    """A SIGKILLed server closes its sockets before it is reaped, so the client's lost
+    connection can reach us while the server still looks alive: the failure waits for it."""
+    server = object.__new__(LocalServer)
+    server.error_log = tmp_path / "error.log"
+    server.error_log.write_text("[Note] InnoDB: Buffer pool(s) load completed\n")
+    server.proc = subprocess.Popen(["sh", "-c", "sleep 0.5; kill -KILL $$"])
+    assert server.death() == ("killed by signal 9 (SIGKILL)", "[Note] InnoDB: Buffer pool(s) load completed")
+    server.proc = subprocess.Popen(["sleep", "30"])
+    try:
+        assert server.death() is None  # alive past the grace: the client's failure is the news
+    finally:
+        server.proc.kill()
+        server.proc.wait()

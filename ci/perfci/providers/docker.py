@@ -18,6 +18,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 import uuid
 from pathlib import Path
 
@@ -27,7 +28,7 @@ from perfci.model.flavor import ServerIdentity, identify_version_output
 from perfci.providers import mycnf
 from perfci.providers.accounts import bench_account
 from perfci.providers.capabilities import KnownOptions, parse_help_options
-from perfci.providers.local import READY_TIMEOUT_S, ask_shutdown, copy_tree, free_port, wait_until_answers
+from perfci.providers.local import DEATH_GRACE_S, READY_TIMEOUT_S, ask_shutdown, copy_tree, free_port, wait_until_answers
 from perfci.util.errors import BadInput, InfraFailure
 from perfci.util.runner import RUNNER_LABEL, runner_tag, temp_prefix
 
@@ -347,10 +348,15 @@ class DockerServer:
     def death(self) -> tuple[str, str] | None:
         if not self._started:
             return None
-        state = self._docker("inspect", "--format", "{{.State.Running}} {{.State.ExitCode}} {{.State.OOMKilled}}",
-                             self.container, check=False).stdout.split()
-        if len(state) != 3 or state[0] != "false":
-            return None
+        deadline = time.monotonic() + DEATH_GRACE_S  # the client may hear of a kill before docker does
+        while True:
+            state = self._docker("inspect", "--format", "{{.State.Running}} {{.State.ExitCode}} {{.State.OOMKilled}}",
+                                 self.container, check=False).stdout.split()
+            if len(state) == 3 and state[0] == "false":
+                break
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.2)
         how = "killed by the kernel's OOM killer" if state[2] == "true" else container_exit(int(state[1]))
         return how, self._logs()
 

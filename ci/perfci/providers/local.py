@@ -30,6 +30,7 @@ INSTALL_HINT = ("install a server (Debian/Ubuntu: apt-get install mariadb-server
                 "or point to one with --server local:/path/to/basedir")
 READY_TIMEOUT_S = 180
 SHUTDOWN_TIMEOUT_S = 600
+DEATH_GRACE_S = 3.0  # how long a failure waits to learn whether the server is dying (asked only on failure)
 
 
 def free_port() -> int:
@@ -342,7 +343,11 @@ class LocalServer:
             self.proc.wait(timeout=60)
 
     def death(self) -> tuple[str, str] | None:
-        if not self.proc or self.proc.poll() is None:
+        if not self.proc:
+            return None
+        try:  # a killed process closes its sockets before it is reaped: the client may hear first
+            self.proc.wait(timeout=DEATH_GRACE_S)
+        except subprocess.TimeoutExpired:
             return None
         return exit_description(self.proc.returncode), tail(self.error_log)
 
