@@ -60,6 +60,16 @@ def test_usage_errors_exit_2_and_help_exits_0(capsys):
         assert exit_.value.code == code, argv
 
 
+@pytest.mark.parametrize("command", [["sweep", "tiny", "--servers", "local,local"],
+                                     ["bisect", "tiny", "--good", "local", "--bad", "local"],
+                                     ["confirm", "results"]])
+def test_measure_both_is_refused_where_only_one_a_b_runs(command, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main([*command, "--measure", "both"])
+    assert exit_.value.code == 2
+    assert "--measure both is perfci ab's (a counting and a timed A/B): here choose time or work" in capsys.readouterr().err
+
+
 @pytest.mark.slow
 def test_the_schema_validates_results_of_this_and_the_previous_version(tmp_path):
     proc = run_perfci("schema", "result")

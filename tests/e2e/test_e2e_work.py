@@ -71,23 +71,30 @@ COUNTED_STEPS = """\
 # counted burst is never dropped for a busy host (the count does not see the host), and the
 # verdict must not need a quiet one
 def test_a_config_that_adds_code_to_every_statement_is_flagged_by_its_counted_work(real_server_tools, tmp_path):
-    """performance_schema=ON on B instruments every statement: more instructions per
-    transaction on both phases, a regression (exit 1) judged on counted work; the step between
-    the phases ran natively and each side restarted under its counter; time was not judged."""
+    """performance_schema=ON on B instruments every statement. `--measure both`: the counting
+    A/B finds more instructions per transaction on both phases, a regression (exit 1) of the
+    family "more code"; the step between the phases ran natively and each side restarted
+    under its counter; the timed A/B ran after it, natively, and its verdict is kept beside."""
     require_valgrind()
     scenario = write_tiny(tmp_path, steps=COUNTED_STEPS, time=60, transactions=2000, burst=400)
     out = tmp_path / "out"
-    proc = run_perfci("ab", str(scenario), "--b-config", "performance_schema=ON", "--measure", "work",
+    proc = run_perfci("ab", str(scenario), "--b-config", "performance_schema=ON", "--measure", "both",
                       "--work-counter", "callgrind", "--instances", "2", "--bursts", "5", "--explain", "auto",
                       "--out", str(out), "--json", str(tmp_path / "verdict.json"))
     assert proc.returncode == 1, proc.stdout + proc.stderr[-3000:]
     verdict = AbVerdict.model_validate(json.loads((tmp_path / "verdict.json").read_text()))
-    assert {"reads.instructions_per_txn", "again.instructions_per_txn"} <= set(verdict.regressions), verdict.regressions
-    judged = {m.key for m in verdict.metrics if m.judged}
+    assert verdict.family is not None and verdict.family.kind == "more-code", verdict.family
+    assert set(verdict.family.phases) == {"reads", "again"}
+    assert verdict.verdict_line.startswith("**Regression**: more code ran for the same statements")
+    counted, timed = verdict.parts
+    assert {"reads.instructions_per_txn", "again.instructions_per_txn"} <= set(counted.regressions), counted.regressions
+    judged = {m.key for m in counted.metrics if m.judged}
     assert not {k for k in judged if k.split(".", 1)[1] in TIME_METRICS}, judged  # time says nothing under a counter
-    for side in "AB":
-        assert proc.stderr.count(f"done restart server {side} natively for analyze") == 2  # each instance pair
-    assert "Measured: **work**" in proc.stdout
+    assert {"reads.tps", "again.tps"} <= {m.key for m in timed.metrics if m.judged}  # measured natively, after
+    assert Path(counted.bursts_file).parent == out / "work" and Path(timed.bursts_file).parent == out / "time"
+    for side in "AB":  # in each instance pair of the counting A/B; the timed one ran the step in place
+        assert proc.stderr.count(f"done restart server {side} natively for analyze") == 2
+    assert "Measured: **work**" in proc.stdout and (out / "both.md").read_text().strip() == proc.stdout.strip()
     # the Why from the bursts' own function counts: performance_schema's instrumentation did it
     # (the distribution's binary names few of its functions: psi_mutex_lock is one)
     assert verdict.why is not None and verdict.why.startswith("where the instructions went (callgrind)"), verdict.why

@@ -15,6 +15,7 @@ from perfci.model.result import Result
 from perfci.model.verdicts import Outcome
 from perfci.providers.mycnf import parse_override
 from perfci.run.plan import plan_run
+from perfci.sessions.both_ab import run_both, size_both
 from perfci.sessions.interleave import why_not_interleaved
 from perfci.sessions.rounds import Side, ab_markdown, judge_pairs, rounds_verdict, run_ab
 from perfci.sessions.session import handle_cancellation
@@ -42,7 +43,7 @@ from perfci.util.runner import temp_prefix
                    "auto: interleaved where both sides run the same fixed work, else rounds (says which).")
 @click.option("--rounds", type=click.IntRange(2, 100), default=3, show_default=True,
               help="--mode rounds: paired rounds; each runs A and B once, order alternating.")
-@options.ab_plan_options
+@options.ab_plan_options_and_both
 @click.option("--plan-only", is_flag=True, help="--mode interleaved: print the size and its minutes, run nothing.")
 @click.option("--warmup", type=click.IntRange(0, 1000), default=2, show_default=True,
               help="--mode interleaved: burst pairs dropped at the start of each phase.")
@@ -93,11 +94,15 @@ def ab(scenario: str, a_spec: str, b_spec: str, a_config: tuple[str, ...], b_con
     dsn_only = all(side.server_spec.startswith("dsn:") for side in sides)
     if mode == "interleaved":
         if plan_only:
-            sized = plan_and_size(scenario, profile, sides, parent, case_pattern, ab, runner_class)
-            resolved = sized.plans[0].resolved
-            if sized.model_note:
-                click.echo(sized.model_note, err=True)
-            click.echo(f"{resolved.name} case {resolved.case}: {sized.design.describe()}")
+            sizes = (size_both(scenario, profile, sides, parent, case_pattern, ab, runner_class)
+                     if ab.measure == options.BOTH else
+                     [(ab, plan_and_size(scenario, profile, sides, parent, case_pattern, ab, runner_class))])
+            for part, sized in sizes:
+                resolved = sized.plans[0].resolved
+                if sized.model_note:
+                    click.echo(sized.model_note, err=True)
+                measured = f" (--measure {part.measure})" if len(sizes) > 1 else ""
+                click.echo(f"{resolved.name} case {resolved.case}{measured}: {sized.design.describe()}")
             return 0
         return _interleaved(scenario, profile, sides, parent, case_pattern, ab,
                             (list(a_sql), list(b_sql)), out_dir, report_file, json_out, runner_class, allow_busy,
@@ -159,6 +164,9 @@ def _interleaved(scenario: str, profile: str, sides: tuple[Side, Side], parent: 
                  ab: AbPlan, setup_sql: tuple[list[str], list[str]], out_dir: Path, report_file: Path | None,
                  json_out: Path | None, runner_class: str, allow_busy: bool, host_wait: float,
                  dsn_only: bool, progress: Progress) -> int:
+    if ab.measure == options.BOTH:
+        return _both(scenario, profile, sides, parent, case_pattern, ab, setup_sql, out_dir, report_file, json_out,
+                     runner_class, allow_busy, host_wait, dsn_only, progress)
     try:
         with exclusive_host(command_line(), allow_busy, ignore_servers=dsn_only, wait_s=host_wait):
             sized = plan_and_size(scenario, profile, sides, parent, case_pattern, ab, runner_class)  # checks first
@@ -170,5 +178,20 @@ def _interleaved(scenario: str, profile: str, sides: tuple[Side, Side], parent: 
         click.echo("interrupted: both servers were shut down; nothing was judged", err=True)
         return EXIT_INTERRUPTED
     assert done.verdict is not None
+    verdict = done.verdict.model_copy(update={"report_file": str(report_file)}) if report_file else done.verdict
+    return _verdict_out(done.report, verdict, report_file, json_out)
+
+
+def _both(scenario: str, profile: str, sides: tuple[Side, Side], parent: Path, case_pattern: str | None,
+          ab: AbPlan, setup_sql: tuple[list[str], list[str]], out_dir: Path, report_file: Path | None,
+          json_out: Path | None, runner_class: str, allow_busy: bool, host_wait: float,
+          dsn_only: bool, progress: Progress) -> int:
+    try:
+        with exclusive_host(command_line(), allow_busy, ignore_servers=dsn_only, wait_s=host_wait):
+            done = run_both(scenario, profile, sides, parent, case_pattern, ab, out_dir, progress, runner_class,
+                            setup_sql)
+    except KeyboardInterrupt:
+        click.echo("interrupted: both servers were shut down; nothing was judged", err=True)
+        return EXIT_INTERRUPTED
     verdict = done.verdict.model_copy(update={"report_file": str(report_file)}) if report_file else done.verdict
     return _verdict_out(done.report, verdict, report_file, json_out)

@@ -24,6 +24,7 @@ from perfci.store.noise_files import noise_root
 from perfci.util.files import write_atomic
 
 F = TypeVar("F", bound=Callable[..., object])
+BOTH = "both"  # --measure both: two A/Bs, one counted and one timed (sessions/both_ab.py; perfci ab only)
 
 baseline_dir = click.option(
     "--baseline-dir", type=click.Path(path_type=Path, exists=True, file_okay=False), default=None,
@@ -214,11 +215,12 @@ explain = click.option(
          "CPU profiles (perf), statement digests and waits side by side, in the report's Why section "
          "[env PERFCI_EXPLAIN].")
 measure = click.option(
-    "--measure", type=click.Choice(work.MEASURES), default="time", show_default=True, envvar="PERFCI_MEASURE",
+    "--measure", type=click.Choice([*work.MEASURES, BOTH]), default="time", show_default=True, envvar="PERFCI_MEASURE",
     help="Interleaved A/B: what the bursts measure. time: throughput, latency and CPU; work: the instructions the "
          "server's statement path executes per transaction, counted (callgrind, or the PMU on bare metal): "
          "0.1-0.7 % noise where time has several %, blind to waits, locks, cache misses and the host; its bursts "
-         "carry no time metric [env PERFCI_MEASURE].")
+         "carry no time metric; both (perfci ab): a counting A/B, then a timed one, each in half the budget, and "
+         "a verdict that says whether a change is more code or the same work taking longer [env PERFCI_MEASURE].")
 work_counter = click.option(
     "--work-counter", type=click.Choice(work.WORK_METHODS), default="auto", show_default=True,
     help="--measure work: how instructions are counted. callgrind: the server under valgrind, counting only "
@@ -241,16 +243,19 @@ def ab_plan(target_mde: float | None, budget_minutes: float, size_by: str, burst
                   min_effect, noise_root(noise_dir, baseline_dir), explain, measure=measure, work_counter=work_counter)
 
 
-def ab_plan_options(fn: F) -> F:
+def ab_plan_options(fn: F, measure_both: bool = False) -> F:
     """The options that size and judge an interleaved A/B, declared once, handed to the
     command as one `ab: AbPlan` (with its --phase, --warmup and --baseline-dir where it
-    has them)."""
+    has them). `measure_both`: the command runs `--measure both` (the others refuse it)."""
     names = ("target_mde", "budget_minutes", "size_by", "bursts", "instances", "min_effect", "noise_dir", "explain",
              "measure", "work_counter")
 
     @functools.wraps(fn)
     def with_plan(*args, **kwargs):
         given = {name: kwargs.pop(name) for name in names}
+        if given["measure"] == BOTH and not measure_both:
+            raise click.UsageError("--measure both is perfci ab's (a counting and a timed A/B): here choose "
+                                   "time or work")
         extra = {name: kwargs.pop(name) if name == "warmup" else kwargs[name]  # the others are the command's too
                  for name in ("phases", "warmup", "baseline_dir") if name in kwargs}
         kwargs["ab"] = ab_plan(**given, **extra)
@@ -259,3 +264,8 @@ def ab_plan_options(fn: F) -> F:
     for option in reversed(AB_PLAN_OPTIONS):
         with_plan = option(with_plan)
     return with_plan  # type: ignore[return-value]
+
+
+def ab_plan_options_and_both(fn: F) -> F:
+    """ab_plan_options for a command that also runs `--measure both` (perfci ab)."""
+    return ab_plan_options(fn, measure_both=True)

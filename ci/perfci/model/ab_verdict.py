@@ -34,6 +34,19 @@ class AbSide(StrictModel):
     version: str                              # as the server reported it
 
 
+FamilyKind = Literal["more-code", "less-code", "same-work-slower", "same-work-faster", "no-change", "undecided"]
+
+
+class ChangeFamily(StrictModel):
+    """Where a change shows: in the code's counted work, or only in time (`perfci ab
+    --measure both`; judge/families.py decides it)."""
+    kind: FamilyKind = Field(description="more-code / less-code: instructions per transaction moved; "
+                                         "same-work-slower / same-work-faster: time moved, the counted work did not; "
+                                         "no-change: neither; undecided: time moved and the count could not say")
+    phases: list[str] = Field([], description="the phases it was seen in")
+    line: str = Field(description="the same, for people")
+
+
 class AbVerdict(StrictModel):
     schema_: Literal["perfci.ab-verdict/1"] = Field("perfci.ab-verdict/1", alias="schema")
     outcome: Outcome = Field(description="regression (a judged metric of B worse), inconclusive (no regression "
@@ -57,6 +70,8 @@ class AbVerdict(StrictModel):
     explain_dir: str | None = None
     report_file: str | None = None
     bursts_file: str | None = None
+    family: ChangeFamily | None = Field(None, description="--measure both: where the change shows (work or time)")
+    parts: list[AbVerdict] = Field([], description="--measure both: the counting A/B's verdict, then the timed one's")
 
     def dump(self) -> dict:
         return self.model_dump(mode="json", by_alias=True)
