@@ -7,6 +7,12 @@ it by itself. The other eleven change comments, help texts and docs (real edits 
 rebuild the files they touch, not the hot path).
 
     plant-line.py REPO   # creates branch perfci/planted-line from the current HEAD
+
+A second line (2026-11-28, issue #54, counted work): the same eleven edits around a
+commit that costs ~1 % of the full scan's instructions (it records the last converted
+record's heap number and delete mark in two globals, per row), the eighth of twelve:
+
+    plant-line.py REPO --one-percent   # creates branch perfci/planted-1pct from the current HEAD
 """
 import os
 import subprocess
@@ -14,7 +20,9 @@ import sys
 from pathlib import Path
 
 REPO = Path(sys.argv[1])
+ONE_PERCENT = sys.argv[2:] == ["--one-percent"]
 PLANTED = "InnoDB: row_sel_store_mysql_rec() computes the record's offsets itself"
+PLANTED_1PCT = "InnoDB: remember the last record a scan converted, for the crash report"
 
 # (subject, file, old text, new text): each old text occurs exactly once in its file;
 # old None appends new; old a list of (old, new) pairs makes them all in one commit
@@ -96,12 +104,44 @@ EDITS = [
 ]
 
 
+ONE_PERCENT_EDIT = (
+    PLANTED_1PCT,
+    "storage/innobase/row/row0sel.cc",
+    [("/** Convert a row in the Innobase format to a row in the MySQL format.\n",
+      "/** The last record row_sel_store_mysql_rec() converted: its heap number and\n"
+      "delete mark, for the crash report's \"last record\" line. */\n"
+      "extern ulint\trow_sel_last_heap_no;\nextern ulint\trow_sel_last_deleted;\n"
+      "ulint\trow_sel_last_heap_no;\nulint\trow_sel_last_deleted;\n\n"
+      "/** Convert a row in the Innobase format to a row in the MySQL format.\n"),
+     ("\tif (UNIV_LIKELY_NULL(prebuilt->blob_heap)) {\n"
+      "\t\trow_mysql_prebuilt_free_blob_heap(prebuilt);\n\t}\n\n"
+      "\tfor (ulint i = 0; i < prebuilt->n_template; i++) {\n"
+      "\t\tconst mysql_row_templ_t*templ = &prebuilt->mysql_template[i];\n\n"
+      "\t\tif (templ->is_virtual && dict_index_is_clust(index)) {",
+      "\tif (UNIV_LIKELY_NULL(prebuilt->blob_heap)) {\n"
+      "\t\trow_mysql_prebuilt_free_blob_heap(prebuilt);\n\t}\n\n"
+      "\tif (dict_table_is_comp(index->table)) {\n"
+      "\t\trow_sel_last_heap_no = rec_get_heap_no_new(rec);\n"
+      "\t\trow_sel_last_deleted = rec_get_deleted_flag(rec, TRUE);\n"
+      "\t} else {\n"
+      "\t\trow_sel_last_heap_no = rec_get_heap_no_old(rec);\n"
+      "\t\trow_sel_last_deleted = rec_get_deleted_flag(rec, FALSE);\n"
+      "\t}\n\n"
+      "\tfor (ulint i = 0; i < prebuilt->n_template; i++) {\n"
+      "\t\tconst mysql_row_templ_t*templ = &prebuilt->mysql_template[i];\n\n"
+      "\t\tif (templ->is_virtual && dict_index_is_clust(index)) {")],
+    None)
+if ONE_PERCENT:  # the eleven others in the same order, the ~1 % commit the eighth
+    EDITS = [e for e in EDITS if e[0] != PLANTED]
+    EDITS.insert(7, ONE_PERCENT_EDIT)
+
+
 def git(*args: str) -> str:
     return subprocess.run(["git", "-C", str(REPO), *args], check=True, text=True,
                           stdout=subprocess.PIPE).stdout.strip()
 
 
-git("checkout", "-q", "-B", "perfci/planted-line")
+git("checkout", "-q", "-B", "perfci/planted-1pct" if ONE_PERCENT else "perfci/planted-line")
 for subject, name, old, new in EDITS:
     path = REPO / name
     text = path.read_text(encoding="latin-1")
