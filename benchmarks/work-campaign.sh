@@ -7,8 +7,8 @@
 #   [BUDGET=3] [FIRST=1] benchmarks/work-campaign.sh aa N [SERVER ...]   A/As FIRST..N per server, alternating
 #       microbench (one phase each, in turn) and rebuild-after-delete, as `perfci ab --measure work`
 #       sizes them within --budget-minutes BUDGET
-#   benchmarks/work-campaign.sh effects                 a config that moves the statement path (work), a
-#       slowdown that is not more code (time only)
+#   [BUDGET=6] benchmarks/work-campaign.sh effects     --measure both: a config that moves the statement
+#       path (more code), a slowdown made on the host's side (the same work took longer)
 #   benchmarks/work-campaign.sh sweep SERVERS NAME      `perfci sweep microbench --measure work` over SERVERS
 # Kept under benchmarks/results/work/<day>-<engine>/<mode>/: bursts, reports, JSON verdicts,
 # and runs.jsonl (one line per A/B: what ran, exit code, seconds).
@@ -61,14 +61,17 @@ case $mode in
       done
     done ;;
   effects)
-    # what moves the statement path (performance_schema's instrumentation on every statement),
-    # seen in work; a slowdown that is not more code (fsync at every commit: waiting for the
-    # disk), seen in time and not in work
-    ab pfs-work microbench --phase point-query --b-config performance_schema=ON --measure work \
-      --work-counter callgrind
-    ab fsync-work microbench --phase update-index --b-config innodb_flush_log_at_trx_commit=1 --measure work \
-      --work-counter callgrind
-    ab fsync-time microbench --phase update-index --b-config innodb_flush_log_at_trx_commit=1 ;;
+    # `--measure both` (a counting A/B, then a timed one): what moves the statement path
+    # (performance_schema's instrumentation on every statement) is more code; a slowdown that
+    # is not the server's code (B's server held to 40 % of a CPU by a cgroup quota:
+    # benchmarks/throttle-side.sh) is the same work taking longer
+    ab pfs-both microbench --phase point-query --b-config performance_schema=ON --measure both \
+      --work-counter callgrind --budget-minutes "${BUDGET:-6}"
+    benchmarks/throttle-side.sh b 40 &
+    throttle=$!
+    ab throttled-both microbench --phase point-query --measure both --work-counter callgrind \
+      --budget-minutes "${BUDGET:-6}"
+    kill "$throttle"; wait "$throttle" || true ;;
   sweep)
     # instructions per transaction across releases, each against the line's oldest
     scripts/perfci sweep microbench --servers "${1:-mysql-5.7.22,mysql-8.0.12,mysql-8.0.15,mysql-8.0.31}" \
