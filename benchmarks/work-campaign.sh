@@ -9,6 +9,8 @@
 #       sizes them within --budget-minutes BUDGET
 #   [BUDGET=6] benchmarks/work-campaign.sh effects     --measure both: a config that moves the statement
 #       path (more code), a slowdown made on the host's side (the same work took longer)
+#   PERFCI_BUILD_REPO=... [BUDGET=4] benchmarks/work-campaign.sh planted   the planted commits of the real
+#       MariaDB tree by work A/Bs and a commit bisect by work (BUDGET: per bisect step)
 #   benchmarks/work-campaign.sh sweep SERVERS NAME      `perfci sweep microbench --measure work` over SERVERS
 # Kept under benchmarks/results/work/<day>-<engine>/<mode>/: bursts, reports, JSON verdicts,
 # and runs.jsonl (one line per A/B: what ran, exit code, seconds).
@@ -22,6 +24,7 @@ commit=$(git rev-parse HEAD)
 out=benchmarks/results/work/$(date -u +%Y-%m-%d)-${commit:0:12}/$mode
 mkdir -p "$out"
 export PERFCI_RUNNER_CLASS=work-campaign PERFCI_EXPLAIN=never
+WORK_METRIC=instructions_per_txn
 ab() {  # ab LABEL ARGS...: one A/B, its line in runs.jsonl
   local label=$1 code=0 t0
   shift
@@ -72,6 +75,25 @@ case $mode in
     ab throttled-both microbench --phase point-query --measure both --work-counter callgrind \
       --budget-minutes "${BUDGET:-6}"
     kill "$throttle"; wait "$throttle" || true ;;
+  planted)
+    # the real MariaDB tree (PERFCI_BUILD_REPO: scripts/debian-source-repo, then
+    # docs/findings/data/2026-11-26-build-from-source/plant-line.py and its --one-percent line):
+    # each planted commit against its parent by a work A/B of the full scan (~10 %: within 5
+    # minutes; ~1 %: within 10), then a commit bisect by work over the ~1 % line, budget per step
+    repo=${PERFCI_BUILD_REPO:?the MariaDB tree with the planted lines}
+    at() { git -C "$repo" rev-parse "$1"; }
+    ab planted10-work microbench --phase full-scan --a "build:mariadb@$(at perfci/planted-line~7)" \
+      --b "build:mariadb@$(at perfci/planted-line~6)" --measure work --work-counter callgrind --budget-minutes 5
+    ab planted1-work microbench --phase full-scan --a "build:mariadb@$(at perfci/planted-1pct~5)" \
+      --b "build:mariadb@$(at perfci/planted-1pct~4)" --measure work --work-counter callgrind --budget-minutes 10
+    t0=$(date +%s)
+    code=0
+    scripts/perfci bisect microbench --phase full-scan --good "build:mariadb@$(at 'perfci/planted-1pct~12')" \
+      --bad "build:mariadb@$(at perfci/planted-1pct)" --measure work --work-counter callgrind \
+      --metric "$WORK_METRIC" --budget-minutes "${BUDGET:-4}" --out "$out/bisect" --json "$out/bisect.json" \
+      >"$out/bisect.md" 2>"$out/bisect.err" || code=$?
+    printf '{"label": "bisect-1pct", "exit": %d, "seconds": %d, "engine": "%s"}\n' "$code" "$(( $(date +%s) - t0 ))" \
+      "$commit" >>"$out/runs.jsonl" ;;
   sweep)
     # instructions per transaction across releases, each against the line's oldest
     scripts/perfci sweep microbench --servers "${1:-mysql-5.7.22,mysql-8.0.12,mysql-8.0.15,mysql-8.0.31}" \
