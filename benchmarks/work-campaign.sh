@@ -82,6 +82,10 @@ case $mode in
     # minutes; ~1 %: within 10), then a commit bisect by work over the ~1 % line, budget per step
     repo=${PERFCI_BUILD_REPO:?the MariaDB tree with the planted lines}
     at() { git -C "$repo" rev-parse "$1"; }
+    # built first (the first cold: ~17 min on 2 cores), so the A/Bs' minutes are measuring only
+    for ref in perfci/planted-line~7 perfci/planted-line~6 perfci/planted-1pct~5 perfci/planted-1pct~4; do
+      scripts/build-server mariadb "$(at "$ref")" >>"$out/builds.log" 2>&1
+    done
     ab planted10-work microbench --phase full-scan --a "build:mariadb@$(at perfci/planted-line~7)" \
       --b "build:mariadb@$(at perfci/planted-line~6)" --measure work --work-counter callgrind --budget-minutes 5
     ab planted1-work microbench --phase full-scan --a "build:mariadb@$(at perfci/planted-1pct~5)" \
