@@ -3,6 +3,7 @@ every number is a statistic or a count of real bursts).
 
     python benchmarks/work_report.py stability benchmarks/results/work/<day>-<engine>/stability
     python benchmarks/work_report.py aa benchmarks/results/work/<day>-<engine>/aa [more aa folders]
+    python benchmarks/work_report.py spread DIR [DIR ...]   every counted A/A under the folders
 
 stability: per server, scenario and phase of the counting A/As (both sides the same
 server, instance pairs from one dataset snapshot, A and B running the same seeded
@@ -13,6 +14,12 @@ the two instance pairs: what a fresh server changes); the spread between the bur
 instance (different seeds: how much the statements' own work varies); and the slowdown of
 counting (seconds per transaction under callgrind over the timed A/A's, same phase).
 
+spread: the stability table's columns per server, scenario and phase over every counted
+A/A found under the folders (the A/A campaign's: one to three instance pairs each; pair sd
+pooled over their burst pairs, instance sd and burst CV the median of the A/As'), the
+slowdown against every timed A/A of the same server and phase found there (the timed
+campaign's bursts, benchmarks/results/aa-campaign).
+
 aa: per A/A, the verdict (exit code, regressions) and each phase's unadjusted p of
 instructions per transaction with the shipped priors; false alarms with their binomial
 interval; the p-values against uniform (Kolmogorov-Smirnov).
@@ -20,6 +27,7 @@ interval; the p-values against uniform (Kolmogorov-Smirnov).
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import statistics
@@ -44,6 +52,56 @@ def runs_in(directory: Path) -> dict[str, InterleavedRun]:
     for path in sorted(directory.glob("*/*.bursts.json")):
         out[path.parent.name] = BURSTS_FILE.parse_text(path.read_text(), str(path))
     return out
+
+
+def every_run(directory: Path) -> list[InterleavedRun]:
+    """Every bursts file under `directory`, gzipped or not."""
+    out = []
+    for path in sorted([*directory.rglob("*.bursts.json"), *directory.rglob("*.bursts.json.gz")]):
+        text = gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()
+        out.append(BURSTS_FILE.parse_text(text, str(path)))
+    return out
+
+
+def spread(*directories: Path) -> None:
+    runs = [run for d in directories for run in every_run(d)]
+    groups: dict[tuple[str, str, str], list[InterleavedRun]] = {}
+    timed: dict[tuple[str, str, str], list[float]] = {}
+    for run in runs:
+        server = f"{run.sides[0].flavor} {run.sides[0].full_version}"
+        for phase in run.bursts_per_phase:
+            key = (server, run.scenario, phase)
+            if run.measure == "work":
+                groups.setdefault(key, []).append(run)
+            elif any(b.phase == phase and not b.warmup for b in run.bursts):
+                timed.setdefault(key, []).append(seconds_per_txn(run, phase))
+    print("# Counted work: spread over the A/As (" + ", ".join(f"`{d.relative_to(ROOT)}`" for d in directories)
+          + ")\n")
+    print("| server | scenario | phase | A/As | instructions/txn | pair sd (pooled) | instance sd (median) | "
+          "burst CV (median) | slowdown (timed A/As) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for (server, scenario, phase), group in sorted(groups.items()):
+        logs, instance_sds, cvs, values, counted = [], [], [], [], []
+        for run in group:
+            measured = [b for b in run.bursts if b.phase == phase and not b.warmup and WORK_METRIC in b.metrics]
+            pairs: dict[tuple[int, int], dict[str, float]] = {}
+            for b in measured:
+                pairs.setdefault((b.instance, b.index), {})[b.side] = b.metrics[WORK_METRIC]
+            logs += [math.log(p["b"] / p["a"]) for p in pairs.values() if "a" in p and "b" in p]
+            servers = sorted({(b.instance, b.side) for b in measured})
+            means = [statistics.fmean(b.metrics[WORK_METRIC] for b in measured if (b.instance, b.side) == k)
+                     for k in servers]
+            if len(means) > 1:
+                instance_sds.append(sd(means) / statistics.fmean(means))
+            cvs += [sd([b.metrics[WORK_METRIC] for b in measured if (b.instance, b.side) == k]) / m
+                    for k, m in zip(servers, means) if sum((b.instance, b.side) == k for b in measured) > 1]
+            values += [b.metrics[WORK_METRIC] for b in measured]
+            counted.append(seconds_per_txn(run, phase))
+        base = timed.get((server, scenario, phase))
+        slowdown = f"{statistics.median(counted) / statistics.median(base):.1f}x" if base else "–"
+        print(f"| {server} | {scenario} | {phase} | {len(group)} | {statistics.median(values):,.0f} | "
+              f"{pct(sd(logs))} | {pct(statistics.median(instance_sds)) if instance_sds else '–'} | "
+              f"{pct(statistics.median(cvs)) if cvs else '–'} | {slowdown} |")
 
 
 def sd(values: list[float]) -> float:
@@ -141,4 +199,4 @@ def aa(*directories: Path) -> None:
 
 
 if __name__ == "__main__":
-    {"stability": stability, "aa": aa}[sys.argv[1]](*(Path(a).resolve() for a in sys.argv[2:]))
+    {"stability": stability, "aa": aa, "spread": spread}[sys.argv[1]](*(Path(a).resolve() for a in sys.argv[2:]))
