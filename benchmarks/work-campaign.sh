@@ -11,7 +11,7 @@
 #       path (more code), a slowdown made on the host's side (the same work took longer)
 #   PERFCI_BUILD_REPO=... [BUDGET=4] benchmarks/work-campaign.sh planted   the planted commits of the real
 #       MariaDB tree by work A/Bs and a commit bisect by work (BUDGET: per bisect step)
-#   benchmarks/work-campaign.sh sweep SERVERS NAME      `perfci sweep microbench --measure work` over SERVERS
+#   [PHASES=...] benchmarks/work-campaign.sh sweep SERVERS NAME   `perfci sweep microbench --measure work` over SERVERS
 # Kept under benchmarks/results/work/<day>-<engine>/<mode>/: bursts, reports, JSON verdicts,
 # and runs.jsonl (one line per A/B: what ran, exit code, seconds).
 # (benchmarks/work_report.py turns them into the tables of docs/findings.)
@@ -99,9 +99,12 @@ case $mode in
     printf '{"label": "bisect-1pct", "exit": %d, "seconds": %d, "engine": "%s"}\n' "$code" "$(( $(date +%s) - t0 ))" \
       "$commit" >>"$out/runs.jsonl" ;;
   sweep)
-    # instructions per transaction across releases, each against the line's oldest
+    # instructions per transaction across releases, each against the line's oldest; PHASES
+    # (space-separated) narrows microbench to those phases
+    phase_args=()
+    for phase in ${PHASES:-}; do phase_args+=(--phase "$phase"); done
     scripts/perfci sweep microbench --servers "${1:-mysql-5.7.22,mysql-8.0.12,mysql-8.0.15,mysql-8.0.31}" \
-      --measure work --work-counter callgrind --instances 1 --bursts 4 --out "$out/${2:-mysql}" \
+      "${phase_args[@]}" --measure work --work-counter callgrind --instances 1 --bursts 4 --out "$out/${2:-mysql}" \
       --json "$out/${2:-mysql}.json" -q >"$out/${2:-mysql}.md" 2>"$out/${2:-mysql}.err" || true ;;
   *) echo "usage: $0 stability|aa|effects|sweep ..." >&2; exit 2 ;;
 esac
