@@ -106,5 +106,5 @@ case $mode in
     scripts/perfci sweep microbench --servers "${1:-mysql-5.7.22,mysql-8.0.12,mysql-8.0.15,mysql-8.0.31}" \
       "${phase_args[@]}" --measure work --work-counter callgrind --instances 1 --bursts 4 --out "$out/${2:-mysql}" \
       --json "$out/${2:-mysql}.json" -q >"$out/${2:-mysql}.md" 2>"$out/${2:-mysql}.err" || true ;;
-  *) echo "usage: $0 stability|aa|effects|sweep ..." >&2; exit 2 ;;
+  *) echo "usage: $0 stability|aa|effects|planted|sweep ..." >&2; exit 2 ;;
 esac
