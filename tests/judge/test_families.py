@@ -1,14 +1,18 @@
-"""`perfci ab --measure both`: where a change shows, from the counting A/B's verdict and
-the timed A/B's (judge/families.py), and the one verdict the two make (report/both.py)."""
+"""`perfci ab --measure both`: the two A/Bs it runs (sessions/both_ab.py), where a change
+shows from the counting A/B's verdict and the timed A/B's (judge/families.py), and the
+one verdict the two make (report/both.py)."""
 
 from __future__ import annotations
 
 import pytest
 
 from perfci.judge.families import change_family, phase_family
+from perfci.judge.paired import ALPHA
 from perfci.model.ab_verdict import AbMetric, AbSide, AbVerdict
 from perfci.model.verdicts import Outcome
 from perfci.report.both import both_markdown, both_verdict
+from perfci.sessions.both_ab import part_plans
+from perfci.sessions.sized_ab import AbPlan
 
 R, U, N, B = Outcome.REGRESSION, Outcome.UNCHANGED, Outcome.INCONCLUSIVE, Outcome.IMPROVEMENT
 
@@ -64,3 +68,13 @@ def test_the_verdict_of_both_judges_every_judged_metric_once_and_keeps_both_part
     text = both_markdown(work, timed, family, ["## perfci A/B (interleaved): work\n\n### Why", "## time"])
     assert text.splitlines()[2] == both.verdict_line
     assert "### perfci A/B (interleaved): work" in text and "#### Why" in text and "\n### time" in text
+
+
+def test_both_runs_the_count_then_time_each_in_half_the_budget_and_half_the_level():
+    work, timed = part_plans(AbPlan(target=0.05, budget_minutes=12, measure="both", work_counter="callgrind"))
+    assert (work.measure, timed.measure) == ("work", "time")
+    assert work.budget_minutes == timed.budget_minutes == 6
+    assert work.alpha == timed.alpha == ALPHA / 2  # either flagging falsely stays within the A/B's level
+    assert (work.target, timed.target) == (0.01, 0.05)  # the count aims at the 1 % steps of code
+    assert part_plans(AbPlan(target=0.004, measure="both", alpha=0.002))[0].target == 0.004
+    assert part_plans(AbPlan(target=0.004, measure="both", alpha=0.002))[1].alpha == 0.001
