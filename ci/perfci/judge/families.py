@@ -28,11 +28,11 @@ def phase_family(work: Outcome | None, time: list[Outcome]) -> FamilyKind:
         return "more-code"
     if work == Outcome.IMPROVEMENT:
         return "less-code"
-    if not (slower or faster):
-        return "no-change"
-    if work == Outcome.UNCHANGED:
-        return "same-work-slower" if slower else "same-work-faster"
-    return "undecided"  # time moved; the count was inconclusive, unstable or missing
+    if work != Outcome.UNCHANGED:
+        return "undecided"  # the count was inconclusive, unstable or missing: it cannot name a family
+    if slower:
+        return "same-work-slower"
+    return "same-work-faster" if faster else "no-change"
 
 
 def change_family(work: AbVerdict, time: AbVerdict) -> ChangeFamily:
@@ -57,6 +57,6 @@ def family_line(kind: FamilyKind, phases: list[str]) -> str:
                             "not change, so waits, contention, cache misses or the host, not more code",
         "same-work-faster": f"the same work ran faster in {where}: the counted instructions per transaction did "
                             "not change",
-        "undecided": f"time moved in {where}, and the count could not decide whether the work did",
-        "no-change": "neither the counted work nor time moved beyond its tolerance where it was decided",
+        "undecided": f"not decided in {where}: the counted work could be neither flagged nor shown unchanged",
+        "no-change": "the counted work did not change, and time did not move where it was decided",
     }[kind]

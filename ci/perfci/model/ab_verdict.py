@@ -42,7 +42,7 @@ class ChangeFamily(StrictModel):
     --measure both`; judge/families.py decides it)."""
     kind: FamilyKind = Field(description="more-code / less-code: instructions per transaction moved; "
                                          "same-work-slower / same-work-faster: time moved, the counted work did not; "
-                                         "no-change: neither; undecided: time moved and the count could not say")
+                                         "no-change: the work did not, time did not; undecided: the count could not decide")
     phases: list[str] = Field([], description="the phases it was seen in")
     line: str = Field(description="the same, for people")
 
