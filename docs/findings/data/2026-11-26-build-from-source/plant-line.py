@@ -24,6 +24,13 @@ ONE_PERCENT = sys.argv[2:] == ["--one-percent"]
 PLANTED = "InnoDB: row_sel_store_mysql_rec() computes the record's offsets itself"
 PLANTED_1PCT = "InnoDB: remember the last record a scan converted, for the crash report"
 
+# where both planted commits add code: row_sel_store_mysql_rec() before its loop over the columns
+BLOB_HEAP_FREED = ("\tif (UNIV_LIKELY_NULL(prebuilt->blob_heap)) {\n"
+                   "\t\trow_mysql_prebuilt_free_blob_heap(prebuilt);\n\t}\n\n")
+ROW_LOOP_HEAD = ("\tfor (ulint i = 0; i < prebuilt->n_template; i++) {\n"
+                 "\t\tconst mysql_row_templ_t*templ = &prebuilt->mysql_template[i];\n\n"
+                 "\t\tif (templ->is_virtual && dict_index_is_clust(index)) {")
+
 # (subject, file, old text, new text): each old text occurs exactly once in its file;
 # old None appends new; old a list of (old, new) pairs makes them all in one commit
 EDITS = [
@@ -49,13 +56,8 @@ EDITS = [
      '"Controls the durability/speed trade-off for commits (1 is crash-safe)."'),
     (PLANTED,
      "storage/innobase/row/row0sel.cc",
-     [("\tif (UNIV_LIKELY_NULL(prebuilt->blob_heap)) {\n"
-       "\t\trow_mysql_prebuilt_free_blob_heap(prebuilt);\n\t}\n\n"
-       "\tfor (ulint i = 0; i < prebuilt->n_template; i++) {\n"
-       "\t\tconst mysql_row_templ_t*templ = &prebuilt->mysql_template[i];\n\n"
-       "\t\tif (templ->is_virtual && dict_index_is_clust(index)) {",
-       "\tif (UNIV_LIKELY_NULL(prebuilt->blob_heap)) {\n"
-       "\t\trow_mysql_prebuilt_free_blob_heap(prebuilt);\n\t}\n\n"
+     [(BLOB_HEAP_FREED + ROW_LOOP_HEAD,
+       BLOB_HEAP_FREED +
        "\t/* Do not trust the caller's offsets to describe this version\n"
        "\tof the record: compute them here. */\n"
        "\trec_offs\town_offsets_[REC_OFFS_NORMAL_SIZE];\n"
@@ -63,10 +65,7 @@ EDITS = [
        "\trec_offs_init(own_offsets_);\n"
        "\toffsets = rec_get_offsets(rec, index, own_offsets_,\n"
        "\t\t\t\t  index->n_core_fields,\n"
-       "\t\t\t\t  ULINT_UNDEFINED, &own_heap);\n\n"
-       "\tfor (ulint i = 0; i < prebuilt->n_template; i++) {\n"
-       "\t\tconst mysql_row_templ_t*templ = &prebuilt->mysql_template[i];\n\n"
-       "\t\tif (templ->is_virtual && dict_index_is_clust(index)) {"),
+       "\t\t\t\t  ULINT_UNDEFINED, &own_heap);\n\n" + ROW_LOOP_HEAD),
       ("\t\t\t\t\t       field_no, templ)) {\n\n\t\t\tDBUG_RETURN(false);",
        "\t\t\t\t\t       field_no, templ)) {\n\n"
        "\t\t\tif (own_heap) {\n\t\t\t\tmem_heap_free(own_heap);\n\t\t\t}\n"
@@ -113,23 +112,15 @@ ONE_PERCENT_EDIT = (
       "extern ulint\trow_sel_last_heap_no;\nextern ulint\trow_sel_last_deleted;\n"
       "ulint\trow_sel_last_heap_no;\nulint\trow_sel_last_deleted;\n\n"
       "/** Convert a row in the Innobase format to a row in the MySQL format.\n"),
-     ("\tif (UNIV_LIKELY_NULL(prebuilt->blob_heap)) {\n"
-      "\t\trow_mysql_prebuilt_free_blob_heap(prebuilt);\n\t}\n\n"
-      "\tfor (ulint i = 0; i < prebuilt->n_template; i++) {\n"
-      "\t\tconst mysql_row_templ_t*templ = &prebuilt->mysql_template[i];\n\n"
-      "\t\tif (templ->is_virtual && dict_index_is_clust(index)) {",
-      "\tif (UNIV_LIKELY_NULL(prebuilt->blob_heap)) {\n"
-      "\t\trow_mysql_prebuilt_free_blob_heap(prebuilt);\n\t}\n\n"
+     (BLOB_HEAP_FREED + ROW_LOOP_HEAD,
+      BLOB_HEAP_FREED +
       "\tif (dict_table_is_comp(index->table)) {\n"
       "\t\trow_sel_last_heap_no = rec_get_heap_no_new(rec);\n"
       "\t\trow_sel_last_deleted = rec_get_deleted_flag(rec, TRUE);\n"
       "\t} else {\n"
       "\t\trow_sel_last_heap_no = rec_get_heap_no_old(rec);\n"
       "\t\trow_sel_last_deleted = rec_get_deleted_flag(rec, FALSE);\n"
-      "\t}\n\n"
-      "\tfor (ulint i = 0; i < prebuilt->n_template; i++) {\n"
-      "\t\tconst mysql_row_templ_t*templ = &prebuilt->mysql_template[i];\n\n"
-      "\t\tif (templ->is_virtual && dict_index_is_clust(index)) {")],
+      "\t}\n\n" + ROW_LOOP_HEAD)],
     None)
 if ONE_PERCENT:  # the eleven others in the same order, the ~1 % commit the eighth
     EDITS = [e for e in EDITS if e[0] != PLANTED]
