@@ -407,7 +407,7 @@ def test_a_server_still_dying_when_its_client_fails_is_reported_dead(tmp_path):
     server = object.__new__(LocalServer)
     server.error_log = tmp_path / "error.log"
     server.error_log.write_text("[Note] InnoDB: Buffer pool(s) load completed\n")
-    server.proc = subprocess.Popen(["sh", "-c", "sleep 0.5; kill -KILL $$"])
+    server.proc = subprocess.Popen(["sh", "-c", "sleep 0.3; kill -KILL $$"])
     assert server.death() == ("killed by signal 9 (SIGKILL)", "[Note] InnoDB: Buffer pool(s) load completed")
     server.proc = subprocess.Popen(["sleep", "30"])
     try:

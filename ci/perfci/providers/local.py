@@ -30,7 +30,8 @@ INSTALL_HINT = ("install a server (Debian/Ubuntu: apt-get install mariadb-server
                 "or point to one with --server local:/path/to/basedir")
 READY_TIMEOUT_S = 180
 SHUTDOWN_TIMEOUT_S = 600
-DEATH_GRACE_S = 3.0  # how long a failure waits to learn whether the server is dying (asked only on failure)
+DEATH_GRACE_S = 1.0  # how long a failure waits to learn whether the server is dying (asked only on failure;
+# a killed process frees its memory before it closes its sockets: what follows takes milliseconds)
 
 
 def free_port() -> int:
