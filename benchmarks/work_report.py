@@ -4,6 +4,7 @@ every number is a statistic or a count of real bursts).
     python benchmarks/work_report.py stability benchmarks/results/work/<day>-<engine>/stability
     python benchmarks/work_report.py aa benchmarks/results/work/<day>-<engine>/aa [more aa folders]
     python benchmarks/work_report.py spread DIR [DIR ...]   every counted A/A under the folders
+    python benchmarks/work_report.py why BURSTS_FILE       a counted A/B's Why, from its bursts
 
 stability: per server, scenario and phase of the counting A/As (both sides the same
 server, instance pairs from one dataset snapshot, A and B running the same seeded
@@ -19,6 +20,10 @@ A/A found under the folders (the A/A campaign's: one to three instance pairs eac
 pooled over their burst pairs, instance sd and burst CV the median of the A/As'), the
 slowdown against every timed A/A of the same server and phase found there (the timed
 campaign's bursts, benchmarks/results/aa-campaign).
+
+why: the Why a counted A/B prints with --explain always (where the instructions went, per
+phase, from the function counts in its bursts file): for the campaign's A/Bs, which ran with
+PERFCI_EXPLAIN=never.
 
 aa: per A/A, the verdict (exit code, regressions) and each phase's unadjusted p of
 instructions per transaction with the shipped priors; false alarms with their binomial
@@ -42,8 +47,10 @@ sys.path.insert(0, str(ROOT / "ci"))
 from perfci.host import policy  # noqa: E402
 from perfci.judge.burst_verdicts import judge_run  # noqa: E402
 from perfci.judge.calibration import priors_for  # noqa: E402
+from perfci.judge.work_profile import phase_shift  # noqa: E402
 from perfci.model.bursts import BURSTS_FILE, InterleavedRun  # noqa: E402
 from perfci.model.metrics import WORK_METRIC  # noqa: E402
+from perfci.report.work_why import work_why_section  # noqa: E402
 
 
 def runs_in(directory: Path) -> dict[str, InterleavedRun]:
@@ -102,6 +109,12 @@ def spread(*directories: Path) -> None:
         print(f"| {server} | {scenario} | {phase} | {len(group)} | {statistics.median(values):,.0f} | "
               f"{pct(sd(logs))} | {pct(statistics.median(instance_sds)) if instance_sds else '–'} | "
               f"{pct(statistics.median(cvs)) if cvs else '–'} | {slowdown} |")
+
+
+def why(bursts_file: Path) -> None:
+    run = BURSTS_FILE.parse_text(bursts_file.read_text(), str(bursts_file))
+    shifts = [shift for phase in run.bursts_per_phase if (shift := phase_shift(run, phase)) is not None]
+    print(work_why_section(shifts))
 
 
 def sd(values: list[float]) -> float:
@@ -199,4 +212,4 @@ def aa(*directories: Path) -> None:
 
 
 if __name__ == "__main__":
-    {"stability": stability, "aa": aa, "spread": spread}[sys.argv[1]](*(Path(a).resolve() for a in sys.argv[2:]))
+    {"stability": stability, "aa": aa, "spread": spread, "why": why}[sys.argv[1]](*(Path(a).resolve() for a in sys.argv[2:]))
