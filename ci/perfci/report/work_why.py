@@ -21,7 +21,8 @@ def work_why_section(shifts: list[PhaseShift]) -> str:
     for s in shifts:
         relative = s.delta / s.total_a if s.total_a else 0.0
         lines += ["", f"**{markdown(s.phase)}**: B ran {_count(s.delta)} instructions per transaction ({relative:+.2%}); "
-                      f"the {len(s.functions)} functions below add up to {s.shown_share:.0%} of that.", "",
+                      + (f"the {len(s.functions)} functions below add up to" if len(s.functions) > 1 else
+                       "the function below adds up to") + f" {s.shown_share:.0%} of that.", "",
                   "| function | A per txn | B per txn | B − A | share of the change |", "|---|---|---|---|---|"]
         for f in s.functions:
             share = f.delta / s.delta if s.delta else 0.0
