@@ -10,8 +10,10 @@ side=${1:?side a or b}
 quota=${2:-40}
 group=/sys/fs/cgroup/cpu/perfci-throttle-$side
 mkdir -p "$group"
-echo 100000 > "$group/cpu.cfs_period_us"
-echo $(( quota * 1000 )) > "$group/cpu.cfs_quota_us"
+# a 10 ms period: the quota is spread evenly over a burst of ~0.3 s (at 100 ms, whole bursts
+# landed in or out of a throttled stretch: pairs spread past the limit, "unstable")
+echo 10000 > "$group/cpu.cfs_period_us"
+echo $(( quota * 100 )) > "$group/cpu.cfs_quota_us"
 trap 'for p in $(cat "$group/cgroup.procs"); do echo "$p" > /sys/fs/cgroup/cpu/cgroup.procs || true; done; rmdir "$group"' EXIT
 trap 'exit 0' TERM INT
 while sleep 0.2; do

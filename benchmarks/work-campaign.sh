@@ -7,7 +7,7 @@
 #   [BUDGET=3] [FIRST=1] benchmarks/work-campaign.sh aa N [SERVER ...]   A/As FIRST..N per server, alternating
 #       microbench (one phase each, in turn) and rebuild-after-delete, as `perfci ab --measure work`
 #       sizes them within --budget-minutes BUDGET
-#   [BUDGET=6] benchmarks/work-campaign.sh effects     --measure both: a config that moves the statement
+#   [BUDGET=6] benchmarks/work-campaign.sh effects [pfs] [throttled]   --measure both: a config that moves the statement
 #       path (more code), a slowdown made on the host's side (the same work took longer)
 #   PERFCI_BUILD_REPO=... [BUDGET=4] benchmarks/work-campaign.sh planted   the planted commits of the real
 #       MariaDB tree by work A/Bs and a commit bisect by work (BUDGET: per bisect step)
@@ -67,14 +67,19 @@ case $mode in
     # `--measure both` (a counting A/B, then a timed one): what moves the statement path
     # (performance_schema's instrumentation on every statement) is more code; a slowdown that
     # is not the server's code (B's server held to 40 % of a CPU by a cgroup quota:
-    # benchmarks/throttle-side.sh) is the same work taking longer
-    ab pfs-both microbench --phase point-query --b-config performance_schema=ON --measure both \
-      --work-counter callgrind --budget-minutes "${BUDGET:-6}"
-    benchmarks/throttle-side.sh b 40 &
-    throttle=$!
-    ab throttled-both microbench --phase point-query --measure both --work-counter callgrind \
-      --budget-minutes "${BUDGET:-6}"
-    kill "$throttle"; wait "$throttle" || true ;;
+    # benchmarks/throttle-side.sh) is the same work taking longer. Arguments: which (default both)
+    for effect in "${@:-pfs throttled}"; do
+      case $effect in
+        pfs) ab pfs-both microbench --phase point-query --b-config performance_schema=ON --measure both \
+               --work-counter callgrind --budget-minutes "${BUDGET:-6}" ;;
+        throttled)
+          benchmarks/throttle-side.sh b 40 &
+          throttle=$!
+          ab throttled-both microbench --phase point-query --measure both --work-counter callgrind \
+            --budget-minutes "${BUDGET:-6}"
+          kill "$throttle"; wait "$throttle" || true ;;
+      esac
+    done ;;
   planted)
     # the real MariaDB tree (PERFCI_BUILD_REPO: scripts/debian-source-repo, then
     # docs/findings/data/2026-11-26-build-from-source/plant-line.py and its --one-percent line):
