@@ -68,7 +68,9 @@ case $mode in
     # (performance_schema's instrumentation on every statement) is more code; a slowdown that
     # is not the server's code (B's server held to 40 % of a CPU by a cgroup quota:
     # benchmarks/throttle-side.sh) is the same work taking longer. Arguments: which (default both)
-    for effect in "${@:-pfs throttled}"; do
+    effects=("$@")
+    [ ${#effects[@]} -gt 0 ] || effects=(pfs throttled)
+    for effect in "${effects[@]}"; do
       case $effect in
         pfs) ab pfs-both microbench --phase point-query --b-config performance_schema=ON --measure both \
                --work-counter callgrind --budget-minutes "${BUDGET:-6}" ;;
