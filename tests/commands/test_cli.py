@@ -60,6 +60,13 @@ def test_usage_errors_exit_2_and_help_exits_0(capsys):
         assert exit_.value.code == code, argv
 
 
+def test_a_bisect_by_work_judges_instructions_and_refuses_a_time_metric(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["bisect", "tiny", "--good", "local", "--bad", "local", "--measure", "work", "--metric", "tps"])
+    assert exit_.value.code == 2
+    assert "--metric tps is a time metric: --measure work judges instructions_per_txn" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("command", [["sweep", "tiny", "--servers", "local,local"],
                                      ["bisect", "tiny", "--good", "local", "--bad", "local"],
                                      ["confirm", "results"]])

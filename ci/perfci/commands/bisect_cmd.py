@@ -13,6 +13,8 @@ import click
 from perfci.commands import options
 from perfci.host.hostlock import command_line, exclusive_host
 from perfci.judge.bisect import Bisection, Step, bisect, step_of
+from perfci.judge.burst_verdicts import TIME_METRICS
+from perfci.model.metrics import WORK_METRIC
 from perfci.model.outputs import BisectRecord, BisectStep
 from perfci.model.scenario import cases, load_scenario, only_phases
 from perfci.providers.basedirs import build_line
@@ -73,8 +75,9 @@ def culprit_why(found: Bisection, whys: dict[tuple[str, str], str]) -> list[str]
               help="A release known not to be slow (servers.yaml id), or a build:FLAVOR@GIT_REF.")
 @click.option("--bad", required=True, metavar="ID|SPEC",
               help="A later release known to be slower, or a later build:FLAVOR@GIT_REF of the same flavor.")
-@click.option("--metric", default="tps", show_default=True,
-              help="What 'slower' means: this judged metric in any phase (e.g. tps, qps, statement_cpu_us_per_txn).")
+@click.option("--metric", default=None,
+              help="What 'slower' means: this judged metric in any phase (e.g. tps, qps, statement_cpu_us_per_txn) "
+                   "[default: tps; instructions_per_txn with --measure work].")
 @click.option("--case", "case_pattern", default=None, metavar="PATTERN", help="Matrix scenarios: the case.")
 @options.ab_phases
 @options.profile
@@ -88,7 +91,7 @@ def culprit_why(found: Bisection, whys: dict[tuple[str, str], str]) -> list[str]
 @options.host_wait
 @options.quiet
 @options.json_output("bisect")
-def bisect_command(scenario: str, good: str, bad: str, metric: str, case_pattern: str | None,
+def bisect_command(scenario: str, good: str, bad: str, metric: str | None, case_pattern: str | None,
                    phases: tuple[str, ...], profile: str, retries: int, ab: AbPlan, out_dir: Path,
                    workdir: Path | None, runner_class: str, host_wait: float, quiet: bool,
                    json_out: Path | None) -> int:
@@ -111,6 +114,11 @@ def bisect_command(scenario: str, good: str, bad: str, metric: str, case_pattern
     one release, a spread or an undecided stretch), 2 bad input, 3 infrastructure or
     internal error."""
     handle_cancellation()
+    counted = ab.measure == "work"
+    metric = metric or (WORK_METRIC if counted else "tps")
+    if counted and metric in TIME_METRICS:  # nothing is timed under a counter: every step would be undecided
+        raise click.UsageError(f"--metric {metric} is a time metric: --measure work judges {WORK_METRIC} "
+                               "(or a work counter per transaction)")
     check_phases(scenario, profile, case_pattern, phases)
     ends = commit_ends(good, bad)
     releases_known = None if ends else release_line(good, bad)  # bad input exits 2 before the host is claimed
