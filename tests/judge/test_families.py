@@ -65,7 +65,7 @@ def test_the_verdict_of_both_judges_every_judged_metric_once_and_keeps_both_part
     assert both.sizing == "work: work size; time: time size"
     assert both.verdict_line.startswith("**Regression**: the same work took longer in `scan`")
     assert AbVerdict.model_validate(both.dump()) == both  # the JSON reads back as it was written
-    text = both_markdown(work, timed, family, ["## perfci A/B (interleaved): work\n\n### Why", "## time"])
+    text = both_markdown(both, ["## perfci A/B (interleaved): work\n\n### Why", "## time"])
     assert text.splitlines()[2] == both.verdict_line
     assert "### perfci A/B (interleaved): work" in text and "#### Why" in text and "\n### time" in text
 

@@ -33,8 +33,10 @@ def demoted(report: str) -> str:
     return "\n".join("#" + line if line.startswith("#") else line for line in report.splitlines())
 
 
-def both_markdown(work: AbVerdict, timed: AbVerdict, family: ChangeFamily, reports: list[str]) -> str:
-    verdict = both_verdict(work, timed, family, None)
+def both_markdown(verdict: AbVerdict, reports: list[str]) -> str:
+    """The report of `verdict` (both_verdict's): the family first, each part's verdict line,
+    then the parts' own reports."""
+    work, timed = verdict.parts
     lines = [f"## perfci A/B (counted work, then time): {markdown(work.scenario)} · profile `{work.profile}`", "",
              verdict.verdict_line, "",
              f"- work (instructions per transaction, counted; half the budget and half the false-alarm level): "

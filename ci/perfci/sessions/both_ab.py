@@ -61,7 +61,7 @@ def run_both(scenario: str, profile: str, sides: tuple[Side, Side], parent: Path
     assert work is not None and timed is not None
     family = change_family(work, timed)
     report_file = out_dir / "both.md"
-    text = both_markdown(work, timed, family, [p.report for p in parts])
     verdict = both_verdict(work, timed, family, str(report_file))
+    text = both_markdown(verdict, [p.report for p in parts])
     write_atomic(report_file, text)
     return BothAB(parts, text, verdict)
