@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # #54's measurements of counted work (`perfci ab --measure work`), run from a frozen
 # worktree of the engine's commit on a quiet machine; every bursts file kept.
-#   [BURSTS=6] benchmarks/work-campaign.sh stability [SERVER ...]   per server, microbench and rebuild-after-delete:
-#       one work A/A of 2 instance pairs x 6 burst pairs (2 warm-up) per phase, and one timed A/A of
-#       1 x 4 (what a timed burst of the same phase takes: counting's slowdown)
+#   [BURSTS=6] [PHASES=...] benchmarks/work-campaign.sh stability [SERVER ...]   per server, microbench and
+#       rebuild-after-delete: one work A/A of 2 instance pairs x 6 burst pairs (2 warm-up) per phase, and
+#       one timed A/A of 1 x 4 (what a timed burst of the same phase takes: counting's slowdown); PHASES
+#       (space-separated) narrows microbench to those phases and leaves rebuild-after-delete out
 #   [BUDGET=3] [FIRST=1] benchmarks/work-campaign.sh aa N [SERVER ...]   A/As FIRST..N per server, alternating
 #       microbench (one phase each, in turn) and rebuild-after-delete, as `perfci ab --measure work`
 #       sizes them within --budget-minutes BUDGET
@@ -21,6 +22,8 @@ mode=$1
 shift
 commit=$(git rev-parse HEAD)
 [ -z "$(git status --porcelain -- ci scripts requirements.lock)" ] || { echo "the engine is not a clean commit" >&2; exit 2; }
+phase_args=()  # PHASES (space-separated): only these microbench phases
+for phase in ${PHASES:-}; do phase_args+=(--phase "$phase"); done
 out=benchmarks/results/work/$(date -u +%Y-%m-%d)-${commit:0:12}/$mode
 mkdir -p "$out"
 export PERFCI_RUNNER_CLASS=work-campaign PERFCI_EXPLAIN=never
@@ -38,11 +41,15 @@ case $mode in
   stability)
     servers=("$@")
     [ ${#servers[@]} -gt 0 ] || servers=(local mysql-8.0.31)
+    scenarios=(microbench rebuild-after-delete)
+    [ -z "${PHASES:-}" ] || scenarios=(microbench)
     for server in "${servers[@]}"; do
-      for scenario in microbench rebuild-after-delete; do
-        ab "$scenario-$server-work" "$scenario" --a "$server" --b "$server" --measure work \
+      for scenario in "${scenarios[@]}"; do
+        args=()
+        [ "$scenario" != microbench ] || args=("${phase_args[@]}")
+        ab "$scenario-$server-work" "$scenario" "${args[@]}" --a "$server" --b "$server" --measure work \
           --work-counter callgrind --instances 2 --bursts "${BURSTS:-6}"
-        ab "$scenario-$server-time" "$scenario" --a "$server" --b "$server" --instances 1 --bursts 4
+        ab "$scenario-$server-time" "$scenario" "${args[@]}" --a "$server" --b "$server" --instances 1 --bursts 4
       done
     done ;;
   aa)
@@ -107,8 +114,6 @@ case $mode in
   sweep)
     # instructions per transaction across releases, each against the line's oldest; PHASES
     # (space-separated) narrows microbench to those phases
-    phase_args=()
-    for phase in ${PHASES:-}; do phase_args+=(--phase "$phase"); done
     scripts/perfci sweep microbench --servers "${1:-mysql-5.7.22,mysql-8.0.12,mysql-8.0.15,mysql-8.0.31}" \
       "${phase_args[@]}" --measure work --work-counter callgrind --instances 1 --bursts 4 --out "$out/${2:-mysql}" \
       --json "$out/${2:-mysql}.json" -q >"$out/${2:-mysql}.md" 2>"$out/${2:-mysql}.err" || true ;;
