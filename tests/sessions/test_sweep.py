@@ -130,3 +130,20 @@ def test_the_heatmap_colours_only_what_the_ab_decided():
     assert shade(_ratio(0.90, "regression")) == 0.90 and shade(_ratio(1.01, "unchanged")) == 1.01
     assert math.isnan(shade(_ratio(0.74, "unstable"))) and math.isnan(shade(_ratio(0.95, "inconclusive")))
     assert math.isnan(shade(None))
+
+
+def test_a_counted_sweep_leads_with_instructions_per_transaction_lower_being_better(tmp_path):
+    """`perfci sweep --measure work`: its bursts carry no time metric, so the table (and the
+    heatmap, red where a release runs more instructions) is instructions per transaction."""
+    cell = SweepCell(case="default", server="mysql-8.0.31", status="measured", version="8.0.31", base_version="5.7.22",
+                     regressions=["full-scan.instructions_per_txn"], sizing="1 x 4",
+                     ratios={"full-scan.instructions_per_txn": _ratio(1.25, "regression"),
+                             "point-query.instructions_per_txn": _ratio(0.98, "unchanged"),
+                             "update-no-index.fsyncs_per_txn": _ratio(3.0, "unchanged")})
+    counted = Sweep(scenario="microbench", scenario_hash="sha256:x", profile="smoke",
+                    servers=["mysql-5.7.22", "mysql-8.0.31"], runner_class="local", started_at="2026-11-28T09:00:00Z",
+                    cells=[cell])
+    text = sweep_markdown(counted, heatmap(counted, tmp_path / "sweep.png"))
+    assert "### `instructions_per_txn` (B/base; lower is better)" in text, text
+    assert "| default | `full-scan` | 1.250 [1.230, 1.270] 🔴 more work |\n" in text
+    assert "`qps`" not in text and "statement_cpu" not in text and "![heatmap](sweep.png)" in text

@@ -79,7 +79,7 @@ def change_text(case: CaseIdentity, change: Change, reproduce: str, site_url: st
 
 def title_for(case: CaseIdentity, change: Change) -> str:
     return issue_title(f"Perf change point: {change.key} {change.change_pct:+.1f} % at {change.location.date[:10]} · "
-                       f"{case.scenario}/{case.profile}/{case.case} on {case.server} ({case.runner_class})")
+                       f"{case.scenario}/{case.series_profile}/{case.case} on {case.server} ({case.runner_class})")
 
 
 def _told(gh: GitHub, issue: Issue, mark: str) -> bool:

@@ -74,7 +74,7 @@ def _and_more(lead: str, n: int) -> str:
 
 
 def _where(case: CaseIdentity) -> str:
-    return f"{case.scenario}/{case.profile}/{case.case} on {case.server} ({case.runner_class})"
+    return f"{case.scenario}/{case.series_profile}/{case.case} on {case.server} ({case.runner_class})"
 
 
 def title_for(case: CaseIdentity, rows: list[MetricRow], confirmation: Confirmation | None = None) -> str:
@@ -208,6 +208,7 @@ def _evidence(row: MetricRow, values: list[float] | None, rules: Rules) -> Ratio
     est = row.verdict.estimate
     if not values or len(values) <= len(row.current) or est is None or not row.baseline or min(values) <= 0:
         return est
+    rules = row.rules or rules
     return ratio_interval(values, row.baseline, est.confidence, rules.cv_floor, rules.prior_cv, rules.prior_df)
 
 

@@ -221,6 +221,12 @@ measure = click.option(
          "0.1-0.7 % noise where time has several %, blind to waits, locks, cache misses and the host; its bursts "
          "carry no time metric; both (perfci ab): a counting A/B, then a timed one, each in half the budget, and "
          "a verdict that says whether a change is more code or the same work taking longer [env PERFCI_MEASURE].")
+run_measure = click.option(
+    "--measure", type=click.Choice(work.MEASURES), default="time", show_default=True,
+    help="time: the phases timed natively; work: a counted run, the case's second series (a nightly keeps both): "
+         "each measured phase as a warm-up and 3 counted bursts of ~1 s under the counter, its instructions per "
+         "transaction judged (0.01-2 % run to run where time spreads several %), its times not; loading and "
+         "unmeasured steps run natively. Its history and baselines are the case's `<profile>.work` series.")
 work_counter = click.option(
     "--work-counter", type=click.Choice(work.WORK_METHODS), default="auto", show_default=True,
     help="--measure work: how instructions are counted. callgrind: the server under valgrind, counting only "

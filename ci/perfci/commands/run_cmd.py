@@ -22,6 +22,7 @@ Examples:
   perfci run change-buffer-matrix --profile nightly --case 'cx_full/*'
   perfci run rebuild-after-delete --server docker:percona/percona-server:8.0.36
   perfci run rebuild-after-delete --server mysql-8.0.31      (an id from servers.yaml: perfci servers list)
+  perfci run microbench --measure work --work-counter callgrind   (instructions per transaction, counted)
   PERFCI_DSN_PASSWORD=... perfci run rebuild-after-delete --server dsn:mysql://bench@db1:3306
 
 \b
@@ -62,13 +63,16 @@ SERVER_HELP = ("Server to test: an id from servers.yaml (perfci servers list), o
 @click.option("--snapshot-dir", type=click.Path(path_type=Path), default=None, envvar="PERFCI_SNAPSHOT_DIR",
               help="Dataset snapshot cache (default ~/.cache/perfci/snapshots; evicted LRU beyond "
                    "$PERFCI_SNAPSHOT_MAX_GB, default 50).")
+@options.run_measure
+@options.work_counter
 @options.runner_class
 @options.allow_busy
 @options.host_wait
 @options.quiet
 def run(scenario: str, profile: str, server_spec: str, configs: tuple[str, ...], config_file: Path | None,
         case_patterns: tuple[str, ...], out_dir: Path, repeat: int, workdir: Path | None, keep_workdir: bool,
-        no_snapshot: bool, snapshot_dir: Path | None, runner_class: str, allow_busy: bool, host_wait: float, quiet: bool) -> int:
+        no_snapshot: bool, snapshot_dir: Path | None, measure: str, work_counter: str, runner_class: str,
+        allow_busy: bool, host_wait: float, quiet: bool) -> int:
     """Run SCENARIO (a name from scenarios/ or a path to a .yaml file)."""
     handle_cancellation()
     progress = Progress(quiet=quiet)
@@ -86,7 +90,8 @@ def run(scenario: str, profile: str, server_spec: str, configs: tuple[str, ...],
                             wait_s=host_wait):
             _, matrix = run_session(scenario, profile, server_spec, overrides, Path(workdir or tempfile.gettempdir()),
                                     out_dir, progress, list(case_patterns), repeat, snapshot_dir, not no_snapshot,
-                                    keep_workdir, runner_class, on_saved=show)
+                                    keep_workdir, runner_class, work_counter if measure == "work" else None,
+                                    on_saved=show)
     except KeyboardInterrupt:
         click.echo("interrupted: the server was shut down and no result was written", err=True)
         return EXIT_INTERRUPTED

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
 from pydantic import ValidationError
 
 from perfci.judge import calibration
+from perfci.judge.paired import WORK_CONTENDED_INSTANCE_SD, WORK_INSTANCE_SD
 from perfci.judge.stats import (
     DEFAULT_CONFIDENCE,
     DEFAULT_CV_FLOOR,
@@ -23,7 +24,7 @@ from perfci.judge.stats import (
 )
 from perfci.model.baseline import Baseline, CaseInputs
 from perfci.model.identity import DEFAULT_FOLLOW, CaseIdentity, Follow
-from perfci.model.metrics import MetricSpec, counters_per_txn, default_spec, flatten, judged_keys
+from perfci.model.metrics import WORK_METRIC, MetricSpec, counters_per_txn, default_spec, flatten, judged_keys
 from perfci.model.noise import MetricNoise, NoiseModel
 from perfci.model.result import Result
 from perfci.model.scenario import CompareSpec, load_scenario
@@ -55,6 +56,7 @@ class MetricRow:
     verdict: Verdict
     movers: list[tuple[str, float, float]] = field(default_factory=list)
     gate: Gate = "metric"  # "work": a deterministic counter, judged in the work-changed family
+    rules: Rules | None = None  # the rules its verdict used (a counted run's instructions: counting's spread)
 
     @property
     def work_changed(self) -> bool:
@@ -213,7 +215,7 @@ def compare_case(case: CaseInputs, rules: Rules = Rules()) -> CaseComparison:
     model = case.noise_model
     keys: list[tuple[str, MetricSpec, Gate]] = [(k, spec, "metric") for k, spec in judged_keys(first, specs)]
     work_confidence = rules.confidence
-    if model is not None:
+    if model is not None and first.measure == "time":  # a model learned timed runs (perfci calibrate)
         specs_from += f" · tolerances from the noise model of {model.created_at[:10]} ({len(model.runs)} A/A runs)"
         work = deterministic_counters(model, ran, {k for k, _, _ in keys})
         keys += [(k, spec, "work") for k, spec in work]
@@ -223,9 +225,10 @@ def compare_case(case: CaseInputs, rules: Rules = Rules()) -> CaseComparison:
         current = [f[key] for f in flats if key in f] or [c[key] for c in (counters_per_txn(r) for r in ran) if key in c]
         base_values = (baseline.values(key) or [s.counters[key] for s in baseline.samples if key in s.counters]) \
             if baseline else []
+        judged_by = counted_rules(rules, first, key)
         spec, verdict = judge_metric(key, spec, current, base_values, model.metrics.get(key) if model else None,
-                                     rules, work_confidence if gate == "work" else rules.confidence)
-        row = MetricRow(key, spec, base_values, current, verdict, gate=gate)
+                                     judged_by, work_confidence if gate == "work" else rules.confidence)
+        row = MetricRow(key, spec, base_values, current, verdict, gate=gate, rules=judged_by)
         if verdict.verdict == Outcome.REGRESSION and baseline and not key.startswith("headline."):
             row.movers = top_movers(key.split(".", 1)[0], ran, baseline)
         rows.append(row)
@@ -246,6 +249,26 @@ def judge_metric(key: str, spec: MetricSpec, current: list[float], base_values: 
                            learned.run_cv, floor, prior_df=max(learned.runs - 1, 1))
     return spec, judge(current, base_values, spec.direction, spec.tolerance, level, rules.cv_floor,
                        rules.prior_cv, floor=floor)
+
+
+# A counted run's nights never spread less than this (full-scan's counts spread 0.0001-0.01 %
+# between fresh servers; a floor keeps a lucky run of identical nights from calling 0.1 %)
+COUNTED_CV_FLOOR = 0.0005
+
+
+def counted_rules(rules: Rules, result: Result, key: str) -> Rules:
+    """The rules a key is judged by: the comparison's, except for a counted run's
+    instructions per transaction, whose prior run-to-run spread is counting's. Each night
+    is a fresh server, so it is the A/B's between-instance default by the phase's kind
+    (judge/paired.py): one client reading 0.3 %, writing or several clients 5 %, worth the
+    rules' prior df as the time prior is, over a floor of COUNTED_CV_FLOOR."""
+    phase, _, metric = key.partition(".")
+    if result.measure != "work" or metric != WORK_METRIC or phase not in result.phases:
+        return rules
+    p = result.phases[phase]
+    writes = any(p.counters.global_status.get(c.split(".", 1)[1], 0) for c in calibration.WRITE_COUNTERS)
+    prior = WORK_CONTENDED_INSTANCE_SD if p.threads > 1 or writes else WORK_INSTANCE_SD
+    return replace(rules, cv_floor=COUNTED_CV_FLOOR, prior_cv=prior)
 
 
 def family_confidence(confidence: float, members: int) -> float:

@@ -1,9 +1,11 @@
 """A case's identity: the one definition baselines, history, issues and compare use.
 
-A case is (runner class, server, scenario, profile, case id). The server part is
+A case is (runner class, server, scenario, profile, case id, measure). The server part is
 its release *line* (`mysql-8.0`) by default, so a patch upgrade keeps the same
 baseline history and the same open issues (the exact version is recorded in every
-sample and issue body); `follow="version"` keys by the exact version instead.
+sample and issue body); `follow="version"` keys by the exact version instead. A counted run (`perfci run
+--measure work`) is a case of its own: its series of instructions per transaction
+never mixes with the timed one's (its profile part reads `<profile>.work`).
 """
 
 from __future__ import annotations
@@ -39,16 +41,24 @@ class CaseIdentity:
     scenario: str
     profile: str
     case: str
+    measure: str = "time"  # time | work (counted): two series of one case, kept apart
 
     @classmethod
     def of(cls, result: Result, follow: Follow = DEFAULT_FOLLOW) -> CaseIdentity:
         srv = result.server
         server = (srv.line or server_line(srv.flavor, srv.version)) if follow == "line" \
             else f"{srv.flavor}-{srv.version}"
-        return cls(result.runner_class, server, result.scenario.name, result.scenario.profile, result.case)
+        return cls(result.runner_class, server, result.scenario.name, result.scenario.profile, result.case,
+                   result.measure)
+
+    @property
+    def series_profile(self) -> str:
+        """The profile as paths and fingerprints name the series: `nightly`, or `nightly.work`
+        for the counted one (the history's layout keeps its depth)."""
+        return self.profile if self.measure == "time" else f"{self.profile}.{self.measure}"
 
     def parts(self) -> list[str]:
-        return [slug(self.runner_class), slug(self.server), slug(self.scenario), slug(self.profile)]
+        return [slug(self.runner_class), slug(self.server), slug(self.scenario), slug(self.series_profile)]
 
     def path(self, root: Path, suffix: str) -> Path:
         """root/<runner class>/<server>/<scenario>/<profile>/<case><suffix>"""
@@ -61,8 +71,9 @@ class CaseIdentity:
 
     def key(self, metric: str = "") -> str:
         """The text an issue fingerprint hashes."""
-        return "|".join([self.runner_class, self.server, self.scenario, self.profile, self.case, metric])
+        return "|".join([self.runner_class, self.server, self.scenario, self.series_profile, self.case, metric])
 
     @property
     def label(self) -> str:
-        return f"{self.scenario} · {self.profile} · {self.case} · {self.server} · runner {self.runner_class}"
+        counted = " · counted work" if self.measure == "work" else ""
+        return f"{self.scenario} · {self.profile} · {self.case}{counted} · {self.server} · runner {self.runner_class}"

@@ -313,6 +313,9 @@ class Phase(StrictModel):
     intervals: list[Interval] = []
     sizes_before: dict[str, TableSize] = {}
     sizes_after: dict[str, TableSize] = {}
+    counted_bursts: list[float] = Field(
+        [], description="a counted run (measure work): instructions per transaction of each counted burst, "
+                        "the warm-up left out (their spread is the phase's)")
 
 
 class HeadlineValue(StrictModel):
@@ -400,6 +403,13 @@ class Result(StrictModel):
     reproduce: str = ""
     ab: AbRole | None = None
     validity: Validity = Validity()
+    measure: Literal["time", "work"] = Field(
+        "time", description="time: the phases timed natively; work: counted (instructions per transaction of the "
+                            "statement path, the server slowed down under its counter: its time metrics say "
+                            "nothing and only instructions_per_txn is judged). A case's two kinds keep apart "
+                            "histories and baselines")
+    work: str | None = Field(None, description="measure work: how the instructions were counted, and the server "
+                                               "config counting needed")
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 

@@ -32,6 +32,16 @@ SUMMARY_METRICS = (
     ("server_cpu_util", "server CPU (cores)", "{:.2f}"),
 )
 
+# a counted run's phases (measure work): its times are the counter's, not the server's
+COUNTED_SUMMARY_METRICS = (
+    ("instructions_per_txn", "instructions / txn", "{:,.0f}"),
+    *(m for m in SUMMARY_METRICS if m[0].endswith("_per_txn")),
+)
+
+
+def _cv(values: list[float]) -> float:
+    return statistics.stdev(values) / statistics.mean(values) if len(values) > 1 and statistics.mean(values) else 0.0
+
 
 def _fmt(value: float | None, fmt: str) -> str:
     return "–" if value is None else fmt.format(value)
@@ -78,7 +88,10 @@ def summary_markdown(result: Result) -> str:
         f"- harness `{harness.git_sha[:10]}`{' (dirty)' if harness.dirty else ''} · {harness.sysbench}"
         + (f" · perfci {harness.perfci}" if harness.perfci else ""),
         f"- config overrides: {', '.join(f'{k}={v}' for k, v in srv.config.overrides.items()) or 'none'}",
-        "- samples: 1 run; spread is the CV of the per-interval tps within each phase",
+        *(["- samples: 1 run; spread is the CV of the per-interval tps within each phase"] if result.measure == "time"
+          else [f"- measured: **work**, {result.work}; samples: 1 run, counted bursts per phase after a "
+                "warm-up, spread is their CV; the server ran under its counter, so its times say nothing "
+                "and are not shown"]),
         *[f"- fixed work: phase {n}: {p.transactions_target} transactions, --rand-seed={p.rand_seed}"
           for n, p in phases.items() if p.bound == "transactions"],
         *([] if result.validity.valid else
@@ -89,7 +102,8 @@ def summary_markdown(result: Result) -> str:
     if ratio_pair:
         header.append(f"{ratio_pair[0]}/{ratio_pair[1]}")
     rows: list[list[str]] = []
-    for key, label, fmt in SUMMARY_METRICS:
+    counted = result.measure == "work"
+    for key, label, fmt in COUNTED_SUMMARY_METRICS if counted else SUMMARY_METRICS:
         values = [phases[p].metrics.get(key) for p in names]
         if all(v is None for v in values) or all(v == 0 for v in values):
             continue
@@ -99,8 +113,13 @@ def summary_markdown(result: Result) -> str:
             cells.append(f"{num / den:.3f}" if num is not None and den else "–")
         rows.append(cells)
     no_ratio = [""] if ratio_pair else []
-    rows.append(["tps interval CV (n intervals)", *(f"{cv:.1%} (n={n})" if cv is not None else f"– (n={n})"
-                 for cv, n in ((interval_cv(phases[p].intervals), len(phases[p].intervals)) for p in names)), *no_ratio])
+    if counted:
+        rows.append(["counted bursts CV (n bursts)", *(f"{_cv(phases[p].counted_bursts):.2%} "
+                                                      f"(n={len(phases[p].counted_bursts)})" for p in names), *no_ratio])
+    else:
+        rows.append(["tps interval CV (n intervals)", *(f"{cv:.1%} (n={n})" if cv is not None else f"– (n={n})"
+                     for cv, n in ((interval_cv(phases[p].intervals), len(phases[p].intervals)) for p in names)),
+                     *no_ratio])
     rows.append([".ibd MiB at phase end", *(_mib(_total_size(phases[p].sizes_after)) for p in names), *no_ratio])
     lines += table(header, rows)
     if result.headline:

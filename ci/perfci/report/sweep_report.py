@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from perfci.model.abratio import AbRatio
+from perfci.model.metrics import WORK_METRIC
 from perfci.model.sweep import Sweep
 from perfci.report.plots import pyplot
 from perfci.report.table import table
@@ -27,15 +28,29 @@ def rows_of(sweep: Sweep, metric: str) -> list[tuple[str, str]]:
     return list(seen)
 
 
-def throughput_metric(sweep: Sweep) -> str:
+def headline_metric(sweep: Sweep) -> str:
+    """What the table and the heatmap lead with: a counted sweep's instructions per
+    transaction (its bursts carry no time metric), else throughput."""
     present = {k.split(".", 1)[1] for c in sweep.cells for k in c.ratios}
+    if WORK_METRIC in present:
+        return WORK_METRIC
     return next((m for m in THROUGHPUT if m in present), "tps")
 
 
-def _cell_text(r: AbRatio | None) -> str:
+def sections(sweep: Sweep) -> tuple[str, ...]:
+    """The table's metrics: a counted sweep's instructions, else throughput and statement CPU."""
+    headline = headline_metric(sweep)
+    return (headline,) if headline == WORK_METRIC else (headline, "statement_cpu_us_per_txn")
+
+
+COUNTED_MARK = {**MARK, "regression": "🔴 more work", "improvement": "🟢 less work"}
+
+
+def _cell_text(r: AbRatio | None, metric: str) -> str:
     if r is None:
         return "–"
-    return f"{r.ratio:.3f} [{r.low:.3f}, {r.high:.3f}] {MARK.get(r.verdict, r.verdict)}"
+    marks = COUNTED_MARK if metric == WORK_METRIC else MARK
+    return f"{r.ratio:.3f} [{r.low:.3f}, {r.high:.3f}] {marks.get(r.verdict, r.verdict)}"
 
 
 def sweep_markdown(sweep: Sweep, heatmap: Path | None = None) -> str:
@@ -48,7 +63,7 @@ def sweep_markdown(sweep: Sweep, heatmap: Path | None = None) -> str:
              f"(class {code_span(sweep.runner_class)}), interleaved bursts; cells are B/base with the decision's "
              "interval (at the metric's Holm step: it excludes 1 exactly when significant); `n.s.`: not "
              "significant (the MDE row says what the A/B could see).", ""]
-    for metric in (throughput_metric(sweep), "statement_cpu_us_per_txn"):
+    for metric in sections(sweep):
         keys = rows_of(sweep, metric)
         if not keys:
             continue
@@ -57,7 +72,7 @@ def sweep_markdown(sweep: Sweep, heatmap: Path | None = None) -> str:
         body = []
         for case, key in keys:
             body.append([markdown(case), code_span(key.split(".", 1)[0]),
-                         *[_cell_text((sweep.cell(case, s) or _EMPTY).ratios.get(key)) for s in others]])
+                         *[_cell_text((sweep.cell(case, s) or _EMPTY).ratios.get(key), metric) for s in others]])
         mdes = []
         for s in others:
             values = [r.mde for c in measured if c.server == s for k, r in c.ratios.items()
@@ -103,9 +118,10 @@ def shade(r: AbRatio | None) -> float:
 
 
 def heatmap(sweep: Sweep, path: Path) -> Path | None:
-    """Cases x servers, colour = B/base of throughput where the A/B decided (red slower,
-    green faster); grey and labelled where it did not (inconclusive, unstable)."""
-    metric = throughput_metric(sweep)
+    """Cases x servers, colour = B/base of the headline metric where the A/B decided (red
+    slower or more work, green faster or less); grey and labelled where it did not
+    (inconclusive, unstable)."""
+    metric = headline_metric(sweep)
     keys = rows_of(sweep, metric)
     others = sweep.servers[1:]
     if not keys:
@@ -117,7 +133,7 @@ def heatmap(sweep: Sweep, path: Path) -> Path | None:
             cell = sweep.cell(case, server)
             values[i, j] = shade(cell.ratios.get(key) if cell else None)
     fig, ax = plt.subplots(figsize=(2.2 + 1.6 * len(others), 1.2 + 0.38 * len(keys)))
-    colours = plt.get_cmap("RdYlGn").with_extremes(bad="0.85")  # not decided (and not measured): grey
+    colours = plt.get_cmap("RdYlGn" if metric in THROUGHPUT else "RdYlGn_r").with_extremes(bad="0.85")  # grey: not decided
     image = ax.imshow(values, cmap=colours, vmin=0.8, vmax=1.2, aspect="auto")
     for i, (case, key) in enumerate(keys):
         for j, server in enumerate(others):

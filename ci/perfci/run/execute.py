@@ -19,8 +19,9 @@ from perfci.model.identity import server_line, slug
 from perfci.model.result import DatasetState, Harness, HeadlineValue, Host, Result, ScenarioRef, Server, Status
 from perfci.providers.provider import ServerProvider
 from perfci.providers.servers import id_of_spec
+from perfci.run.counted import CountedLaunches
 from perfci.run.inspect import RunningServer, SqlInspector, logs_dir
-from perfci.run.plan import RunPlan, ignored_axis_option, reproduce_command
+from perfci.run.plan import RunPlan, ignored_axis_option, reproduce_command, work_note
 from perfci.run.snapshot_use import SnapshotUse
 from perfci.run.snapshots import data_prefix
 from perfci.run.steps import HANDLERS, Handler, StepContext, run_steps, utc_now
@@ -108,12 +109,18 @@ def execute(plan: RunPlan, progress: Progress, keep_workdir: bool = False, runne
         try:
             snap = SnapshotUse(plan, plan.snapshots) if plan.snapshots else None
             restore = snap.lookup() if snap else None
+            counting = None
+            if plan.work is not None:
+                counting = CountedLaunches(plan.work, server, plan.config_options, progress,
+                                           reconnect=lambda: setattr(ctx, "bench", inspector.setup()[1]))
+                counting.start_natively()
             t_start = time.monotonic()
             with progress.step("start server" + (" from the dataset snapshot" if restore else "")):
                 server.start(plan.config_options, restore_from=restore)
             server_up = True
             server_info, bench = inspector.setup()
-            ctx = StepContext(r, plan.scenario_file, server, inspector, progress, logs_dir(server), bench, handlers)
+            ctx = StepContext(r, plan.scenario_file, server, inspector, progress, logs_dir(server), bench, handlers,
+                              counting=counting)
             effective = inspector.effective_config()
             skip_reason = ignored_axis_option(r, effective)
             if skip_reason is None:
@@ -175,6 +182,8 @@ def execute(plan: RunPlan, progress: Progress, keep_workdir: bool = False, runne
         headline=headlines(ctx) if ctx is not None and ran else [],
         notes=plan.config_notes,
         reproduce=reproduce_command(plan),
+        measure="work" if plan.work else "time",
+        work=work_note(plan),
     )
     validity = assess(result)
     for reason in validity.reasons:

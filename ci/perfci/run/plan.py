@@ -44,7 +44,7 @@ class RunPlan:
     snapshots: SnapshotCache | None = None  # None: always prepare
     sysbench: str = "unknown"  # `sysbench --version`, checked before any work
     whole_case_hash: str | None = None  # with --phase: the hash of the case before its phases were cut
-    work: WorkSetup | None = None  # an A/B counting work (run/work.py): how this side counts it
+    work: WorkSetup | None = None  # counting work (run/work.py): how this run or A/B side counts it
 
     @property
     def case_hashes(self) -> tuple[str, ...]:
@@ -57,16 +57,19 @@ class RunPlan:
 
 def plan_runs(scenario_arg: str, profile: str, server_spec: str, overrides: list[Requested],
               parent: Path, case_patterns: list[str] | None = None, argv: list[str] | None = None,
-              snapshots: SnapshotCache | None = None) -> list[RunPlan]:
+              snapshots: SnapshotCache | None = None, work_counter: str | None = None) -> list[RunPlan]:
     """One plan per case of the scenario at `profile` (one workdir under `parent` each).
-    `snapshots`: the cache to use where the scenario allows it (None: always prepare)."""
+    `snapshots`: the cache to use where the scenario allows it (None: always prepare);
+    `work_counter` (auto, callgrind, pmu): a counted run (see plan_run)."""
     scenario, path = load_scenario(scenario_arg)
     plans = []
     for resolved in cases(scenario, profile, str(path), case_patterns):
         workdir = parent / f"{temp_prefix()}{uuid.uuid4().hex[:8]}"
         provider = open_provider(server_spec, workdir)
-        plans.append(use_snapshots(plan_case(resolved, path, provider, server_spec, overrides, argv or []),
-                                   snapshots))
+        counting, counted_overrides = counting_setup(provider, resolved, overrides, workdir, work_counter)
+        plan = plan_case(resolved, path, provider, server_spec, counted_overrides, argv or [])
+        plan.work = counting
+        plans.append(use_snapshots(plan, snapshots))
     version = sysbench.version()  # before any work, with an install hint (after the server spec's own checks)
     for plan in plans:
         plan.sysbench = version
@@ -85,18 +88,32 @@ def plan_run(scenario_arg: str, profile: str, server_spec: str, overrides: list[
     whole = cases(scenario, profile, str(path), [case_pattern] if case_pattern else None)[0]
     resolved = only_phases(whole, phases)
     provider = open_provider(server_spec, workdir)
-    counting = None
-    if work_counter is not None:
-        counting = work.setup(provider, work_counter, resolved.config.get("innodb_buffer_pool_size"),
-                              workdir / "callgrind")
-        overrides = overrides + [Requested(k, v, "override") for k, v in counting.config.items()]
-        if isinstance(provider, LocalServer):
-            provider.launcher = counting.launcher
+    counting, overrides = counting_setup(provider, resolved, overrides, workdir, work_counter)
     plan = plan_case(resolved, path, provider, server_spec, overrides, argv or [])
     plan.work = counting
     plan.whole_case_hash = whole.content_hash()
     plan.sysbench = sysbench.version()
     return plan
+
+
+def counting_setup(provider: ServerProvider, resolved: ResolvedScenario, overrides: list[Requested], workdir: Path,
+                   work_counter: str | None) -> tuple[WorkSetup | None, list[Requested]]:
+    """How the server counts its work (None: it is timed) and the overrides with the
+    config counting needs (recorded like any); the server's launcher is its counter's."""
+    if work_counter is None:
+        return None, overrides
+    counting = work.setup(provider, work_counter, resolved.config.get("innodb_buffer_pool_size"), workdir / "callgrind")
+    if isinstance(provider, LocalServer):
+        provider.launcher = counting.launcher
+    return counting, overrides + [Requested(k, v, "override") for k, v in counting.config.items()]
+
+
+def work_note(plan: RunPlan) -> str | None:
+    """How a run or A/B side counted its work and what its server needed for it, for the record."""
+    if plan.work is None:
+        return None
+    config = " ".join(f"{k}={v}" for k, v in plan.work.config.items())
+    return plan.work.describe() + (f"; server config for it: {config}" if config else "")
 
 
 def use_snapshots(plan: RunPlan, cache: SnapshotCache | None) -> RunPlan:
@@ -155,8 +172,11 @@ def reproduce_command(plan: RunPlan) -> str:
     args = ["perfci", "run", plan.resolved.name, "--profile", plan.resolved.profile, "--server", server]
     if plan.resolved.case != "default":
         args += ["--case", plan.resolved.case]
+    counted = plan.work.config if plan.work else {}
     for req in plan.requested:
-        if req.origin == "override":
+        if req.origin == "override" and req.name not in counted:  # counting's config comes with --measure work
             args += ["--config", req.name if req.value is None else f"{req.name}={req.value}"]
+    if plan.work:
+        args += ["--measure", "work", "--work-counter", plan.work.method]
     fork = f"PERFCI_BUILD_REPO={shlex.quote(build.repo)} " if build and build.fork else ""
     return fork + shlex.join(args)

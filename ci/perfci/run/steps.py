@@ -19,7 +19,8 @@ import pymysql
 
 from perfci.host import hostcpu
 from perfci.model.connection import Connection
-from perfci.model.result import Metrics, Phase, Step
+from perfci.model.metrics import WORK_METRIC
+from perfci.model.result import Metrics, Phase, QuiesceOutcome, Step
 from perfci.model.scenario import (
     ApplyLayoutStep,
     DeleteRandomStep,
@@ -28,9 +29,11 @@ from perfci.model.scenario import (
     ResolvedScenario,
     SqlStep,
     SysbenchValue,
+    Workload,
 )
 from perfci.providers.provider import ServerProvider
-from perfci.run import collectors, loader, sysbench
+from perfci.run import collectors, loader, sysbench, work
+from perfci.run.counted import CountedLaunches
 from perfci.run.inspect import DATABASE, RunningServer, counters_delta
 from perfci.run.work import WorkCounter
 from perfci.util.errors import BadInput, InfraFailure
@@ -55,6 +58,7 @@ class StepContext:
     handlers: Mapping[str, Handler]
     steps: list[Step] = field(default_factory=list)
     phases: dict[str, Phase] = field(default_factory=dict)
+    counting: CountedLaunches | None = None  # a counted run (perfci run --measure work): its launches and counter
 
 
 Handler = Callable[[StepContext, ScenarioStep], StepFields]
@@ -70,6 +74,8 @@ def run_steps(ctx: StepContext, steps: list[ScenarioStep]) -> None:
         started = utc_now()
         cmp_before = None if isinstance(step, MeasureStep) else ctx.inspector.cmp_snapshot()
         t0 = time.monotonic()
+        if ctx.counting is not None:
+            ctx.counting.for_step(isinstance(step, MeasureStep), step.name)
         with ctx.progress.step(label):
             try:
                 detail = ctx.handlers[step.kind](ctx, step)
@@ -268,20 +274,32 @@ def run_measured(ctx: StepContext, step: MeasureStep, options: dict[str, Sysbenc
                     functions)
 
 
+def quiesced(ctx: StepContext, step: MeasureStep) -> QuiesceOutcome | None:
+    """Purge and flush before a measured phase, where the scenario asks for it."""
+    q = ctx.resolved.quiesce
+    if not (q.purge or q.flush_dirty_pages):
+        return None
+    ctx.progress.update("quiescing: purge and flush before measuring")
+    quiet = ctx.inspector.quiesce(ctx.resolved)
+    if quiet.timed_out:
+        ctx.progress.info(f"  note: quiesce before {step.phase} timed out after {q.timeout_s}s: {quiet}")
+    return quiet
+
+
+def phase_threads(ctx: StepContext, step: MeasureStep) -> int:
+    return step.threads if isinstance(step.threads, int) else ctx.resolved.workload.threads
+
+
 def measure(ctx: StepContext, step: ScenarioStep) -> StepFields:
     assert isinstance(step, MeasureStep)
+    if ctx.counting is not None:
+        return measure_counted(ctx, step)
     wl = ctx.resolved.workload
-    threads = step.threads if isinstance(step.threads, int) else wl.threads
+    threads = phase_threads(ctx, step)
     bound = phase_bound(ctx.resolved, step)
     seconds = bound.seconds
     options = sysbench_options(ctx, step, threads, {**bound.sysbench_options(), "report-interval": wl.report_interval})
-    q = ctx.resolved.quiesce
-    quiet = None
-    if q.purge or q.flush_dirty_pages:
-        ctx.progress.update("quiescing: purge and flush before measuring")
-        quiet = ctx.inspector.quiesce(ctx.resolved)
-        if quiet.timed_out:
-            ctx.progress.info(f"  note: quiesce before {step.phase} timed out after {q.timeout_s}s: {quiet}")
+    quiet = quiesced(ctx, step)
     sizes_before = ctx.inspector.sizes()
 
     def on_line(line: str) -> None:
@@ -301,6 +319,81 @@ def measure(ctx: StepContext, step: ScenarioStep) -> StepFields:
         "quiesce": quiet or {}, "sysbench_version": report.sysbench_version, "metrics": metrics,
         "counters": counters, "gauges_after": gauges_after, "intervals": report.intervals,
         "sizes_before": sizes_before, "sizes_after": sizes_after})
+    return {"phase": step.phase}
+
+
+def step_bursts(workload: Workload, step: MeasureStep, bursts: int | None) -> tuple[int, int]:
+    """(transactions per burst, bursts) of one interleaved fixed-work phase; --bursts
+    overrides the count."""
+    if step.transactions:
+        workload = workload.model_copy(update={"transactions": step.transactions})
+    size, count = workload.bursts()
+    return size, bursts or count
+
+
+# A counted run's phase, the same transactions every night (a burst's fixed costs, its
+# connection and prepared statements, are shared by its transactions: its size must not
+# move): COUNTED_WARMUP bursts, then COUNTED_BURSTS counted ones (their spread is the
+# phase's noise), each a tenth of the phase's interleaved burst (microbench smoke: 300
+# point queries, 30 full scans; ~1-15 s under callgrind), COUNTED_TIME_BOXED transactions
+# where the phase is time-boxed
+COUNTED_WARMUP = 2
+COUNTED_BURSTS = 3
+COUNTED_FRACTION = 10
+COUNTED_TIME_BOXED = 200
+COUNTED_TOTALS = ("duration_s", "events", "transactions", "queries", "errors", "reconnects")
+
+
+def counted_run_burst_size(workload: Workload, step: MeasureStep) -> int:
+    if not (step.transactions or workload.transactions):
+        return COUNTED_TIME_BOXED
+    return max(work.MIN_TRANSACTIONS, step_bursts(workload, step, None)[0] // COUNTED_FRACTION)
+
+
+def measure_counted(ctx: StepContext, step: MeasureStep) -> StepFields:
+    """A measured phase of a counted run (perfci run --measure work): COUNTED_WARMUP
+    bursts, then COUNTED_BURSTS counted ones, all of counted_run_burst_size transactions. The
+    phase's instructions_per_txn is the counted bursts' instructions over their
+    transactions; its time metrics are theirs under the counter (they say nothing, and
+    are not judged). Seeds follow the phase's: every night runs the same transactions."""
+    assert ctx.counting is not None and ctx.counting.counter is not None
+    counter = ctx.counting.counter
+    threads = phase_threads(ctx, step)
+    bound = phase_bound(ctx.resolved, step)
+    seed = bound.rand_seed or ctx.resolved.workload.rand_seed
+    cap = bound.seconds * work.SLOWDOWN_CAP
+    size = counted_run_burst_size(ctx.resolved.workload, step)
+    quiet = quiesced(ctx, step)
+    sizes_before = ctx.inspector.sizes()
+
+    def burst(size: int, k: int) -> Measured:
+        options = sysbench_options(ctx, step, threads, {"events": size, "time": cap, "rand-seed": seed + k})
+        ctx.progress.update(f"burst {k + 1} of {COUNTED_WARMUP} warm-up and {COUNTED_BURSTS} counted, "
+                            f"{size} transactions")
+        done = run_measured(ctx, step, options, ctx.logs_dir / f"measure-{step.phase}-{k}.log", counter=counter)
+        if done.report.metrics["events"] < size:
+            raise InfraFailure(f"phase {step.phase}: a counted burst hit its {cap} s cap after "
+                               f"{done.report.metrics['events']:.0f} of {size} transactions")
+        return done
+
+    for k in range(COUNTED_WARMUP):  # after the restart under the counter, the first bursts count cold caches
+        burst(size, k)
+    counted = [burst(size, k) for k in range(COUNTED_WARMUP, COUNTED_WARMUP + COUNTED_BURSTS)]
+    totals = {k: sum(d.report.metrics.get(k, 0) for d in counted) for k in COUNTED_TOTALS}
+    seconds = totals["duration_s"] or 1e-9
+    instructions = [d.instructions or 0 for d in counted]
+    raw = collectors.delta(counted[0].counters_before, counted[-1].counters_after)
+    report = {**totals, "tps": round(totals["transactions"] / seconds, 2), "qps": round(totals["queries"] / seconds, 2),
+              WORK_METRIC: round(sum(instructions) / (size * COUNTED_BURSTS), 1)}
+    metrics = Metrics.model_validate({**report, **collectors.derived(raw, report)})
+    ctx.phases[step.phase] = Phase.model_validate({
+        "workload": step.workload, "threads": threads, "time_s": cap,
+        "command": sysbench.shown(counted[-1].args), "bound": "transactions",
+        "transactions_target": size * COUNTED_BURSTS, "rand_seed": seed, "host_cpu": counted[-1].host_cpu,
+        "quiesce": quiet or {}, "sysbench_version": counted[-1].report.sysbench_version, "metrics": metrics,
+        "counters": counters_delta(counted[0].counters_before, counted[-1].counters_after),
+        "gauges_after": ctx.inspector.gauges(), "sizes_before": sizes_before, "sizes_after": ctx.inspector.sizes(),
+        "counted_bursts": [round(n / size, 1) for n in instructions]})
     return {"phase": step.phase}
 
 

@@ -27,7 +27,8 @@ from perfci.model.explain import ExplainBurst, ExplainRun, ExplainSideInfo, fold
 from perfci.model.scenario import MeasureStep
 from perfci.report import flamegraphs
 from perfci.run import digests, profiler
-from perfci.sessions.interleave import SideServer, pair_order, step_bursts, thawed
+from perfci.run.steps import step_bursts
+from perfci.sessions.interleave import SideServer, pair_order, thawed
 from perfci.util.errors import InfraFailure
 from perfci.util.files import write_atomic
 from perfci.util.progress import Progress

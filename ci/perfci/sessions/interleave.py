@@ -43,12 +43,13 @@ from perfci.providers.basedirs import build_provenance
 from perfci.providers.capabilities import parse_size
 from perfci.providers.local import LocalServer
 from perfci.run import collectors, work
+from perfci.run.counted import relaunch
 from perfci.run.execute import explained
 from perfci.run.inspect import SqlInspector, logs_dir
-from perfci.run.plan import RunPlan, plan_run, use_snapshots
+from perfci.run.plan import RunPlan, plan_run, use_snapshots, work_note
 from perfci.run.snapshot_use import SnapshotUse
 from perfci.run.snapshots import SnapshotCache, data_prefix
-from perfci.run.steps import HANDLERS, StepContext, run_measured, run_steps, sysbench_options, utc_now
+from perfci.run.steps import HANDLERS, StepContext, run_measured, run_steps, step_bursts, sysbench_options, utc_now
 from perfci.sessions.rounds import Side
 from perfci.util.errors import BadInput, InfraFailure
 from perfci.util.progress import Progress
@@ -154,10 +155,7 @@ class SideServer:
         counter, or none: native)."""
         server = self.plan.provider
         assert isinstance(server, LocalServer)
-        with self.progress.step(f"restart server {self.label} {how}"):
-            server.stop()
-            server.launcher = launcher
-            server.start(self.plan.config_options)
+        relaunch(server, launcher, self.plan.config_options, self.progress, f"restart server {self.label} {how}")
         self.server_info, self.ctx.bench = self.inspector.setup()
 
     def run_unmeasured(self, steps: list) -> None:
@@ -220,14 +218,6 @@ def side_info(s: SideServer, setup_sql: list[str]) -> SideInfo:
                     flavor=info["flavor"], full_version=info["full_version"],
                     line=server_line(info["flavor"], info["version"]), freezer=s.freezer.method, setup_sql=setup_sql,
                     commit=commit, build=build, work=work_note(s.plan))
-
-
-def work_note(plan: RunPlan) -> str | None:
-    """How a side counted its work and what its server needed for it, for the record."""
-    if plan.work is None:
-        return None
-    config = " ".join(f"{k}={v}" for k, v in plan.work.config.items())
-    return plan.work.describe() + (f"; server config for it: {config}" if config else "")
 
 
 def burst_metrics(raw: dict, report: dict) -> dict[str, float]:
@@ -469,9 +459,3 @@ class FunctionTotals:
         return out
 
 
-def step_bursts(workload, step: MeasureStep, bursts: int | None) -> tuple[int, int]:
-    """(transactions per burst, bursts) of one phase; --bursts overrides the count."""
-    if step.transactions:
-        workload = workload.model_copy(update={"transactions": step.transactions})
-    size, count = workload.bursts()
-    return size, bursts or count

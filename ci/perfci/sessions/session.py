@@ -53,15 +53,17 @@ def save(result: Result, out_dir: Path) -> tuple[Path, str]:
 def run_session(scenario: str, profile: str, server_spec: str, overrides: list[Requested], parent: Path,
                 out_dir: Path, progress: Progress, case_patterns: list[str] | None = None, repeat: int = 1,
                 snapshot_dir: Path | None = None, use_snapshots: bool = True, keep_workdir: bool = False,
-                runner_class: str = "local",
+                runner_class: str = "local", work_counter: str | None = None,
                 on_saved: Callable[[Path, str], None] = lambda path, summary: None
                 ) -> tuple[list[Result], Path | None]:
     """Every case of the scenario, `repeat` times; a matrix report when several cases
-    ran. Returns the results and the matrix report's path (None for one case)."""
+    ran. Returns the results and the matrix report's path (None for one case).
+    `work_counter` (auto, callgrind, pmu): counted runs (run/steps.measure_counted)."""
     written: list[Result] = []
     for i in range(repeat):
         snapshots = SnapshotCache(snapshot_dir) if use_snapshots else None
-        plans = plan_runs(scenario, profile, server_spec, overrides, parent, case_patterns, snapshots=snapshots)
+        plans = plan_runs(scenario, profile, server_spec, overrides, parent, case_patterns, snapshots=snapshots,
+                          work_counter=work_counter)
         if repeat > 1:
             progress.info(f"== run {i + 1} of {repeat}")
         for plan in plans:
