@@ -91,9 +91,24 @@ SERVER_PR_ENV = {"FLAVOR": "mariadb", "HEAD_SHA": "1" * 40, "SCENARIOS": "x micr
                  "PR_NUMBER": "7"}
 
 
+def test_the_nightly_counts_work_only_where_a_counter_is_chosen():
+    [step] = [s for s in _jobs(REPO / ".github" / "workflows" / "perfci-nightly.yml")["bench"]["steps"]
+              if s.get("name", "").startswith("Count the scenario's work")]
+    assert step["if"] == "${{ env.PERFCI_WORK_COUNTER != '' }}"
+    env = _jobs(REPO / ".github" / "workflows" / "perfci-nightly.yml")["bench"]["env"]
+    assert env["PERFCI_WORK_COUNTER"] == "${{ inputs.work-counter || vars.PERFCI_WORK_COUNTER || '' }}"
+
+
+COUNTED_NIGHT_ENV = {"SCENARIO": "x", "PROFILE": "nightly", "SERVER_SPEC": "mariadb-10.11", "PERFCI_RUNNER_CLASS": "c",
+                     "PERFCI_WORK_COUNTER": "callgrind"}
+
+
 @pytest.mark.parametrize("workflow, job, step, extra_env, outcomes", [
     # the nightly's compare: a regression goes on to confirm and issues
     ("perfci-nightly.yml", "bench", "Compare with baselines", {}, ((0, True), (1, True), (2, False), (3, False))),
+    # the nightly's counted run (its second series): a run is 0, else the job fails
+    ("perfci-nightly.yml", "bench", "Count the scenario's work", COUNTED_NIGHT_ENV,
+     ((0, True), (2, False), (3, False))),
     # the PR check: a regression fails it, unless the PR carries perf-expected
     ("perfci-pr.yml", "smoke-ab", "Paired smoke A/B", {"PERF_EXPECTED": "false"},
      ((0, True), (1, False), (2, False), (3, False))),
@@ -145,6 +160,10 @@ def test_a_perfci_step_passes_or_fails_on_each_exit_code_as_its_workflow_says(tm
                                                        f"build:mariadb@{'1' * 40}"]
                                                       for scenario in ("x", "microbench")][:1 if code > 1 else 2]
             assert code > 1 or (work / "pr-report" / "pr-number").read_text().strip() == "7"
+        if step.startswith("Count the scenario's work"):  # the case again, counted, beside the timed result
+            assert (work / "calls").read_text().split() == [
+                "run", "x", "--profile", "nightly", "--server", "mariadb-10.11", "--out", "results", "--runner-class", "c",
+                "--measure", "work", "--work-counter", "callgrind"]
         if workflow != "perfci-nightly.yml" and code == 1:
             said = (work / "summary").read_text() + proc.stdout
             assert ("accepted by the perf-expected label" in said) == passes, said

@@ -17,6 +17,7 @@ from perfci.sessions.sized_ab import AbPlan
 from perfci.store.baseline_files import load_baseline, update_baselines
 from perfci.store.case_inputs import load_cases
 from perfci.store.confirmation_files import save
+from perfci.util.errors import BadInput
 from perfci.util.progress import Progress
 
 from conftest import REPO, run_perfci
@@ -414,3 +415,25 @@ def test_the_reference_ab_is_sized_from_the_noise_dir_it_is_given(real_server_to
     assert "noise from the runner default" in sizing(AbPlan(noise_dir=tmp_path / "elsewhere"))
     stale = sizing(AbPlan(noise_dir=tmp_path / "stale"))  # learned on the scenario as it was: not used, and said
     assert "noise from the runner default" in stale and "not used: it was learned on scenario sha256:aaaaaaaaaaaa" in stale
+
+
+def test_a_counted_nights_reference_ab_counts_too(tmp_path, monkeypatch):
+    """A regression in the case's counted series (perfci run --measure work) is confirmed
+    by a counting A/B sized for counting's 1 %, not by a timed one."""
+    from perfci.judge import design
+    from perfci.sessions import confirm
+
+    asked = []
+
+    def record(scenario, profile, sides, parent, case, ab, *args):
+        asked.append(ab)
+        raise BadInput("recorded")
+    monkeypatch.setattr(confirm, "run_sized", record)
+    comp, _ = regressed(tmp_path, "perfci run tiny --profile smoke --server local --config innodb_flush_log_at_trx_commit=1")
+    counted = comp.results[0].model_copy(update={"measure": "work"})
+    comp.results[0] = counted
+    confirm_case(comp, "smoke", AbPlan(), tmp_path, tmp_path / "out", Progress(quiet=True), "local")
+    comp.results[0] = counted.model_copy(update={"measure": "time"})
+    confirm_case(comp, "smoke", AbPlan(), tmp_path, tmp_path / "out", Progress(quiet=True), "local")
+    assert [(ab.measure, ab.target) for ab in asked] == [("work", design.WORK_TARGET_MDE),
+                                                          ("time", design.DEFAULT_TARGET_MDE)]

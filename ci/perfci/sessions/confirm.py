@@ -26,8 +26,10 @@ from __future__ import annotations
 
 import re
 import shlex
+from dataclasses import replace
 from pathlib import Path
 
+from perfci.judge import design
 from perfci.judge.burst_verdicts import run_alpha
 from perfci.judge.compare import CaseComparison
 from perfci.judge.paired import PairedVerdict
@@ -35,6 +37,7 @@ from perfci.model.abratio import AbRatio
 from perfci.model.baseline import Baseline, Sample
 from perfci.model.confirmation import Confirmation, Trigger
 from perfci.model.culprit import CulpritSearch
+from perfci.model.result import Result
 from perfci.providers.basedirs import on_build_line
 from perfci.providers.mycnf import parse_trusted_override
 from perfci.providers.servers import id_of_spec, load_servers, pinned_in_git_history, resolve_server, specs_in_git_history
@@ -62,6 +65,16 @@ def run_args(reproduce: str) -> tuple[str, tuple[str, ...]] | None:
         elif flag == "--config":
             configs.append(value)
     return (spec, tuple(sorted(configs))) if spec else None
+
+
+def measured_as(result: Result, ab: AbPlan) -> AbPlan:
+    """The reference A/B measures what the night did: a counted night's is a counting A/B
+    (the same counter where the runner has it), sized for counting's target unless one was
+    given."""
+    if result.measure != "work" or ab.measure == "work":
+        return ab
+    target = design.WORK_TARGET_MDE if ab.target == design.DEFAULT_TARGET_MDE else ab.target
+    return replace(ab, measure="work", target=target)
 
 
 def pinned_server(text: str) -> str:
@@ -155,8 +168,8 @@ def confirm_case(comp: CaseComparison, profile: str, ab: AbPlan, parent: Path, o
                  Side("b", pinned_server(b_args[0]), [parse_trusted_override(c, "tonight's run") for c in b_args[1]]))
         case = None if result.case == "default" else result.case
         progress.info(f"== reference A/B of {comp.label} ({trigger}): A {found.a} (reference) vs B {found.b}")
-        done = run_sized(result.scenario.name, profile, sides, parent, case, ab, out_dir, progress,
-                         runner_class)
+        done = run_sized(result.scenario.name, profile, sides, parent, case, measured_as(result, ab), out_dir,
+                         progress, runner_class)
     except BadInput as exc:
         return not_run(f"the reference A/B could not run: {exc}")
     except InfraFailure as exc:
