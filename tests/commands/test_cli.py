@@ -70,11 +70,29 @@ def test_a_bisect_by_work_judges_instructions_and_refuses_a_time_metric(capsys):
 @pytest.mark.parametrize("command", [["sweep", "tiny", "--servers", "local,local"],
                                      ["bisect", "tiny", "--good", "local", "--bad", "local"],
                                      ["confirm", "results"]])
-def test_measure_both_is_refused_where_only_one_a_b_runs(command, capsys):
+@pytest.mark.parametrize("measure", ["both", "auto"])
+def test_measure_both_is_refused_where_only_one_a_b_runs(command, measure, capsys):
     with pytest.raises(SystemExit) as exit_:
-        cli.main([*command, "--measure", "both"])
+        cli.main([*command, "--measure", measure])
     assert exit_.value.code == 2
-    assert "--measure both is perfci ab's (a counting and a timed A/B): here choose time or work" in capsys.readouterr().err
+    assert (f"--measure {measure} is perfci ab's (a counting and a timed A/B): here choose time or work"
+            in capsys.readouterr().err)
+
+
+def test_measure_auto_counts_first_where_this_host_can_count_else_times(tmp_path, monkeypatch, capsys):
+    """The server-code PR check's default: `both` with valgrind on PATH (callgrind), `time`
+    without it, saying why."""
+    from perfci.commands.options import measure_here
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    for tool in ("valgrind", "vgdb"):
+        (tools / tool).write_text("#!/bin/sh\nexit 0\n")
+        (tools / tool).chmod(0o755)
+    monkeypatch.setenv("PATH", str(tools))
+    assert measure_here("callgrind") == "both" and "--measure auto: both" in capsys.readouterr().err
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    assert measure_here("callgrind") == "time"
+    assert "--measure auto: time (valgrind and vgdb not found" in capsys.readouterr().err
 
 
 @pytest.mark.slow

@@ -40,7 +40,7 @@ def test_init_server_code_writes_a_pinned_check_its_comment_and_the_fork_approva
     job = check["jobs"]["perf"]
     assert job["uses"] == f"acme/perfci/.github/workflows/perfci-server-pr.yml@{REF}"
     assert job["with"] == {"flavor": "mariadb", "scenarios": "perf/hot.yaml microbench", "phases": "full-scan",
-                           "perfci-repository": "acme/perfci", "perfci-ref": REF,
+                           "measure": "auto", "perfci-repository": "acme/perfci", "perfci-ref": REF,
                            "runner-labels": '["self-hosted", "db-perf"]'}
     assert job["secrets"] == {"perfci-token": "${{ secrets.PERFCI_TOKEN }}"}
     triggers = check[True] if True in check else check["on"]

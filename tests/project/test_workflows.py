@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from perfci.commands import options
+
 from conftest import REPO, actionlint
 
 WORKFLOWS = sorted((REPO / ".github" / "workflows").glob("*.yml"))
@@ -97,6 +99,17 @@ def test_the_nightly_counts_work_only_where_a_counter_is_chosen():
     assert step["if"] == "${{ env.PERFCI_WORK_COUNTER != '' }}"
     env = _jobs(REPO / ".github" / "workflows" / "perfci-nightly.yml")["bench"]["env"]
     assert env["PERFCI_WORK_COUNTER"] == "${{ inputs.work-counter || vars.PERFCI_WORK_COUNTER || '' }}"
+
+
+def test_the_server_code_check_judges_counted_work_first_where_the_runner_can_count():
+    """perfci ab reads PERFCI_MEASURE (`auto`: both where valgrind or a PMU is, else time):
+    the reusable check passes its `measure` input, `auto` unless the caller says otherwise."""
+    flow = yaml.safe_load((REPO / ".github" / "workflows" / "perfci-server-pr.yml").read_text())
+    triggers = flow[True] if True in flow else flow["on"]
+    assert triggers["workflow_call"]["inputs"]["measure"]["default"] == "auto"
+    [step] = [s for s in flow["jobs"]["build-ab"]["steps"] if s.get("name", "").startswith("Build base and head")]
+    assert step["env"]["PERFCI_MEASURE"] == "${{ inputs.measure }}"
+    assert options.measure(lambda: None).__click_params__[0].envvar == "PERFCI_MEASURE"
 
 
 COUNTED_NIGHT_ENV = {"SCENARIO": "x", "PROFILE": "nightly", "SERVER_SPEC": "mariadb-10.11", "PERFCI_RUNNER_CLASS": "c",

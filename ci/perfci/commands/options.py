@@ -25,6 +25,7 @@ from perfci.util.files import write_atomic
 
 F = TypeVar("F", bound=Callable[..., object])
 BOTH = "both"  # --measure both: two A/Bs, one counted and one timed (sessions/both_ab.py; perfci ab only)
+AUTO = "auto"  # --measure auto: both where this host can count work, else time (perfci ab only)
 
 baseline_dir = click.option(
     "--baseline-dir", type=click.Path(path_type=Path, exists=True, file_okay=False), default=None,
@@ -215,12 +216,14 @@ explain = click.option(
          "CPU profiles (perf), statement digests and waits side by side, in the report's Why section "
          "[env PERFCI_EXPLAIN].")
 measure = click.option(
-    "--measure", type=click.Choice([*work.MEASURES, BOTH]), default="time", show_default=True, envvar="PERFCI_MEASURE",
+    "--measure", type=click.Choice([*work.MEASURES, BOTH, AUTO]), default="time", show_default=True,
+    envvar="PERFCI_MEASURE",
     help="Interleaved A/B: what the bursts measure. time: throughput, latency and CPU; work: the instructions the "
          "server's statement path executes per transaction, counted (callgrind, or the PMU on bare metal): "
          "0.1-0.7 % noise where time has several %, blind to waits, locks, cache misses and the host; its bursts "
          "carry no time metric; both (perfci ab): a counting A/B, then a timed one, each in half the budget, and "
-         "a verdict that says whether a change is more code or the same work taking longer [env PERFCI_MEASURE].")
+         "a verdict that says whether a change is more code or the same work taking longer; auto (perfci ab): both "
+         "where this host can count (valgrind, or a PMU), else time [env PERFCI_MEASURE].")
 run_measure = click.option(
     "--measure", type=click.Choice(work.MEASURES), default="time", show_default=True,
     help="time: the phases timed natively; work: a counted run, the case's second series (a nightly keeps both): "
@@ -249,6 +252,14 @@ def ab_plan(target_mde: float | None, budget_minutes: float, size_by: str, burst
                   min_effect, noise_root(noise_dir, baseline_dir), explain, measure=measure, work_counter=work_counter)
 
 
+def measure_here(work_counter: str) -> str:
+    """--measure auto: `both` (the count first, then time) where this host can count work
+    with `work_counter`, else `time`; says which on stderr."""
+    missing = work.tool_missing(work.choose_method(work_counter))
+    click.echo(f"--measure auto: {'time (' + missing + ')' if missing else BOTH}", err=True)
+    return "time" if missing else BOTH
+
+
 def ab_plan_options(fn: F, measure_both: bool = False) -> F:
     """The options that size and judge an interleaved A/B, declared once, handed to the
     command as one `ab: AbPlan` (with its --phase, --warmup and --baseline-dir where it
@@ -259,9 +270,11 @@ def ab_plan_options(fn: F, measure_both: bool = False) -> F:
     @functools.wraps(fn)
     def with_plan(*args, **kwargs):
         given = {name: kwargs.pop(name) for name in names}
-        if given["measure"] == BOTH and not measure_both:
-            raise click.UsageError("--measure both is perfci ab's (a counting and a timed A/B): here choose "
-                                   "time or work")
+        if given["measure"] in (BOTH, AUTO) and not measure_both:
+            raise click.UsageError(f"--measure {given['measure']} is perfci ab's (a counting and a timed A/B): "
+                                   "here choose time or work")
+        if given["measure"] == AUTO:
+            given["measure"] = measure_here(given["work_counter"])
         extra = {name: kwargs.pop(name) if name == "warmup" else kwargs[name]  # the others are the command's too
                  for name in ("phases", "warmup", "baseline_dir") if name in kwargs}
         kwargs["ab"] = ab_plan(**given, **extra)
