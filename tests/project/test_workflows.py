@@ -119,6 +119,10 @@ COUNTED_NIGHT_ENV = {"SCENARIO": "x", "PROFILE": "nightly", "SERVER_SPEC": "mari
 @pytest.mark.parametrize("workflow, job, step, extra_env, outcomes", [
     # the nightly's compare: a regression goes on to confirm and issues
     ("perfci-nightly.yml", "bench", "Compare with baselines", {}, ((0, True), (1, True), (2, False), (3, False))),
+    # a bisect by counted work (a .work series' issue): a first slower step found (1) is the answer
+    ("perfci-bisect.yml", "bisect", "Bisect", {"SCENARIO": "x", "GOOD": "mysql-8.0.12", "BAD": "mysql-8.0.31",
+                                               "METRIC": "", "MEASURE": "work", "PROFILE": "smoke", "CASE": "",
+                                               "PERFCI_RUNNER_CLASS": "c"}, ((0, True), (1, True), (2, False), (3, False))),
     # the nightly's counted run (its second series): a run is 0, else the job fails
     ("perfci-nightly.yml", "bench", "Count the scenario's work", COUNTED_NIGHT_ENV,
      ((0, True), (2, False), (3, False))),
@@ -173,11 +177,15 @@ def test_a_perfci_step_passes_or_fails_on_each_exit_code_as_its_workflow_says(tm
                                                        f"build:mariadb@{'1' * 40}"]
                                                       for scenario in ("x", "microbench")][:1 if code > 1 else 2]
             assert code > 1 or (work / "pr-report" / "pr-number").read_text().strip() == "7"
+        if step == "Bisect":  # the metric left to perfci: instructions_per_txn when counting
+            assert (work / "calls").read_text().split() == [
+                "bisect", "x", "--good", "mysql-8.0.12", "--bad", "mysql-8.0.31", "--metric", "--measure", "work",
+                "--profile", "smoke", "--out", "bisect", "--runner-class", "c"]
         if step.startswith("Count the scenario's work"):  # the case again, counted, beside the timed result
             assert (work / "calls").read_text().split() == [
                 "run", "x", "--profile", "nightly", "--server", "mariadb-10.11", "--out", "results", "--runner-class", "c",
                 "--measure", "work", "--work-counter", "callgrind"]
-        if workflow != "perfci-nightly.yml" and code == 1:
+        if workflow in ("perfci-pr.yml", "perfci-server-pr.yml") and code == 1:  # the PR checks
             said = (work / "summary").read_text() + proc.stdout
             assert ("accepted by the perf-expected label" in said) == passes, said
 

@@ -236,6 +236,8 @@ def test_an_issue_whose_servers_are_releases_apart_carries_the_bisect_to_run(tmp
     assert command == ("perfci bisect microbench --good mysql-8.0.12 --bad mysql-8.0.31 --metric qps "
                        "--profile nightly")
     assert between == ["mysql-8.0.15"]
+    counted, _ = bisect_command("microbench", c, "default", "point-query.instructions_per_txn")  # a counted series'
+    assert "--metric instructions_per_txn --measure work --profile nightly" in counted
     text = "\n".join(which_release("microbench", c, "default", "point-query.qps"))
     assert "### Which release" in text and "2 releases apart (`mysql-8.0.15` between them)" in text
     assert "dispatch the `bisect` workflow" in text

@@ -25,7 +25,7 @@ from perfci.judge.stats import RatioEstimate, estimate_p, ratio_interval
 from perfci.model.confirmation import Confirmation
 from perfci.model.history import CaseHistory
 from perfci.model.identity import CaseIdentity
-from perfci.model.metrics import is_work_counter
+from perfci.model.metrics import WORK_METRIC, is_work_counter
 from perfci.model.verdicts import Outcome
 from perfci.providers.servers import id_of_spec, load_servers, resolve_server
 from perfci.providers.spec import parse_spec
@@ -442,8 +442,9 @@ def bisect_command(scenario: str, c: Confirmation, case: str, key: str) -> tuple
                 return None
     except BadInput:  # not ordered, or of two flavors: nothing to walk
         return None
-    args = ["perfci", "bisect", scenario, "--good", good, "--bad", bad, "--metric", key.split(".", 1)[1],
-            "--profile", c.profile or "smoke"]
+    metric = key.split(".", 1)[1]
+    args = ["perfci", "bisect", scenario, "--good", good, "--bad", bad, "--metric", metric,
+            *(["--measure", "work"] if metric == WORK_METRIC else []), "--profile", c.profile or "smoke"]
     return shlex.join(args + (["--case", case] if case != "default" else [])), releases[1:-1]
 
 

@@ -168,8 +168,8 @@ def confirm_case(comp: CaseComparison, profile: str, ab: AbPlan, parent: Path, o
                  Side("b", pinned_server(b_args[0]), [parse_trusted_override(c, "tonight's run") for c in b_args[1]]))
         case = None if result.case == "default" else result.case
         progress.info(f"== reference A/B of {comp.label} ({trigger}): A {found.a} (reference) vs B {found.b}")
-        done = run_sized(result.scenario.name, profile, sides, parent, case, measured_as(result, ab), out_dir,
-                         progress, runner_class)
+        ab = measured_as(result, ab)
+        done = run_sized(result.scenario.name, profile, sides, parent, case, ab, out_dir, progress, runner_class)
     except BadInput as exc:
         return not_run(f"the reference A/B could not run: {exc}")
     except InfraFailure as exc:
