@@ -120,24 +120,35 @@ def test_a_phase_that_writes_or_runs_several_clients_gets_the_contended_counted_
 def test_a_counted_ab_says_which_functions_did_the_extra_work_from_its_bursts_function_counts():
     from perfci.judge.work_profile import phase_shift
     from perfci.report.work_why import work_why_section
+    from perfci.run.work import FunctionCounts
     from perfci.sessions.interleave import FunctionTotals
     from perfci.sessions.sized_ab import counted_shifts
     totals = FunctionTotals()
-    for _ in range(2):  # two measured bursts a side, 500 transactions each
-        totals.add("point", "a", {"parse": 10_000_000, "execute": 11_000_000, "rare": 1_000}, 500)
-        totals.add("point", "b", {"parse": 10_000_000, "execute": 11_000_000, "pfs_start_statement": 2_000_000,
-                                  "rare": 1_000}, 500)
+    a_own = {"do_command": 1_000, "parse": 10_000_000, "execute": 11_000_000, "rare": 1_000}
+    b_own = {**a_own, "pfs_start_statement": 2_000_000}
+    for _ in range(2):  # two measured bursts a side, 500 transactions each; do_command calls the others
+        totals.add("point", "a", FunctionCounts(a_own, {**a_own, "do_command": sum(a_own.values())}), 500)
+        totals.add("point", "b", FunctionCounts(b_own, {**b_own, "do_command": sum(b_own.values()),
+                                                        "execute": 13_000_000}), 500)
     functions = totals.per_transaction()
     assert functions["point"]["a"] == {"execute": 22_000.0, "parse": 20_000.0, "pfs_start_statement": 0.0}
     assert "rare" not in functions["point"]["b"]  # under 0.1 % of both sides: left out
-    run = work_run(3, 0.05).model_copy(update={"work_functions": functions})
+    inclusive = totals.per_transaction(inclusive=True)
+    assert inclusive["point"]["b"]["do_command"] == 46_004.0 and inclusive["point"]["a"]["do_command"] == 42_004.0
+    run = work_run(3, 0.05).model_copy(update={"work_functions": functions, "work_inclusive": inclusive})
     shift = phase_shift(run, "point")
     # the totals are the bursts' own counts (all functions), ~43,000 and 5 % more on B
     assert shift is not None and abs(shift.total_a / 43_000 - 1) < 0.01 and abs(shift.total_b / shift.total_a - 1.05) < 0.01
     assert [f.name for f in shift.functions] == ["pfs_start_statement"]  # what did not move is not listed
+    # the call path: do_command holds the whole move, execute (which called it) most of it
+    assert [(f.name, f.inclusive_delta) for f in shift.path] == [
+        ("do_command", 4_000.0), ("execute", 4_000.0), ("pfs_start_statement", 4_000.0)]
     text = work_why_section([shift])
     assert text.startswith("### Why: where the instructions went (callgrind)")
-    assert f"| `pfs_start_statement` | 0 | 4,000 | +4,000 | {4_000 / shift.delta:.1%} |" in text
+    assert f"| `pfs_start_statement` | 0 | 4,000 | +4,000 | {4_000 / shift.delta:.1%} | +4,000 |" in text
+    assert "The call path into it" in text and "`do_command` +4,000 → `execute` +4,000" in text
+    older = phase_shift(run.model_copy(update={"work_inclusive": {}}), "point")  # a bursts file from before
+    assert older is not None and older.path == [] and "| – |" in work_why_section([older])
     assert f"B ran +{shift.delta:,.0f} instructions per transaction (+{shift.delta / shift.total_a:.2%})" in text
     rows = judge_run(run, [], 0.01)
     assert counted_shifts(run, rows, "auto") == [shift]  # the instructions regressed: explained

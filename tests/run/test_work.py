@@ -120,9 +120,10 @@ def test_a_callgrind_dumps_instructions_per_function_are_each_functions_own_code
     """Self cost: a function's cost lines less the inclusive cost after each `calls=`
     line; compressed names resolve wherever they were defined (fn= or cfn=)."""
     recorded = work.function_costs((DATA / "callgrind" / "mariadbd-10.11.19-dump.txt").read_text())
-    assert recorded["_my_thread_var"] == 2481 + 831  # not the 14,059 its calls to pthread_getspecific cost
-    assert recorded["strxmov"] == 140
-    assert "pthread_getspecific@@GLIBC_2.34" not in recorded  # only called here: no block of its own
+    assert recorded.own["_my_thread_var"] == 2481 + 831  # not the 14,059 its calls to pthread_getspecific cost
+    assert recorded.inclusive["_my_thread_var"] == 2481 + 831 + 14_059  # with them
+    assert recorded.own["strxmov"] == recorded.inclusive["strxmov"] == 140
+    assert "pthread_getspecific@@GLIBC_2.34" not in recorded.own  # only called here: no block of its own
     dump = """\
 positions: line
 events: Ir
@@ -140,4 +141,8 @@ fn=plain_name
 fn=(1)
 20 3
 """
-    assert work.function_costs(dump) == {"do_command(THD*, bool)": 110, "parse_sql": 4900, "plain_name": 11}
+    counted = work.function_costs(dump)
+    assert counted.own == {"do_command(THD*, bool)": 110, "parse_sql": 4900, "plain_name": 11}
+    assert counted.inclusive == {"do_command(THD*, bool)": 5110, "parse_sql": 4900, "plain_name": 11}
+    recursive = "fn=(1) walk\n1 10\ncfn=(1)\ncalls=3 1\n1 30\ncfn=(2) leaf\ncalls=1 1\n1 5\n"
+    assert work.function_costs(recursive).inclusive["walk"] == 15  # its calls of itself are its own cost already

@@ -6,7 +6,7 @@ background task's timing, is the A/A's job to show)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from perfci.model.bursts import InterleavedRun
 from perfci.model.metrics import WORK_METRIC
@@ -19,10 +19,18 @@ class FunctionShift:
     name: str
     a: float  # instructions per transaction in the function's own code, side A
     b: float
+    a_inclusive: float | None = None  # with everything it called (None: not kept, or an older bursts file)
+    b_inclusive: float | None = None
 
     @property
     def delta(self) -> float:
         return self.b - self.a
+
+    @property
+    def inclusive_delta(self) -> float | None:
+        if self.a_inclusive is None or self.b_inclusive is None:
+            return None
+        return self.b_inclusive - self.a_inclusive
 
 
 @dataclass(frozen=True)
@@ -30,7 +38,8 @@ class PhaseShift:
     phase: str
     total_a: float  # instructions per transaction, all functions (the bursts' own counts)
     total_b: float
-    functions: list[FunctionShift]  # the largest moves, largest first
+    functions: list[FunctionShift]  # the largest moves of own code, largest first
+    path: list[FunctionShift] = field(default_factory=list)  # the largest inclusive moves: the call path into it
 
     @property
     def delta(self) -> float:
@@ -48,11 +57,21 @@ def phase_shift(run: InterleavedRun, phase: str, top: int = TOP_FUNCTIONS) -> Ph
     a, b = sides.get("a"), sides.get("b")
     if not a or not b:
         return None
-    shifts = [FunctionShift(name, a.get(name, 0.0), b.get(name, 0.0)) for name in a.keys() | b.keys()]
+    with_callees = run.work_inclusive.get(phase, {})
+    a_in, b_in = with_callees.get("a", {}), with_callees.get("b", {})
+
+    def inclusive(side: dict[str, float], name: str) -> float | None:
+        return side.get(name, 0.0) if a_in and b_in else None
+
+    shifts = [FunctionShift(name, a.get(name, 0.0), b.get(name, 0.0), inclusive(a_in, name), inclusive(b_in, name))
+              for name in a.keys() | b.keys() | a_in.keys() | b_in.keys()]
     total_a, total_b = (counted_per_transaction(run, phase, side) for side in "ab")
+    sign = 1 if total_b >= total_a else -1
     # the direction of the change first (what made B do more, or less), then by size
-    shifts.sort(key=lambda f: (-(f.delta * (1 if total_b >= total_a else -1)), f.name))
-    return PhaseShift(phase, total_a, total_b, [f for f in shifts[:top] if f.delta])
+    own = sorted((f for f in shifts if f.name in a.keys() | b.keys()), key=lambda f: (-f.delta * sign, f.name))
+    path = sorted((f for f in shifts if f.inclusive_delta), key=lambda f: (-(f.inclusive_delta or 0) * sign, f.name))
+    return PhaseShift(phase, total_a, total_b, [f for f in own[:top] if f.delta],
+                      [f for f in path[:top] if (f.inclusive_delta or 0) * sign > 0])
 
 
 def counted_per_transaction(run: InterleavedRun, phase: str, side: str) -> float:

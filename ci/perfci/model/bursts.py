@@ -87,6 +87,9 @@ class InterleavedRun(StrictModel):
         {}, description="counted by callgrind: per phase and side (a, b), the instructions per transaction each "
                         "function executed in its own code (self cost) over the measured bursts; functions under "
                         "0.1 % of both sides' totals left out")
+    work_inclusive: dict[str, dict[str, dict[str, float]]] = Field(
+        {}, description="as work_functions, each function with everything it called (inclusive cost): the view "
+                        "that follows a change down its call path")
 
     def threads_of(self, phase: str) -> int:
         return self.threads.get(phase, 1)

@@ -23,8 +23,15 @@ def work_why_section(shifts: list[PhaseShift]) -> str:
         lines += ["", f"**{markdown(s.phase)}**: B ran {_count(s.delta)} instructions per transaction ({relative:+.2%}); "
                       + (f"the {len(s.functions)} functions below add up to" if len(s.functions) > 1 else
                        "the function below adds up to") + f" {s.shown_share:.0%} of that.", "",
-                  "| function | A per txn | B per txn | B − A | share of the change |", "|---|---|---|---|---|"]
+                  "| function | A per txn | B per txn | B − A | share of the change | B − A with its callees |",
+                  "|---|---|---|---|---|---|"]
         for f in s.functions:
             share = f.delta / s.delta if s.delta else 0.0
-            lines.append(f"| {code_span(f.name)} | {f.a:,.0f} | {f.b:,.0f} | {_count(f.delta)} | {share:.1%} |")
+            inclusive = "–" if f.inclusive_delta is None else _count(f.inclusive_delta)
+            lines.append(f"| {code_span(f.name)} | {f.a:,.0f} | {f.b:,.0f} | {_count(f.delta)} | {share:.1%} "
+                         f"| {inclusive} |")
+        if s.path:
+            lines += ["", "The call path into it (callgrind's inclusive counts: each function with everything it "
+                          "called, the largest moves first; an outer function's move holds its callees'): "
+                      + " → ".join(f"{code_span(f.name)} {_count(f.inclusive_delta or 0)}" for f in s.path[:6])]
     return "\n".join(lines) + "\n"

@@ -35,7 +35,7 @@ from perfci.providers.provider import ServerProvider
 from perfci.run import collectors, loader, sysbench, work
 from perfci.run.counted import CountedLaunches
 from perfci.run.inspect import DATABASE, RunningServer, counters_delta
-from perfci.run.work import WorkCounter
+from perfci.run.work import FunctionCounts, WorkCounter
 from perfci.util.errors import BadInput, InfraFailure
 from perfci.util.files import write_atomic
 from perfci.util.progress import Progress
@@ -246,7 +246,7 @@ class Measured:
     host_cpu: dict[str, float] | None
     thread_cpu_ns: list[int]
     instructions: int | None = None
-    functions: dict[str, int] | None = None  # counted: instructions per function, own code (callgrind)
+    functions: FunctionCounts | None = None  # counted: instructions per function (callgrind)
 
     def raw_counters(self) -> dict:
         return collectors.delta(self.counters_before, self.counters_after)

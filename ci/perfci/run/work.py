@@ -178,9 +178,8 @@ class WorkCounter(Protocol):
     def stop(self) -> int:
         """After the burst: the instructions counted since start()."""
 
-    def functions(self) -> dict[str, int] | None:
-        """The last burst's instructions per function, each function's own code (None:
-        this counter sees no functions)."""
+    def functions(self) -> FunctionCounts | None:
+        """The last burst's instructions per function (None: this counter sees no functions)."""
 
 
 def summary_of(dump: str) -> int:
@@ -194,34 +193,56 @@ def summary_of(dump: str) -> int:
 COST_LINE_STARTS = "0123456789+-*"
 
 
-def function_costs(dump: str) -> dict[str, int]:
-    """A callgrind dump's instructions per function, its own code only ("self"): the cost
-    lines of each `fn=` block, less those after a `calls=` line (the inclusive cost of a
-    call it makes). Names may be compressed (`fn=(12) name` once, `(12)` after it; a
-    `cfn=` line defines them too)."""
+@dataclass(frozen=True)
+class FunctionCounts:
+    """A counted burst's instructions per function: its own code (`own`, callgrind's self
+    cost) and with everything it called (`inclusive`), the view that follows a change
+    down its call path."""
+    own: dict[str, int]
+    inclusive: dict[str, int]
+
+
+def function_costs(dump: str) -> FunctionCounts:
+    """A callgrind dump's instructions per function. Own: the cost lines of each `fn=`
+    block, less those after a `calls=` line (the inclusive cost of a call it makes).
+    Inclusive: own plus those calls' costs, a function's calls of itself left out (their
+    cost is already its own or its callees'; mutual recursion still counts twice), for the
+    functions with counted code of their own. Names
+    may be compressed (`fn=(12) name` once, `(12)` after it; a `cfn=` line defines them too)."""
     names: dict[str, str] = {}
-    costs: dict[str, int] = {}
+    own: dict[str, int] = {}
+    calls: dict[str, int] = {}
     positions = 1
     current: str | None = None
+    callee: str | None = None
     call_cost_next = False
     for line in dump.splitlines():
         if not line:
             continue
         if line[0] in COST_LINE_STARTS:
             fields = line.split()
+            if current is None or len(fields) <= positions:
+                call_cost_next = False
+                continue
+            cost = int(fields[positions])
             if call_cost_next:
                 call_cost_next = False
-            elif current is not None and len(fields) > positions:
-                costs[current] = costs.get(current, 0) + int(fields[positions])
+                if callee != current:
+                    calls[current] = calls.get(current, 0) + cost
+            else:
+                own[current] = own.get(current, 0) + cost
         elif line.startswith("fn="):
             current = _function_name(line[3:], names)
         elif line.startswith("cfn="):
-            _function_name(line[4:], names)
+            callee = _function_name(line[4:], names)
         elif line.startswith("calls="):
             call_cost_next = True
         elif line.startswith("positions:"):
             positions = len(line.split()) - 1
-    return costs
+    # the functions that ran counted code themselves: the statement loop and below (its
+    # callers, the connection thread's frames, hold its calls only and would head every path)
+    inclusive = {name: cost + calls.get(name, 0) for name, cost in own.items()}
+    return FunctionCounts(own, inclusive)
 
 
 def _function_name(spec: str, names: dict[str, str]) -> str:
@@ -239,9 +260,9 @@ class CallgrindCounter:
 
     def __init__(self, pid: int, out_dir: Path):
         self.pid, self.out_dir = pid, out_dir
-        self.last_functions: dict[str, int] | None = None
+        self.last_functions: FunctionCounts | None = None
 
-    def functions(self) -> dict[str, int] | None:
+    def functions(self) -> FunctionCounts | None:
         return self.last_functions
 
     def _monitor(self, command: str) -> None:
@@ -311,7 +332,7 @@ class PmuCounter:
         assert self.perf is not None, "stop() before start()"
         return parse_perf_stat(self.perf.finish(), self.event)
 
-    def functions(self) -> dict[str, int] | None:
+    def functions(self) -> FunctionCounts | None:
         return None  # a count, no places (the explain pass's perf profile says where, sampled)
 
 

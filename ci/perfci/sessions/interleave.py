@@ -105,7 +105,7 @@ class SideServer:
     server_info: ServerInfo | None = None
     counter: work.WorkCounter | None = None  # counting work (run/work.py), else timing
     counted: list[str] = field(default_factory=list)  # the counter's launcher (empty: timing)
-    functions: dict[str, int] | None = None  # the last counted burst's instructions per function (callgrind)
+    functions: work.FunctionCounts | None = None  # the last counted burst's instructions per function (callgrind)
 
     @property
     def label(self) -> str:
@@ -370,7 +370,8 @@ def run_interleaved(plans: list[RunPlan], sides: tuple[Side, Side], progress: Pr
                 sides=infos, instances=list(pairs), planned_instances=instances, alpha=alpha, bursts=list(records),
                 threads={s.phase: s.threads if isinstance(s.threads, int) else resolved.workload.threads
                          for s in resolved.steps if isinstance(s, MeasureStep)},
-                measure="work" if plans[0].work is not None else "time", work_functions=functions.per_transaction())
+                measure="work" if plans[0].work is not None else "time", work_functions=functions.per_transaction(),
+                work_inclusive=functions.per_transaction(inclusive=True))
             stopped = stop(run) if stop is not None and index + 1 < instances else None
             if stopped:
                 run = run.model_copy(update={"stopped": stopped[0]})
@@ -435,25 +436,29 @@ def _instance_bursts(servers: list[SideServer], instance: int, first: int, resol
 
 @dataclass
 class FunctionTotals:
-    """Instructions per function (callgrind's self cost) summed over a counted run's
-    measured bursts, per phase and side, with the transactions they ran."""
-    instructions: dict[tuple[str, str], dict[str, int]] = field(default_factory=dict)
+    """Instructions per function (callgrind's own and inclusive costs) summed over a
+    counted run's measured bursts, per phase and side, with the transactions they ran."""
+    own: dict[tuple[str, str], dict[str, int]] = field(default_factory=dict)
+    inclusive: dict[tuple[str, str], dict[str, int]] = field(default_factory=dict)
     transactions: dict[tuple[str, str], int] = field(default_factory=dict)
 
-    def add(self, phase: str, side: str, functions: dict[str, int], transactions: int) -> None:
-        totals = self.instructions.setdefault((phase, side), {})
-        for name, count in functions.items():
-            totals[name] = totals.get(name, 0) + count
+    def add(self, phase: str, side: str, counts: work.FunctionCounts, transactions: int) -> None:
+        for kept, counted in ((self.own, counts.own), (self.inclusive, counts.inclusive)):
+            totals = kept.setdefault((phase, side), {})
+            for name, count in counted.items():
+                totals[name] = totals.get(name, 0) + count
         self.transactions[(phase, side)] = self.transactions.get((phase, side), 0) + transactions
 
-    def per_transaction(self, floor: float = 0.001) -> dict[str, dict[str, dict[str, float]]]:
-        """phase -> side -> function -> instructions per transaction; a function under
-        `floor` of both sides' totals is left out (the bursts file stays small)."""
+    def per_transaction(self, floor: float = 0.001, inclusive: bool = False) -> dict[str, dict[str, dict[str, float]]]:
+        """phase -> side -> function -> instructions per transaction, own (or inclusive);
+        a function under `floor` of both sides' total instructions is left out (the
+        bursts file stays small)."""
+        tally = self.inclusive if inclusive else self.own
         out: dict[str, dict[str, dict[str, float]]] = {}
-        for phase in sorted({p for p, _ in self.instructions}):
-            sides = {side: counts for (p, side), counts in self.instructions.items() if p == phase}
-            kept = {name for counts in sides.values() for name, n in counts.items()
-                    if n >= floor * sum(counts.values())}
+        for phase in sorted({p for p, _ in tally}):
+            sides = {side: counts for (p, side), counts in tally.items() if p == phase}
+            totals = {side: sum(self.own.get((phase, side), {}).values()) for side in sides}
+            kept = {name for side, counts in sides.items() for name, n in counts.items() if n >= floor * totals[side]}
             out[phase] = {side: {name: round(counts.get(name, 0) / self.transactions[(phase, side)], 1)
                                  for name in sorted(kept)} for side, counts in sorted(sides.items())}
         return out
