@@ -62,16 +62,26 @@ def runs_in(directory: Path) -> dict[str, InterleavedRun]:
 
 
 def every_run(directory: Path) -> list[InterleavedRun]:
-    """Every bursts file under `directory`, gzipped or not."""
+    """Every bursts file under `directory`, gzipped or not (an `excluded-*` folder's are
+    kept for the record and left out: its README says why)."""
     out = []
     for path in sorted([*directory.rglob("*.bursts.json"), *directory.rglob("*.bursts.json.gz")]):
+        if any(part.startswith("excluded-") for part in path.relative_to(directory).parts):
+            continue
         text = gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()
         out.append(BURSTS_FILE.parse_text(text, str(path)))
     return out
 
 
+def is_aa(run: InterleavedRun) -> bool:
+    """Both sides the same server, config and setup (an A/B of an effect, a sweep or a
+    bisect step is not noise)."""
+    a, b = run.sides
+    return (a.spec, a.described, a.full_version, a.setup_sql) == (b.spec, b.described, b.full_version, b.setup_sql)
+
+
 def spread(*directories: Path) -> None:
-    runs = [run for d in directories for run in every_run(d)]
+    runs = [run for d in directories for run in every_run(d) if is_aa(run)]
     groups: dict[tuple[str, str, str], list[InterleavedRun]] = {}
     timed: dict[tuple[str, str, str], list[float]] = {}
     for run in runs:
