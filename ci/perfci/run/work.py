@@ -54,8 +54,11 @@ STATEMENT_LOOP = {flavor: "do_command" for flavor in FLAVORS}
 # TLS: MariaDB 11.4 generates an RSA key for its own certificate at startup, which under
 # valgrind did not finish in 180 s (with ssl=0 the server is up in 12 s), and a TLS session
 # would count encryption inside the statement loop (sysbench connects without TLS anyway).
+# MySQL 8.0's user threads also spin waiting for the redo log writer: a counted update's
+# burst pairs spread 75 % with it, 0.48 % without (benchmarks/results/work/2026-11-28-log-spin-trial).
 VALGRIND_CONFIG: dict[str, ConfigValue] = {"innodb_use_native_aio": 0, "innodb_sync_spin_loops": 0,
-                                           "innodb_spin_wait_delay": 0, "ssl": 0}
+                                           "innodb_spin_wait_delay": 0, "innodb_log_spin_cpu_pct_hwm": 0,
+                                           "innodb_log_wait_for_flush_spin_hwm": 0, "ssl": 0}
 BUFFER_POOL_MAX = "innodb_buffer_pool_size_max"
 VGDB_TIMEOUT_S = 120.0
 # A counted burst's time cap is the phase's times this: callgrind runs a server 22-125x
