@@ -12,7 +12,8 @@
 #       path (more code), a slowdown made on the host's side (the same work took longer)
 #   PERFCI_BUILD_REPO=... [BUDGET=4] benchmarks/work-campaign.sh planted   the planted commits of the real
 #       MariaDB tree by work A/Bs and a commit bisect by work (BUDGET: per bisect step)
-#   [PHASES=...] benchmarks/work-campaign.sh sweep SERVERS NAME   `perfci sweep microbench --measure work` over SERVERS
+#   [PHASES=...] [BURSTS=6] benchmarks/work-campaign.sh sweep SERVERS NAME   `perfci sweep microbench --measure work`
+#       over SERVERS, one instance pair of BURSTS burst pairs (2 warm-up) each
 # Kept under benchmarks/results/work/<day>-<engine>/<mode>/: bursts, reports, JSON verdicts,
 # and runs.jsonl (one line per A/B: what ran, exit code, seconds).
 # (benchmarks/work_report.py turns them into the tables of docs/findings.)
@@ -115,7 +116,7 @@ case $mode in
     # instructions per transaction across releases, each against the line's oldest; PHASES
     # (space-separated) narrows microbench to those phases
     scripts/perfci sweep microbench --servers "${1:-mysql-5.7.22,mysql-8.0.12,mysql-8.0.15,mysql-8.0.31}" \
-      "${phase_args[@]}" --measure work --work-counter callgrind --instances 1 --bursts 4 --out "$out/${2:-mysql}" \
+      "${phase_args[@]}" --measure work --work-counter callgrind --instances 1 --bursts "${BURSTS:-6}" --out "$out/${2:-mysql}" \
       --json "$out/${2:-mysql}.json" -q >"$out/${2:-mysql}.md" 2>"$out/${2:-mysql}.err" || true ;;
   *) echo "usage: $0 stability|aa|effects|planted|sweep ..." >&2; exit 2 ;;
 esac
