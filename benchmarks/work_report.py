@@ -5,6 +5,7 @@ every number is a statistic or a count of real bursts).
     python benchmarks/work_report.py aa benchmarks/results/work/<day>-<engine>/aa [more aa folders]
     python benchmarks/work_report.py spread DIR [DIR ...]   every counted A/A under the folders
     python benchmarks/work_report.py why BURSTS_FILE       a counted A/B's Why, from its bursts
+    python benchmarks/work_report.py sweep SWEEP_FILE      a counted sweep's table and heatmap, rendered again
 
 stability: per server, scenario and phase of the counting A/As (both sides the same
 server, instance pairs from one dataset snapshot, A and B running the same seeded
@@ -50,6 +51,8 @@ from perfci.judge.calibration import priors_for  # noqa: E402
 from perfci.judge.work_profile import phase_shift  # noqa: E402
 from perfci.model.bursts import BURSTS_FILE, InterleavedRun  # noqa: E402
 from perfci.model.metrics import WORK_METRIC  # noqa: E402
+from perfci.model.sweep import SWEEP_FILE  # noqa: E402
+from perfci.report.sweep_report import heatmap, sweep_markdown  # noqa: E402
 from perfci.report.work_why import work_why_section  # noqa: E402
 
 
@@ -125,6 +128,13 @@ def why(bursts_file: Path) -> None:
     run = BURSTS_FILE.parse_text(bursts_file.read_text(), str(bursts_file))
     shifts = [shift for phase in run.bursts_per_phase if (shift := phase_shift(run, phase)) is not None]
     print(work_why_section(shifts))
+
+
+def sweep(sweep_file: Path) -> None:
+    """A counted sweep's table (and its heatmap beside the file), rendered again from the
+    sweep file with this perfci (a sweep's report is rendered when it runs)."""
+    found = SWEEP_FILE.parse_text(sweep_file.read_text(), str(sweep_file))
+    print(sweep_markdown(found, heatmap(found, sweep_file.with_suffix(".png"))))
 
 
 def sd(values: list[float]) -> float:
@@ -222,4 +232,5 @@ def aa(*directories: Path) -> None:
 
 
 if __name__ == "__main__":
-    {"stability": stability, "aa": aa, "spread": spread, "why": why}[sys.argv[1]](*(Path(a).resolve() for a in sys.argv[2:]))
+    MODES = {"stability": stability, "aa": aa, "spread": spread, "why": why, "sweep": sweep}
+    MODES[sys.argv[1]](*(Path(a).resolve() for a in sys.argv[2:]))
