@@ -227,8 +227,8 @@ measure = click.option(
 run_measure = click.option(
     "--measure", type=click.Choice(work.MEASURES), default="time", show_default=True,
     help="time: the phases timed natively; work: a counted run, the case's second series (a nightly keeps both): "
-         "each measured phase as a warm-up and 3 counted bursts of ~1 s under the counter, its instructions per "
-         "transaction judged (0.01-2 % run to run where time spreads several %), its times not; loading and "
+         "each measured phase as 2 warm-up and 3 counted bursts of the same seeded transactions every run, under "
+         "the counter, its instructions per transaction judged, its times not; loading and "
          "unmeasured steps run natively. Its history and baselines are the case's `<profile>.work` series.")
 work_counter = click.option(
     "--work-counter", type=click.Choice(work.WORK_METHODS), default="auto", show_default=True,
