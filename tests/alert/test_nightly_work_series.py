@@ -94,3 +94,13 @@ def test_a_one_and_a_half_percent_step_in_counted_work_is_called_within_three_ni
 def test_counted_nights_without_a_step_open_nothing(tmp_path):
     actions = nights(tmp_path, step_from=99, step=1.0, count=20, seed=11)
     assert not [a for lines in actions for a in lines if a.startswith("wrote ")], actions
+
+
+def test_the_dashboard_draws_a_counted_series_instructions_and_not_its_times(tmp_path):
+    from perfci.report.dashboard_site import judged
+    from perfci.store.history_files import case_files, read_history
+    nights(tmp_path, step_from=99, step=1.0, count=3)
+    [series] = case_files(tmp_path / "history")
+    records = read_history(series)
+    assert {r.measure for r in records} == {"work"}
+    assert sorted(key for key, _ in judged(records)) == [f"after.{WORK_METRIC}", f"before.{WORK_METRIC}"]

@@ -56,6 +56,8 @@ class HistoryRecord(StrictModel):
     # /3
     standing: list[str] = Field([], description="metric keys whose regression stood that night: the night stays out "
                                                 "of the baseline for them")
+    measure: Literal["time", "work"] = Field("time", description="work: a counted run (its series is the case's "
+                                                                 "`<profile>.work`; only instructions_per_txn is judged)")
 
 
 def _v1_to_v2(data: JsonObject) -> JsonObject:
@@ -118,7 +120,7 @@ def run_summary(result: Result) -> RunSummary:
 
 def summary_line(result: Result, regressed: list[str] | None = None, judged_since: str | None = None,
                  run_url: str = "", standing: list[str] | None = None) -> HistoryRecord:
-    return HistoryRecord(**run_summary(result), valid=result.validity.valid, run_url=run_url,
+    return HistoryRecord(**run_summary(result), valid=result.validity.valid, run_url=run_url, measure=result.measure,
                          regressed=sorted(regressed or []), judged_since=judged_since, standing=sorted(standing or []))
 
 

@@ -25,7 +25,7 @@ from urllib.parse import quote
 
 from perfci.judge.changes import CHANGE_ALPHA, Change, persisting_changes
 from perfci.model.history import DEFAULT_HISTORY_WINDOW, CaseHistory, HistoryRecord
-from perfci.model.metrics import DEFAULT_COMPARED, GROUPS, MetricSpec, default_spec, presentation
+from perfci.model.metrics import DEFAULT_COMPARED, GROUPS, WORK_METRIC, MetricSpec, default_spec, presentation
 from perfci.store.history_files import case_files, case_history
 from perfci.util.files import write_atomic
 from perfci.util.text import web_link
@@ -36,8 +36,11 @@ ZOOM_NIGHTS = 14  # a case with more nights also draws its last 14 on their own 
 
 
 def judged(records: list[HistoryRecord]) -> list[tuple[str, MetricSpec]]:
-    """The metrics the default rules judge, in the order the history has them."""
+    """The metrics the default rules judge, in the order the history has them: a counted
+    series' instructions per transaction alone (its times are the counter's)."""
     keys = dict.fromkeys(k for r in records for k in r.metrics)
+    if any(r.measure == "work" for r in records):
+        return [(k, default_spec(WORK_METRIC)) for k in keys if k.split(".", 1)[-1] == WORK_METRIC]
     return [(k, default_spec(k.rsplit(".", 1)[-1])) for k in keys
             if k.startswith("headline.") or k.split(".", 1)[-1] in DEFAULT_COMPARED]
 
