@@ -277,6 +277,10 @@ def ab_plan_options(fn: F, measure_both: bool = False) -> F:
             given["measure"] = measure_here(given["work_counter"])
         extra = {name: kwargs.pop(name) if name == "warmup" else kwargs[name]  # the others are the command's too
                  for name in ("phases", "warmup", "baseline_dir") if name in kwargs}
+        if given["bursts"] is not None and extra.get("warmup", DEFAULT_WARMUP_PAIRS) >= given["bursts"]:
+            raise click.UsageError(f"--bursts {given['bursts']} counts the warm-up pairs: with --warmup "
+                                   f"{extra.get('warmup', DEFAULT_WARMUP_PAIRS)} no burst pair would be measured "
+                                   "(give --bursts more than --warmup)")
         kwargs["ab"] = ab_plan(**given, **extra)
         return fn(*args, **kwargs)
 
