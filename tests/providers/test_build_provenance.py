@@ -36,7 +36,7 @@ def plan_of(commit: str, build: dict | None, spec: str) -> SimpleNamespace:
                  **({"build": build} if build else {})}
     resolved = SimpleNamespace(name="microbench", profile="smoke", case="default")
     return SimpleNamespace(provider=SimpleNamespace(describe=lambda: described), server_spec=spec,
-                           resolved=resolved, requested=[])
+                           resolved=resolved, requested=[], work=None)
 
 
 def test_a_build_records_how_it_was_built_and_reproduces_from_its_fork(tmp_path):
