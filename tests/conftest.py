@@ -89,6 +89,27 @@ TINY_STEPS = """\
     workload: oltp_write_only
 """
 
+# two read phases with a step between them: the step runs natively, each counted phase under
+# callgrind; one client reading, so the work prior is the tight one
+COUNTED_STEPS = """\
+  - kind: prepare
+  - kind: apply_layout
+  - kind: measure
+    phase: reads
+    workload: oltp_point_select
+  - kind: sql
+    name: analyze
+    statements: ["ANALYZE TABLE {table}"]
+  - kind: measure
+    phase: again
+    workload: oltp_point_select
+"""
+
+
+def require_valgrind() -> None:
+    if shutil.which("valgrind") is None or shutil.which("vgdb") is None:
+        pytest.skip("needs valgrind (apt-get install valgrind; scripts/install-deps does)")
+
 
 def pytest_configure(config):
     """One dataset snapshot cache for the whole session, never the user's: the first

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from perfci.run.validity import assess, phase_problems
+from perfci.store.results import parse_result
 
 from factories import edited, make_result
 
@@ -13,7 +14,6 @@ def phase_with(intervals: list[float], **changes):
     for iv, tps in zip(phase["intervals"], intervals):
         iv["tps"] = tps
     phase.update(changes)
-    from perfci.store.results import parse_result
     return parse_result(data, "test").phases["before"]
 
 
@@ -36,3 +36,15 @@ def test_cap_busy_host_and_errors_are_each_a_reason():
     assert any("cap ended it" in r for r in reasons) and any("host busy: other processes used 0.60" in r for r in reasons)
     result = make_result()
     assert assess(result).valid and assess(result).reasons == []
+
+
+def test_a_busy_host_does_not_make_a_counted_run_invalid():
+    """The count does not see the host (the A/B keeps counted bursts on a busy host too):
+    a counted run on a busy runner is valid, a timed one is not."""
+    busy = phase_with([200.0] * 10, host_cpu={"others": 0.9, "server": 1.0})
+    assert phase_problems("before", busy) and phase_problems("before", busy, counted=True) == []
+    data = edited(make_result(), measure="work")
+    data["phases"]["before"]["host_cpu"] = {"others": 0.9, "server": 1.0}
+    assert assess(parse_result(data, "test")).valid
+    data["measure"] = "time"
+    assert not assess(parse_result(data, "test")).valid

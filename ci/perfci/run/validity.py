@@ -48,13 +48,15 @@ def tps_trend(phase: Phase) -> tuple[float, float, float] | None:
     return fit.slope * span, fit.low_slope * span, fit.high_slope * span
 
 
-def phase_problems(name: str, phase: Phase) -> list[str]:
+def phase_problems(name: str, phase: Phase, counted: bool = False) -> list[str]:
+    """What makes a phase untrustworthy; `counted` (measure work): a busy host is not one,
+    the count does not see it (the A/B keeps counted bursts on a busy host too)."""
     problems = []
     m = phase.metrics
     if phase.bound == "transactions" and phase.transactions_target and (m.events or 0) < phase.transactions_target:
         problems.append(f"phase {name}: the {phase.time_s} s cap ended it after {m.events} of "
                         f"{phase.transactions_target} transactions (not the fixed work)")
-    busy = policy.busy_problem((phase.host_cpu or {}).get("others"), f"phase {name}")
+    busy = None if counted else policy.busy_problem((phase.host_cpu or {}).get("others"), f"phase {name}")
     if busy:
         problems.append(busy)
     if (m.reconnects or 0) > 0:
@@ -69,5 +71,6 @@ def phase_problems(name: str, phase: Phase) -> list[str]:
 
 
 def assess(result: Result) -> Validity:
-    reasons = [p for name, phase in result.phases.items() for p in phase_problems(name, phase)]
+    reasons = [p for name, phase in result.phases.items()
+               for p in phase_problems(name, phase, counted=result.measure == "work")]
     return Validity(valid=not reasons, reasons=reasons)
