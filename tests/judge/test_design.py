@@ -11,6 +11,7 @@ import pytest
 from perfci.judge import design
 from perfci.judge.burst_verdicts import look_alpha
 from perfci.judge.paired import judge_instances
+from perfci.judge.stats import detectable_shift
 from perfci.model.metrics import default_spec
 from perfci.model.noise import InstancePrior
 from perfci.model.verdicts import Outcome
@@ -18,13 +19,30 @@ from perfci.model.verdicts import Outcome
 from conftest import REPO
 
 
-def test_with_the_runner_default_5_percent_fits_the_25_minute_budget_and_costs_more_than_10_percent():
-    five = design.for_case(None, phases=2, judged_per_phase=9, warmup=2)
-    ten = design.for_case(None, phases=2, judged_per_phase=9, warmup=2, target=0.10)
+def test_with_the_runner_default_one_phase_sees_5_percent_within_the_25_minute_budget_and_two_do_not():
+    """Sized with the df the verdict has (K - 1 from 4 instance pairs, #55): one phase
+    reaches 5 % in budget, at more than twice the cost of 10 %; the default case's two
+    phases (twice the pairs, twice the judged metrics) reach ~6.4 %, and say so."""
+    five = design.for_case(None, phases=1, judged_per_phase=9, warmup=2)
+    ten = design.for_case(None, phases=1, judged_per_phase=9, warmup=2, target=0.10)
     assert five.reaches_target and five.mde <= 0.05 and five.minutes <= 25
     assert ten.reaches_target and ten.minutes < five.minutes / 2
     assert five.instances >= 4  # the between-instance spread only averages out over instances
-    assert "9 instance pairs x 20 burst pairs" in five.describe() and "target 5%" in five.describe()
+    assert "12 instance pairs x 24 burst pairs" in five.describe() and "target 5%" in five.describe()
+    two = design.for_case(None, phases=2, judged_per_phase=9, warmup=2)
+    assert not two.reaches_target and 0.05 < two.mde < 0.07 and two.minutes <= 25
+    assert "needs more than the 25-minute budget" in two.describe()
+
+
+def test_from_four_instance_pairs_sizing_uses_the_centres_df():
+    """The verdict from 4 instance pairs may rest on the centres alone (K - 1 df:
+    paired.centre_test), so sizing plans with that df, not the bursts'."""
+    noise = design.RUNNER_DEFAULT_NOISE
+    se = math.sqrt((noise.block_sd ** 2 / 10 + noise.instance_sd ** 2) / 6)
+    assert design.mde(noise, 6, 20, 18) == pytest.approx(detectable_shift(design.final_level(6, 18), 5, se))
+    assert design.mde(noise, 2, 20, 18) == pytest.approx(
+        detectable_shift(design.final_level(2, 18), noise.instance_df + 1,
+                         math.sqrt((noise.block_sd ** 2 / 10 + noise.instance_sd ** 2) / 2)))
 
 
 def test_a_target_out_of_the_budget_gets_the_most_sensitive_size_within_it_and_says_so():

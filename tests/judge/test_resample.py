@@ -97,7 +97,7 @@ def test_the_simulator_finds_the_false_alarms_a_bursts_only_verdict_really_has(c
     truth = true_false_alarms(300, 1000, 1, None, **case)
     assert truth >= 0.03, truth   # the case breaks the bursts-only assumption
     runs = [aa_run(seed, instances=2, **case) for seed in range(1, 41)]
-    simulated = simulate(runs, 0.0, pairs=PAIRS - 1, trials=300, seed=7, instances=1).any_regression
+    simulated = simulate(runs, 0.0, pairs=PAIRS - 1, trials=300, seed=7, instances=1, priors={}).any_regression
     assert truth / 2 <= simulated <= truth * 2, (simulated, truth)
 
 
@@ -126,8 +126,8 @@ def test_simulated_aa_stays_quiet_and_a_large_slowdown_is_always_seen():
 
 def test_power_grows_with_the_number_of_pairs():
     runs = [aa_run(seed, noise=0.06, instances=2) for seed in (4, 5, 6)]
-    short = simulate(runs, 0.05, pairs=8, trials=300, seed=3)
-    long = simulate(runs, 0.05, pairs=80, trials=300, seed=3)
+    short = simulate(runs, 0.08, pairs=8, trials=300, seed=3)
+    long = simulate(runs, 0.08, pairs=80, trials=300, seed=3)
     assert short.detected["before"] < 0.5 < long.detected["before"]
 
 

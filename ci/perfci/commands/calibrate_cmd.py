@@ -100,7 +100,8 @@ def calibrate(scenario: str, server_spec: str, profile: str, rounds: int, bursts
     if trials and model.measure == "work":
         click.echo("(no simulated A/Bs: they put a slowdown on throughput, which a counting A/B does not measure)")
     elif trials:  # as `perfci ab` judges: its default instance pairs, the learned spread between them
-        click.echo(simulated(runs, pairs, trials, AB_INSTANCES, {**default_priors(model.metrics), **model.priors()}))
+        click.echo(simulated(runs, pairs, trials, AB_INSTANCES,
+                             calibration.floored_priors(default_priors(model.metrics), model.priors())))
     return 0
 
 

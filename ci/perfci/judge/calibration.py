@@ -45,6 +45,7 @@ from perfci.judge.paired import (
     differences,
     estimate,
     lag1,
+    learned_prior,
 )
 from perfci.judge.stats import detectable_shift
 from perfci.model.bursts import InterleavedRun
@@ -118,9 +119,8 @@ def priors_for(run: InterleavedRun, model: NoiseModel | None) -> tuple[dict[str,
     model (side A's server line) where there is one, else the runner default; and a
     line saying which."""
     keys = {k for t in instance_tables(run) for k in t}
-    priors = {**default_priors(keys), **counted_priors(run, keys)}
     learned = model.priors() if model else {}
-    priors.update({k: v for k, v in learned.items() if k in keys})
+    priors = floored_priors({**default_priors(keys), **counted_priors(run, keys)}, learned)
     counted = (f"{WORK_INSTANCE_SD:.1%} (instructions of one client reading; {WORK_CONTENDED_INSTANCE_SD:.0%} "
                "writing or several clients), " if run.measure == "work" else "")
     default = (f"runner default: sd {RUNNER_DEFAULT_INSTANCE_SD:.1%} (throughput, latency, CPU), {counted}"
@@ -129,7 +129,13 @@ def priors_for(run: InterleavedRun, model: NoiseModel | None) -> tuple[dict[str,
     if not learned:
         return priors, default
     return priors, (f"noise model of {len(model.runs)} A/As learned {model.created_at[:10]}"  # type: ignore[union-attr]
-                    + ("" if len(learned) >= len(keys) else f"; {default} for the {len(keys) - len(learned)} others"))
+                    f" where wider than the {default}")
+
+
+def floored_priors(defaults: dict[str, InstancePrior], learned: dict[str, InstancePrior]) -> dict[str, InstancePrior]:
+    """Per key of `defaults`: the learned prior where it is wider, else the default."""
+    return {key: learned_prior(learned[key], default) if key in learned else default
+            for key, default in defaults.items()}
 
 
 # the statements that change rows (MariaDB reports no Innodb_rows_* in its global status)

@@ -7,7 +7,8 @@ The verdict's variance of the mean log difference (judge/paired.py) is
 (blocks of two burst pairs within an instance, instances within sides). Its minimum
 detectable effect at 90 % power, two-sided at the level of the final look (7/8 of
 ALPHA with an interim look, i.e. K >= 4) divided by the judged metrics (Holm's worst
-step), is (t(1 - level/2) + t(0.90)) x se with Welch-Satterthwaite degrees of freedom.
+step), is (t(1 - level/2) + t(0.90)) x se with the degrees of freedom the verdict will
+have (K - 1 from 4 instance pairs: `mde`).
 The A/B is sized on the throughput metrics (`tps`, `qps`) of every phase: the
 target holds for the worst of them. Cost: every instance pair starts two fresh
 servers from the dataset (INSTANCE_OVERHEAD_S) and runs N + warm-up pairs of every
@@ -25,13 +26,15 @@ from perfci.judge.calibration import cycle_seconds
 from perfci.judge.paired import (
     ABBA_BLOCK,
     ALPHA,
+    CHECKED_INSTANCES,
     RUNNER_DEFAULT_INSTANCE_DF,
     RUNNER_DEFAULT_INSTANCE_SD,
     WORK_INSTANCE_SD,
+    learned_prior,
 )
 from perfci.judge.stats import detectable_shift, satterthwaite_df
 from perfci.model.metrics import WORK_METRIC
-from perfci.model.noise import MetricNoise, NoiseModel
+from perfci.model.noise import InstancePrior, MetricNoise, NoiseModel
 
 DEFAULT_TARGET_MDE = 0.05
 WORK_TARGET_MDE = 0.01  # --measure work
@@ -133,14 +136,20 @@ def final_level(instances: int, judged: int, alpha: float = ALPHA) -> float:
 
 
 def mde(noise: KeyNoise, instances: int, bursts: int, judged: int, alpha: float = ALPHA) -> float:
-    """Smallest relative change (B/A - 1, log scale) flagged with 90 % power."""
+    """Smallest relative change (B/A - 1, log scale) flagged with 90 % power, with the
+    degrees of freedom the verdict will have (paired.centre_test): one instance pair,
+    the bursts' and the prior's by Welch-Satterthwaite; fewer than CHECKED_INSTANCES,
+    prior df + K - 1; from there the centres alone decide when they say less, K - 1."""
     blocks = max(bursts // ABBA_BLOCK, 1)
-    within = noise.block_sd ** 2 / (instances * blocks)
-    between = noise.instance_sd ** 2 / instances
-    df_within = instances * (blocks - 1)
-    df = satterthwaite_df([(within, df_within), (between, noise.instance_df + instances - 1)],
-                          fallback=float(df_within or 1))
-    return detectable_shift(final_level(instances, judged, alpha), df, math.sqrt(within + between))
+    within = noise.block_sd ** 2 / blocks          # of one instance pair's centre
+    between = noise.instance_sd ** 2
+    if instances == 1:
+        df = satterthwaite_df([(within, blocks - 1), (between, noise.instance_df)], fallback=float(blocks - 1 or 1))
+    elif instances < CHECKED_INSTANCES:
+        df = noise.instance_df + instances - 1
+    else:
+        df = instances - 1
+    return detectable_shift(final_level(instances, judged, alpha), df, math.sqrt((within + between) / instances))
 
 
 def minutes(instances: int, bursts: int, warmup: int, cycle_s: float, overhead_s: float = INSTANCE_OVERHEAD_S) -> float:
@@ -171,12 +180,13 @@ def size(noises: list[KeyNoise], cycle_s: float, judged: int, warmup: int, targe
     return min(within_budget, key=lambda d: (d.mde, d.minutes))
 
 
-def key_noise(m: MetricNoise) -> KeyNoise:
-    """A learned metric's noise for sizing: the runner default's between-instance spread
-    where the model learned none."""
-    if m.instance_sd is None:
-        return KeyNoise(m.block_sd, RUNNER_DEFAULT_INSTANCE_SD, RUNNER_DEFAULT_INSTANCE_DF)
-    return KeyNoise(m.block_sd, m.instance_sd, m.instance_df)
+def key_noise(m: MetricNoise, default: KeyNoise = RUNNER_DEFAULT_NOISE) -> KeyNoise:
+    """A learned metric's noise for sizing: its between-instance spread never narrower
+    than the default's (as the verdict judges it: paired.learned_prior)."""
+    learned = m.prior()
+    prior = learned_prior(learned, InstancePrior(default.instance_sd, default.instance_df)) if learned else None
+    return KeyNoise(m.block_sd, prior.sd if prior else default.instance_sd,
+                    prior.df if prior else default.instance_df)
 
 
 def for_case(model: NoiseModel | None, phases: int, judged_per_phase: int, warmup: int,
@@ -198,7 +208,7 @@ def for_case(model: NoiseModel | None, phases: int, judged_per_phase: int, warmu
                     f"{what} runner default (no noise model for this case: `perfci calibrate` learns one)",
                     instances, bursts, fixed, alpha, how.overhead_s)
     assert model is not None
-    noises = [key_noise(m) for m in sized.values()]
+    noises = [key_noise(m, how.default) for m in sized.values()]
     cycle = cycle_seconds(model, measured) or how.pair_s * max(phases, 1)
     return size(noises, cycle, judged, warmup, target, budget_minutes,
                 f"the noise model of {len(model.runs)} A/As learned {model.created_at[:10]}", instances, bursts,

@@ -19,9 +19,12 @@ several instance pairs, and the variance of the mean difference is
   between: sigma_I^2 / K
 where sigma_I is the spread of one instance pair's true difference: learned by
 calibrate from whole A/As (an `InstancePrior`, with its degrees of freedom) and
-pooled with what this run's own K instance means show beyond their within part.
-Degrees of freedom by Welch-Satterthwaite. Without a prior and with one instance
-this is the burst-only test (which the report then says).
+pooled with what this run's own K instance means show (a moderated t with the prior's
+df + K - 1, never the bursts' df: centre_test). From 4 instance pairs the centres also
+check the prior, so a learned or default prior that is too small cannot raise the
+false-alarm rate. A learned prior is never narrower than the runner default
+(`learned_prior`). Without a prior and with one instance this is the burst-only test
+(which the report then says).
 
 Two families, two error rates:
 - the judged metrics (throughput, latency, the scenario's per-transaction counters:
@@ -58,6 +61,7 @@ from perfci.judge.stats import (
     satterthwaite_df,
     t_half_width,
     t_two_sided_p,
+    t_two_sided_ps,
     worse_beyond,
 )
 from perfci.model.metrics import INSTRUCTIONS, MetricSpec, presentation
@@ -71,6 +75,8 @@ MAX_LAG1 = 0.2
 MIN_BLOCKS = 6
 ABBA_BLOCK = 2
 DEFAULT_MIN_EFFECT = 0.01
+# From this many instance pairs (3 df) their centres check the prior (centre_test)
+CHECKED_INSTANCES = 4
 PENDING = Outcome.INCONCLUSIVE  # a row waiting for its family's adjusted p (judge_table decides every one)
 
 PairTable = Mapping[str, tuple[Sequence[float], Sequence[float]]]  # key -> (A values, B values), pair order
@@ -115,6 +121,14 @@ def runner_default_prior(key: str) -> InstancePrior:
     if presentation(key)[0] in ("throughput", "latency", "CPU"):
         return InstancePrior(RUNNER_DEFAULT_INSTANCE_SD, RUNNER_DEFAULT_INSTANCE_DF)
     return InstancePrior(COUNTER_INSTANCE_SD.get(metric, OTHER_COUNTER_INSTANCE_SD), RUNNER_DEFAULT_INSTANCE_DF)
+
+
+def learned_prior(learned: InstancePrior, default: InstancePrior) -> InstancePrior:
+    """What a noise model's learned between-instance spread judges with: never narrower
+    than the key's default (a method-of-moments estimate is floored at 0, and 0 with
+    49 df made false alarms ~5-10x likelier, #55). A wider one keeps its df; floored, the
+    default's df."""
+    return learned if learned.sd > default.sd else default
 
 
 def default_priors(keys) -> dict[str, InstancePrior]:
@@ -253,13 +267,11 @@ def estimate_instances(parts: Sequence[tuple[Sequence[float], Sequence[float]]],
         return None
     k = len(centers)
     center = statistics_mean(centers)
-    within = sum(variances) / k ** 2
-    excess = max(0.0, float(np.var(centers, ddof=1)) - statistics_mean(variances)) if k >= 2 else 0.0
+    centre_sample_var = float(np.var(centers, ddof=1)) if k >= 2 else 0.0
+    excess = max(0.0, centre_sample_var - statistics_mean(variances)) if k >= 2 else 0.0
     prior_df, prior_var = (prior.df, prior.sd ** 2) if prior else (0, 0.0)
     instance_df = prior_df + k - 1
     instance_var = (prior_df * prior_var + (k - 1) * excess) / instance_df if instance_df > 0 else 0.0
-    between = instance_var / k
-    total = within + between
     spread = float(np.concatenate(ds).std(ddof=1))
     r = lag1(ds[0])
     n_blocks = sum(n for _, n in blocks)
@@ -270,16 +282,56 @@ def estimate_instances(parts: Sequence[tuple[Sequence[float], Sequence[float]]],
     common: dict[str, Any] = dict(n_pairs=len(d_all), block=blocks[0][0], n_blocks=n_blocks, scale=scale,
                                   spread=spread, lag1=r,
                                   instances=k, instance_sd=math.sqrt(instance_var))
-    if total == 0.0:
+    se_array, df_array = centre_test(np.array(centers), np.array(variances), sum(dfs), prior_df, prior_var)
+    se, df = float(se_array), float(df_array)
+    if se == 0.0:
         p = 1.0 if center == 0 else 0.0
         return PairedEstimate(ratio=ratio_of(center), low=ratio_of(center), high=ratio_of(center), p=p, df=0.0, se=0.0,
                               **common)
-    df = satterthwaite_df([(within, sum(dfs)), (between, instance_df)], fallback=float(sum(dfs) or 1))
-    se = math.sqrt(total)
     p = t_two_sided_p(center / se, df)
     half = t_half_width(0.95, df, se)
     return PairedEstimate(ratio=ratio_of(center), low=ratio_of(center - half), high=ratio_of(center + half), p=p,
                           df=df, se=se, **common)
+
+
+def centre_test(centers: np.ndarray, variances: np.ndarray, within_df: float, prior_df: float,
+                prior_var: float) -> tuple[np.ndarray, np.ndarray]:
+    """The standard error and degrees of freedom that judge the mean of K instance pairs'
+    centres (each with its within-instance variance); arrays of shape (..., K), so that
+    a simulation judges many A/Bs at once (tests/judge/test_level.py).
+
+    One instance pair: the within part (its blocks' df) plus the prior's between part
+    (its df), by Welch-Satterthwaite; no prior: the burst-only test.
+    Two or more: a moderated t (limma's): the variance of one centre is the prior's
+    (prior sd^2 + the mean within variance, with the prior's df) pooled with the centres'
+    own sample variance (K - 1 df): df = prior df + K - 1, never the bursts' df, which
+    say nothing about the instances. Its level holds when the prior is not too small.
+    From `CHECKED_INSTANCES` on, the centres also check the prior: the test on the
+    centres alone (Student's t, K - 1 df: exact whatever the prior) is run too and the
+    less significant of the two decides, so a prior that is too small (a runner whose
+    instances spread more than its default) cannot make false alarms more likely.
+    """
+    k = centers.shape[-1]
+    within_mean = variances.mean(axis=-1)
+    if k == 1:
+        se2 = within_mean + prior_var
+        df = np.vectorize(lambda w: satterthwaite_df([(w, within_df), (prior_var, prior_df)],
+                                                     fallback=float(within_df or 1)))(within_mean)
+        return np.sqrt(se2), np.asarray(df, dtype=float)
+    sample_var = centers.var(axis=-1, ddof=1)
+    df_moderated = prior_df + k - 1
+    se = np.sqrt((prior_df * (prior_var + within_mean) + (k - 1) * sample_var) / df_moderated / k)
+    df = np.full_like(se, float(df_moderated))
+    if k < CHECKED_INSTANCES:
+        return se, df
+    alone_se = np.sqrt(sample_var / k)
+    center = np.abs(centers.mean(axis=-1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # a t statistic's p falls as |t| grows: compare p-values, as their df differ
+        alone_p = t_two_sided_ps(np.where(alone_se > 0, center / alone_se, np.inf), float(k - 1))
+        moderated_p = t_two_sided_ps(np.where(se > 0, center / se, np.inf), float(df_moderated))
+    alone = alone_p > moderated_p
+    return np.where(alone, alone_se, se), np.where(alone, float(k - 1), df)
 
 
 def statistics_mean(values: Sequence[float]) -> float:

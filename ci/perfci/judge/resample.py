@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from perfci.judge.burst_verdicts import instance_tables, judged_specs
-from perfci.judge.paired import DEFAULT_MIN_EFFECT, judge_instances
+from perfci.judge.paired import DEFAULT_MIN_EFFECT, default_priors, judge_instances
 from perfci.model.bursts import InterleavedRun
 from perfci.model.noise import InstancePrior
 from perfci.model.verdicts import Outcome
@@ -141,7 +141,8 @@ def simulate(runs: Sequence[InterleavedRun], effect: float, pairs: int, trials: 
              priors: Mapping[str, InstancePrior] | None = None) -> SimulatedRate:
     """`trials` A/Bs of `instances` instance pairs x `pairs` measured pairs per phase,
     slowdown `effect` on B, each judged by the real verdict code (default judged
-    metrics; `priors`: the between-instance spread the verdict adds, as in `perfci ab`)."""
+    metrics; `priors`: the between-instance spread the verdict adds, as in `perfci ab`:
+    by default the runner default's, `{}` for none)."""
     pool = instance_pool(runs)
     if not pool:
         raise ValueError("no measured burst pairs in these runs")
@@ -152,7 +153,8 @@ def simulate(runs: Sequence[InterleavedRun], effect: float, pairs: int, trials: 
     for _ in range(trials):
         tables = draw(pool, instances, pairs, effect, rng)
         specs = judged_specs({k: v for t in tables for k, v in t.items()}, [])
-        rows = judge_instances(tables, specs, min_effect=min_effect, priors=priors)
+        rows = judge_instances(tables, specs, min_effect=min_effect,
+                               priors=default_priors(specs) if priors is None else priors)
         verdicts = {r.key: r.verdict for r in rows if r.spec is not None}
         regressions += any(v == Outcome.REGRESSION for v in verdicts.values())
         flags += any(v in (Outcome.REGRESSION, Outcome.IMPROVEMENT) for v in verdicts.values())

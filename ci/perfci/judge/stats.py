@@ -68,8 +68,13 @@ def satterthwaite_df(components: list[tuple[float, float]], fallback: float) -> 
 
 def t_two_sided_p(t: float, df: float) -> float:
     """Two-sided p-value of Student's t statistic `t` with `df` degrees of freedom."""
+    return float(t_two_sided_ps(np.asarray(t), df))
+
+
+def t_two_sided_ps(t: np.ndarray, df: float | np.ndarray) -> np.ndarray:
+    """t_two_sided_p of many statistics at once."""
     from scipy.special import stdtr
-    return float(2 * stdtr(df, -abs(t)))
+    return 2 * stdtr(df, -np.abs(t))
 
 
 @dataclass(frozen=True)
