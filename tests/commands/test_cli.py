@@ -79,14 +79,18 @@ def test_measure_both_is_refused_where_only_one_a_b_runs(command, measure, capsy
             in capsys.readouterr().err)
 
 
-@pytest.mark.parametrize("args", [["--bursts", "4", "--warmup", "5"], ["--bursts", "3", "--warmup", "3"]])
-def test_bursts_that_leave_nothing_after_the_warm_up_are_refused_in_one_line(args, capsys):
-    """`--bursts` counts the warm-up pairs: 4 with 5 warm-up measured nothing and said "No change" (#55)."""
+@pytest.mark.parametrize("args, measured", [(["--bursts", "4", "--warmup", "5"], "no burst pair"),
+                                            (["--bursts", "3", "--warmup", "3"], "no burst pair"),
+                                            (["--bursts", "4", "--warmup", "3"], "one burst pair")])
+def test_bursts_that_leave_too_few_after_the_warm_up_are_refused_in_one_line(args, measured, capsys):
+    """`--bursts` counts the warm-up pairs: 4 with 5 warm-up measured nothing and said "No change"
+    (#55); one measured pair judges nothing either (a verdict needs two per instance pair)."""
     with pytest.raises(SystemExit) as exit_:
         cli.main(["ab", "microbench", "--phase", "point-query", "--instances", "1", *args, "--plan-only"])
     assert exit_.value.code == 2
     err = capsys.readouterr().err
-    assert "counts the warm-up pairs" in err and "no burst pair would be measured" in err, err
+    assert "counts the warm-up pairs" in err and f"{measured} would be measured and a verdict needs 2" in err, err
+    assert len(err.strip().splitlines()[-1]) and "Traceback" not in err
 
 
 def test_measure_auto_counts_first_where_this_host_can_count_else_times(tmp_path, monkeypatch, capsys):

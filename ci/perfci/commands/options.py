@@ -12,7 +12,7 @@ import click
 
 from perfci.judge import design
 from perfci.judge.budget import DEFAULT_CASES, DEFAULT_FALSE_ISSUES, DEFAULT_MIN_NIGHTS, IssueBudget
-from perfci.judge.paired import DEFAULT_MIN_EFFECT
+from perfci.judge.paired import DEFAULT_MIN_EFFECT, MIN_MEASURED_PAIRS
 from perfci.judge.stats import DEFAULT_CONFIDENCE, DEFAULT_CV_FLOOR, DEFAULT_PRIOR_CV
 from perfci.model.identity import DEFAULT_FOLLOW, FOLLOW_CHOICES
 from perfci.model.scenario import cases, load_scenario
@@ -277,10 +277,13 @@ def ab_plan_options(fn: F, measure_both: bool = False) -> F:
             given["measure"] = measure_here(given["work_counter"])
         extra = {name: kwargs.pop(name) if name == "warmup" else kwargs[name]  # the others are the command's too
                  for name in ("phases", "warmup", "baseline_dir") if name in kwargs}
-        if given["bursts"] is not None and extra.get("warmup", DEFAULT_WARMUP_PAIRS) >= given["bursts"]:
-            raise click.UsageError(f"--bursts {given['bursts']} counts the warm-up pairs: with --warmup "
-                                   f"{extra.get('warmup', DEFAULT_WARMUP_PAIRS)} no burst pair would be measured "
-                                   "(give --bursts more than --warmup)")
+        warmup = extra.get("warmup", DEFAULT_WARMUP_PAIRS)
+        if given["bursts"] is not None and given["bursts"] - warmup < MIN_MEASURED_PAIRS:
+            measured = max(given["bursts"] - warmup, 0)
+            raise click.UsageError(f"--bursts {given['bursts']} counts the warm-up pairs: with --warmup {warmup} "
+                                   f"{'no burst pair' if not measured else 'one burst pair'} would be measured "
+                                   f"and a verdict needs {MIN_MEASURED_PAIRS} (give --bursts at least "
+                                   f"{warmup + MIN_MEASURED_PAIRS})")
         kwargs["ab"] = ab_plan(**given, **extra)
         return fn(*args, **kwargs)
 

@@ -75,6 +75,7 @@ MAX_LAG1 = 0.2
 MIN_BLOCKS = 6
 ABBA_BLOCK = 2
 DEFAULT_MIN_EFFECT = 0.01
+MIN_MEASURED_PAIRS = 2  # per instance pair: fewer judge nothing
 # From this many instance pairs (3 df) their centres check the prior (centre_test)
 CHECKED_INSTANCES = 4
 PENDING = Outcome.INCONCLUSIVE  # a row waiting for its family's adjusted p (judge_table decides every one)
@@ -248,7 +249,7 @@ def estimate_instances(parts: Sequence[tuple[Sequence[float], Sequence[float]]],
                        prior: InstancePrior | None = None) -> PairedEstimate | None:
     """The paired change B/A over instance pairs (each: A values, B values in pair
     order) with its interval and p-value; None if nothing to judge."""
-    parts = [(a, b) for a, b in parts if len(a) >= 2]
+    parts = [(a, b) for a, b in parts if len(a) >= MIN_MEASURED_PAIRS]
     if not parts:
         return None
     d_all, scale = differences([x for a, _ in parts for x in a], [x for _, b in parts for x in b])
