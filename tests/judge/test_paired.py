@@ -247,3 +247,23 @@ def test_a_counter_spreading_between_instances_as_measured_is_not_a_false_alarm_
             hits[name] += est is not None and est.p < level
     assert hits["throughput's"] / trials > 5 * level, hits
     assert hits["its own"] / trials <= 2 * level, hits
+
+
+def test_keys_that_are_one_series_count_once_in_holm():
+    """qps = 10 x tps and latency = 1000 / tps in a fixed-work phase are one test: Holm
+    over tps, qps, latency and a noisy CPU key counts 2 tests, not 4 (#55); a key that
+    merely moves with tps is its own test."""
+    rng = np.random.default_rng(11)
+    a = 200 * np.exp(rng.normal(0, 0.03, 30))
+    b = a * 0.97 * np.exp(rng.normal(0, 0.03, 30))
+    cpu_a, cpu_b = 50 * np.exp(rng.normal(0, 0.03, 30)), 50 * np.exp(rng.normal(0, 0.03, 30))
+    t = {"before.tps": (list(a), list(b)), "before.qps": (list(10 * a), list(10 * b)),
+         "before.latency_ms_avg": (list(1000 / a), list(1000 / b)),
+         "before.statement_cpu_us_per_txn": (list(cpu_a), list(cpu_b))}
+    specs = {k: default_spec(k.split(".", 1)[1]) for k in t}
+    rows = {r.key: r for r in judge_table(t, specs)}
+    p_tps, p_cpu = rows["before.tps"].estimate.p, rows["before.statement_cpu_us_per_txn"].estimate.p
+    assert rows["before.qps"].estimate.p == pytest.approx(p_tps, rel=1e-9)
+    assert rows["before.tps"].p_adjusted == rows["before.qps"].p_adjusted == rows["before.latency_ms_avg"].p_adjusted
+    assert rows["before.tps"].p_adjusted == pytest.approx(holm([p_tps, p_cpu])[0])
+    assert rows["before.statement_cpu_us_per_txn"].p_adjusted == pytest.approx(holm([p_tps, p_cpu])[1])

@@ -339,6 +339,21 @@ def statistics_mean(values: Sequence[float]) -> float:
     return float(np.mean(values))
 
 
+def same_tests(rows: Sequence[PairedVerdict]) -> list[list[int]]:
+    """The rows' indexes grouped by test: keys of one phase whose pair differences are
+    one series up to sign and scale (qps = 10 x tps in a fixed-work phase, latency its
+    inverse) have the same p to the last digits, and are one test, counted once in the
+    family's correction (#55). Any other p is its own group."""
+    groups: dict[tuple, list[int]] = {}
+    for i, row in enumerate(rows):
+        est = row.estimate
+        same = est is not None and 0.0 < est.p < 1.0
+        identity = ((row.key.split(".", 1)[0], est.n_pairs, float(f"{est.p:.12g}")) if same and est is not None
+                    else (i,))
+        groups.setdefault(identity, []).append(i)
+    return list(groups.values())
+
+
 def holm(p: Sequence[float]) -> list[float]:
     """Holm's step-down adjusted p-values (family-wise error)."""
     m = len(p)
@@ -406,12 +421,16 @@ def judge_instances(tables: Sequence[PairTable], specs: Mapping[str, MetricSpec]
             rows.append(PairedVerdict(key, spec, a_mean, b_mean, est, None, PENDING))
     for family, adjust in ((True, holm), (False, benjamini_hochberg)):
         members = [r for r in rows if r.verdict is PENDING and (r.spec is not None) == family]
-        for row, p_adj in zip(members, adjust([r.estimate.p for r in members if r.estimate])):
+        tests = same_tests(members)
+        adjusted = adjust([members[group[0]].estimate.p for group in tests])  # type: ignore[union-attr]
+        by_member = {i: p_adj for group, p_adj in zip(tests, adjusted) for i in group}
+        for i, row in enumerate(members):
+            p_adj = by_member[i]
             row.p_adjusted = p_adj
             if family and row.estimate is not None:
                 # the judged rows show the interval that decides (decision_level), and
                 # what a change alone would have had to pass: the MDE at Holm's first step
-                first = alpha / len(members)
+                first = alpha / len(tests)
                 row.estimate = row.estimate.at(1 - decision_level(alpha, row.estimate.p, p_adj, first))
                 row.mde = row.estimate.detectable(first)
             _decide(row, alpha if family else fdr, (min_effects or {}).get(row.key, min_effect))
