@@ -102,7 +102,7 @@ def test_the_regression_is_confirmed_by_an_ab_against_the_last_good_config_befor
     assert proc.returncode == 0, proc.stderr
     text = next(issues.glob("*.md")).read_text()
     assert "- **confirmed**: the A/B flags" in text and "perfci A/B (interleaved)" in text
-    assert "- sized before it ran: 1 instance pair x 4 burst pairs" in text
+    assert "- planned before it ran: 1 instance pair x 4 burst pairs" in text
 
 
 def test_run_with_the_baseline_config_is_not_flagged(baseline_dir, tmp_path_factory):

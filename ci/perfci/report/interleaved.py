@@ -44,7 +44,7 @@ def interleaved_markdown(run: InterleavedRun, rows: list[PairedVerdict], min_eff
         *([measured_line(run, rows), ""] if run.measure == "work" else []),
     ]
     lines = [
-        *([f"- sized before it ran: {markdown(sizing)}"] if sizing else []),
+        *([f"- planned before it ran: {markdown(sizing)}"] if sizing else []),
         f"- A: {code_span(a.described)} ({markdown(f'{a.flavor} {a.full_version}')}) · "
         f"B: {code_span(b.described)} ({markdown(f'{b.flavor} {b.full_version}')})",
         f"- {len(run.instances)} instance pair{'s' if len(run.instances) > 1 else ''} (fresh servers from the dataset; "
@@ -59,10 +59,12 @@ def interleaved_markdown(run: InterleavedRun, rows: list[PairedVerdict], min_eff
         f"other counters under Benjamini-Hochberg (FDR {FDR:.0%}), explanations only"
         + (f"; minimum effects from the noise model {noise_source}" if noise_source else ""),
         "- intervals: each judged metric at the level of its own Holm step (1 − α·p/p_adj: 1 − α/m for the "
-        "smallest p), so it excludes 1 exactly when the metric is significant; counters at 95 %; MDE: the "
-        "change a run like this finds with 90 % power at 1 − α/m; spread: "
+        "smallest p), so it excludes 1 exactly when the metric is significant; counters at 95 %; achieved MDE: "
+        "the change this run, with the noise it measured, finds with 90 % power at 1 − α/m (the plan's "
+        "\"sees\" is the same from the noise assumed before it ran); spread: "
         + (f"bursts within instance pairs, plus the spread between instance pairs from the "
-                           f"{markdown(instance_source)}, pooled with this run's own instances"
+                           f"{markdown(instance_source)}, pooled with this run's own instance means (from 4 "
+                           "instance pairs the means alone decide where they say less)"
                            if instance_source else "bursts within instance pairs, and this run's own spread between "
                            "instance pairs (none with one pair)"),
     ]
@@ -121,7 +123,8 @@ def degenerate(r: PairedVerdict) -> bool:
     return e is None or e.high >= 9999 or e.low <= 0
 
 
-COLUMNS = ["metric", "A mean", "B mean", "B/A", "interval", "adj. p", "MDE", "pairs (block) · inst. sd", "unit"]
+COLUMNS = ["metric", "A mean", "B mean", "B/A", "interval", "adj. p", "achieved MDE", "pairs (block) · inst. sd",
+           "unit"]
 
 
 def _change(r: PairedVerdict) -> str:
