@@ -102,8 +102,8 @@ def test_false_alarms_and_known_effects(benchmark, per_iteration_s, trial, tmp_p
         "per_iteration_us": round(per_iteration_s * 1e6, 4), "base_iterations": BASE, "iterations": n,
         "instances": len(run_.instances), "planned_instances": run_.planned_instances,
         "bursts": max(run_.bursts_per_phase.values()), "first": [i.first for i in run_.instances],
-        "sized": next((line.removeprefix("- sized before it ran: ") for line in proc.stdout.splitlines()
-                       if line.startswith("- sized before it ran: ")), None),
+        "sized": next((line.removeprefix("- planned before it ran: ") for line in proc.stdout.splitlines()
+                       if line.startswith("- planned before it ran: ")), None),
         "bursts_file": str(kept.relative_to(ROOT)), "exit": proc.returncode, "wall_s": round(wall, 1),
         "prior": source, "flagged": flagged,
         **{key: {"ratio": round(r.estimate.ratio, 4), "low": round(r.estimate.low, 4), "high": round(r.estimate.high, 4),
