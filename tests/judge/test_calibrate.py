@@ -40,5 +40,5 @@ def test_calibrate_from_real_aas_prints_the_sized_ab_and_its_mde_per_metric(tmp_
     header = next(x for x in done.stdout.splitlines() if x.startswith("| metric |")).split(" | ")
     row = next(x for x in done.stdout.splitlines() if x.startswith("| `before.tps` (judged)")).split(" | ")
     shown = row[header.index("A/B MDE (sized)")]
-    assert shown == f"{design.mde(design.key_noise(model.metrics['before.tps']), k, n, judged):.2%}"
+    assert shown == f"{design.mde(design.key_noise('before.tps', model.metrics['before.tps']), k, n, judged):.2%}"
     assert float(shown.rstrip("%")) <= sized.mde * 100 + 1e-9  # the design is sized on the worst throughput key

@@ -149,3 +149,18 @@ def test_one_mapping_turns_a_commands_ab_options_into_its_plan(tmp_path):
     assert plan.noise_root == tmp_path / "b" / "noise"
     assert ab_plan(0.05, 25, "target", None, None, 0.01, tmp_path / "n", baseline_dir=tmp_path / "b").noise_root == \
         tmp_path / "n"
+
+
+def test_a_learned_instance_spread_below_the_runner_default_sizes_as_the_default():
+    """calibrate's estimate is floored at 0 (#55: 0 with 49 df made false alarms 5-10x
+    likelier): sizing, like the verdict, never takes one narrower than the key's default;
+    a wider one is kept with its df."""
+    from perfci.model.noise import MetricNoise
+    zero = MetricNoise(pair_sd=0.05, block_sd=0.04, lag1=0.0, run_cv=0.02, pairs=400, runs=25, pair_seconds=3.0,
+                       instance_sd=0.0, instance_df=49)
+    assert design.key_noise("before.tps", zero) == design.KeyNoise(0.04, design.RUNNER_DEFAULT_INSTANCE_SD,
+                                                                  design.RUNNER_DEFAULT_INSTANCE_DF)
+    wide = zero.model_copy(update={"instance_sd": 0.03})
+    assert design.key_noise("before.tps", wide) == design.KeyNoise(0.04, 0.03, 49)
+    counted = design.key_noise("before.instructions_per_txn", zero)
+    assert counted.instance_sd == design.WORK_INSTANCE_SD  # its own kind's default, not throughput's

@@ -166,3 +166,23 @@ def test_a_counted_burst_is_never_dropped_for_a_busy_host_a_timed_one_is():
     assert not any(busy(b) for b in loaded.bursts) and set(busy_pairs(loaded).values()) == {0}
     timed = loaded.bursts[0].model_copy(update={"metrics": {"tps": 100.0}})
     assert busy(timed)
+
+
+def test_a_learned_prior_narrower_than_the_default_judges_as_the_default_and_a_wider_one_as_learned():
+    """#55: the verdict never takes a learned between-instance spread narrower than its
+    kind's default (calibrate's estimate is floored at 0; 0 with 49 df made false alarms
+    5-10x likelier); a wider one keeps its df; the source line says so."""
+    from perfci.judge.calibration import priors_for
+    from perfci.model.noise import MetricNoise
+
+    from factories import make_noise_model
+
+    key = f"point.{WORK_METRIC}"
+    run = work_run(1, 0.0)
+    noise = MetricNoise(pair_sd=0.001, block_sd=0.001, lag1=0.0, run_cv=0.001, pairs=80, runs=25, pair_seconds=3.0,
+                        instance_sd=0.0, instance_df=49)
+    priors, source = priors_for(run, make_noise_model({key: noise}))
+    assert (priors[key].sd, priors[key].df) == (WORK_INSTANCE_SD, 4)
+    assert "where wider than the runner default" in source
+    wide = make_noise_model({key: noise.model_copy(update={"instance_sd": 0.02})})
+    assert (priors_for(run, wide)[0][key].sd, priors_for(run, wide)[0][key].df) == (0.02, 49)

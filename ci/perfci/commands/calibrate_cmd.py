@@ -133,7 +133,7 @@ def report(model: NoiseModel, run: InterleavedRun, path: Path) -> str:
                     "compare tolerance"], (
         [f"`{key}`{' (judged)' if key in specs else ''}", pct(m.pair_sd), f"{m.lag1:+.2f}", pct(m.run_cv),
          pct(calibration.nightly_mde(m)),
-         pct(design.mde(design.key_noise(m), sized.instances, sized.bursts, phases * per_phase)),
+         pct(design.mde(design.key_noise(key, m), sized.instances, sized.bursts, phases * per_phase)),
          pct(calibration.tolerance(m))]
         for key, m in ((k, model.metrics[k]) for k in keys)))
     lines += ["", f"Counters with a run CV <= 0.5 % are listed after the judged metrics (deterministic under fixed work); "

@@ -31,10 +31,11 @@ from perfci.judge.paired import (
     RUNNER_DEFAULT_INSTANCE_SD,
     WORK_INSTANCE_SD,
     learned_prior,
+    runner_default_prior,
 )
 from perfci.judge.stats import detectable_shift, satterthwaite_df
 from perfci.model.metrics import WORK_METRIC
-from perfci.model.noise import InstancePrior, MetricNoise, NoiseModel
+from perfci.model.noise import MetricNoise, NoiseModel
 
 DEFAULT_TARGET_MDE = 0.05
 WORK_TARGET_MDE = 0.01  # --measure work
@@ -180,13 +181,13 @@ def size(noises: list[KeyNoise], cycle_s: float, judged: int, warmup: int, targe
     return min(within_budget, key=lambda d: (d.mde, d.minutes))
 
 
-def key_noise(m: MetricNoise, default: KeyNoise = RUNNER_DEFAULT_NOISE) -> KeyNoise:
+def key_noise(key: str, m: MetricNoise) -> KeyNoise:
     """A learned metric's noise for sizing: its between-instance spread never narrower
-    than the default's (as the verdict judges it: paired.learned_prior)."""
+    than its kind's runner default (as the verdict judges it: paired.learned_prior)."""
+    default = runner_default_prior(key)
     learned = m.prior()
-    prior = learned_prior(learned, InstancePrior(default.instance_sd, default.instance_df)) if learned else None
-    return KeyNoise(m.block_sd, prior.sd if prior else default.instance_sd,
-                    prior.df if prior else default.instance_df)
+    prior = learned_prior(learned, default) if learned else default
+    return KeyNoise(m.block_sd, prior.sd, prior.df)
 
 
 def for_case(model: NoiseModel | None, phases: int, judged_per_phase: int, warmup: int,
@@ -208,7 +209,7 @@ def for_case(model: NoiseModel | None, phases: int, judged_per_phase: int, warmu
                     f"{what} runner default (no noise model for this case: `perfci calibrate` learns one)",
                     instances, bursts, fixed, alpha, how.overhead_s)
     assert model is not None
-    noises = [key_noise(m, how.default) for m in sized.values()]
+    noises = [key_noise(k, m) for k, m in sized.items()]
     cycle = cycle_seconds(model, measured) or how.pair_s * max(phases, 1)
     return size(noises, cycle, judged, warmup, target, budget_minutes,
                 f"the noise model of {len(model.runs)} A/As learned {model.created_at[:10]}", instances, bursts,
