@@ -226,9 +226,10 @@ def compare_case(case: CaseInputs, rules: Rules = Rules()) -> CaseComparison:
         base_values = (baseline.values(key) or [s.counters[key] for s in baseline.samples if key in s.counters]) \
             if baseline else []
         judged_by = counted_rules(rules, first, key)
-        spec, verdict = judge_metric(key, spec, current, base_values, model.metrics.get(key) if model else None,
+        learned = model.metrics.get(key) if model else None
+        spec, verdict = judge_metric(key, spec, current, base_values, learned,
                                      judged_by, work_confidence if gate == "work" else rules.confidence)
-        row = MetricRow(key, spec, base_values, current, verdict, gate=gate, rules=judged_by)
+        row = MetricRow(key, spec, base_values, current, verdict, gate=gate, rules=learned_rules(judged_by, learned))
         if verdict.verdict == Outcome.REGRESSION and baseline and not key.startswith("headline."):
             row.movers = top_movers(key.split(".", 1)[0], ran, baseline)
         rows.append(row)
@@ -239,16 +240,28 @@ def judge_metric(key: str, spec: MetricSpec, current: list[float], base_values: 
                  learned: MetricNoise | None, rules: Rules, confidence: float | None = None) -> tuple[MetricSpec, Verdict]:
     """THE verdict of one metric against its baseline samples: where the runner's noise
     model learned the metric, its tolerance and run-to-run CV replace the spec's and the
-    prior (returned: the spec the verdict used). `confidence`: the interval's level when
-    it is not the rules' (a family's share, family_confidence)."""
+    prior (returned: the spec the verdict used; `learned_rules` the rest). `confidence`:
+    the interval's level when it is not the rules' (a family's share, family_confidence)."""
     floor = spec.floor if not key.startswith("headline.") else 0.0
     level = rules.confidence if confidence is None else confidence
-    if learned is not None and learned.run_cv is not None:
+    used = learned_rules(rules, learned)
+    if learned is not None and used is not rules:
         spec = MetricSpec(spec.metric, spec.direction, calibration.tolerance(learned) or spec.tolerance, spec.floor)
-        return spec, judge(current, base_values, spec.direction, spec.tolerance, level, 0.0005,
-                           learned.run_cv, floor, prior_df=max(learned.runs - 1, 1))
-    return spec, judge(current, base_values, spec.direction, spec.tolerance, level, rules.cv_floor,
-                       rules.prior_cv, floor=floor)
+    return spec, judge(current, base_values, spec.direction, spec.tolerance, level, used.cv_floor,
+                       used.prior_cv, floor, prior_df=used.prior_df)
+
+
+# A learned run-to-run CV is trusted down to this
+LEARNED_CV_FLOOR = 0.0005
+
+
+def learned_rules(rules: Rules, learned: MetricNoise | None) -> Rules:
+    """The spread rules a metric is judged by: the noise model's run-to-run CV (with its
+    runs' df) where it learned one, else `rules`. Kept on the row, so that the issue's
+    multi-night test judges with the prior tonight's verdict used."""
+    if learned is None or learned.run_cv is None:
+        return rules
+    return replace(rules, cv_floor=LEARNED_CV_FLOOR, prior_cv=learned.run_cv, prior_df=max(learned.runs - 1, 1))
 
 
 # A counted run's nights never spread less than this (full-scan's counts spread 0.0001-0.01 %
