@@ -161,3 +161,15 @@ def test_the_pr_script_diffs_the_base_commits_baselines_as_the_workflow_starts_i
     git("commit", "-qam", "break it")
     done = script("broken.md")
     assert done.returncode == 2 and CASE in done.stderr and not (project / "broken.md").exists()
+
+
+def test_a_row_judged_with_a_noise_model_keeps_the_learned_prior_for_the_issues_multi_night_test(tmp_path):
+    """#55: the row carries the spread rules its verdict used (the model's run CV and its
+    runs' df), so that the issue's test over the nights judges with the same prior."""
+    root = baselines(tmp_path / "b", tmp_path, [1000, 1030, 980, 1010, 990, 1020])
+    noise_model(root, run_cv=0.02, runs=6)
+    [comp] = compare_cases(load_cases([make_result(tps=900)], baseline_root=root))
+    row = next(r for r in comp.rows if r.key == "before.tps")
+    assert row.rules is not None and (row.rules.prior_cv, row.rules.prior_df) == (0.02, 5)
+    plain = next(r for r in comp.rows if r.key == "before.latency_ms_avg")  # not in the model
+    assert plain.rules is not None and plain.rules.prior_cv == comp.rules.prior_cv
