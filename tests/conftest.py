@@ -21,6 +21,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -29,6 +30,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
+# the unprivileged account a pull request's build runs as in tests (host/sandbox.py): a
+# uid no user of the host has, reached with setpriv (the tests run as root)
+SANDBOX_ACCOUNT = "64201:64201"
 PERFCI = [sys.executable, "-m", "perfci.cli"]
 # the checkout's code, also where perfci is pip-installed (editable or not)
 SOURCE_ENV = {"PYTHONPATH": os.pathsep.join(filter(None, [str(REPO / "ci"), os.environ.get("PYTHONPATH")])),
@@ -302,6 +306,16 @@ def actionlint() -> str:
     if not candidate.exists():
         pytest.skip("needs actionlint (scripts/install-deps installs it with go install)")
     return str(candidate)
+
+
+@pytest.fixture
+def sandbox_tmp():
+    """A temporary directory the sandbox account may walk to (pytest's own are 0700 of
+    root): where a test keeps what a sandboxed build reads and writes."""
+    path = Path(tempfile.mkdtemp(prefix="perfci-sandbox-test-"))
+    path.chmod(0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def result_files(out_dir: Path) -> list[Path]:

@@ -56,6 +56,46 @@ def make_every_commit_durable(repo: Path) -> str:
     return git(repo, "rev-parse", "HEAD")
 
 
+SLEEPER = "31170917"  # the escaping build's sleeper: `cc1plus 31170917` in /proc/*/cmdline
+
+ESCAPE = """\
+#!/bin/sh
+# a pull request's build that tries to get out: each attempt says how it went (the build log)
+try() { what=$1; shift; if "$@" 2>/dev/null; then echo "escape: $what: done"; else echo "escape: $what: failed"; fi; }
+try gitconfig sh -c 'mkdir -p "$1" && printf "[core]\\n\\thooksPath = /x\\n" >> "$1/.gitconfig"' - "@HOME@"
+try trusted-cache sh -c 'mkdir -p "$1" && echo poison > "$1/poison"' - "@TRUSTED@"
+try cargo-bin sh -c 'mkdir -p "$1/.cargo/bin" && printf "#!/bin/sh\\n" > "$1/.cargo/bin/inferno-flamegraph"' - "@HOME@"
+try network python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 3)' @PORT@
+try sleeper sh -c 'setsid -f bash -c "exec -a cc1plus sleep @SLEEPER@" </dev/null >/dev/null 2>&1'
+"""
+
+
+def plant_escapes(repo: Path, home: Path, trusted_cache: Path, port: int) -> str:
+    """A commit whose configure step tries to write the runner user's git config, a
+    trusted cache and ~/.cargo/bin, to reach a listener on the host's loopback, and to
+    leave a renamed `setsid` sleeper behind; the build itself is unchanged."""
+    script = (ESCAPE.replace("@HOME@", str(home)).replace("@TRUSTED@", str(trusted_cache))
+              .replace("@PORT@", str(port)).replace("@SLEEPER@", SLEEPER))
+    (repo / "escape.sh").write_text(script)
+    cmake = repo / "CMakeLists.txt"
+    cmake.write_text(cmake.read_text() + 'execute_process(COMMAND sh "${CMAKE_SOURCE_DIR}/escape.sh")\n')
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "build: a step of our own")
+    return git(repo, "rev-parse", "HEAD")
+
+
+def sleepers() -> list[str]:
+    """Pids whose command line names the escaping build's sleeper."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if SLEEPER.encode() in cmdline.read_bytes():
+                found.append(cmdline.parent.name)
+        except OSError:
+            continue
+    return found
+
+
 def server_source(root: Path) -> tuple[Path, list[str]]:
     """The repository and its three commits, oldest first (tag `good` on the first): the
     middle one makes every commit durable, the last only adds a README."""

@@ -41,6 +41,7 @@ COMMANDS = {
     "lock": ("lock_cmd", "lock"),
     "nightly": ("nightly_cmd", "nightly"),
     "run": ("run_cmd", "run"),
+    "sandbox": ("sandbox_cmd", "sandbox"),
     "schema": ("schema_cmd", "schema"),
     "servers": ("servers_cmd", "servers"),
     "sweep": ("sweep_cmd", "sweep"),

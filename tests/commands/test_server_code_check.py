@@ -6,6 +6,7 @@ for real: tests/e2e/test_e2e_act.py."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 
 import pytest
@@ -90,18 +91,33 @@ def test_init_server_code_needs_the_repository_and_never_writes_over_it(tmp_path
     assert proc.returncode == 2 and "--phase goes with --server-code" in proc.stderr
 
 
-def run_script(tmp_path, *args, build_exit=0):
+def run_script(tmp_path, *args, build_exit=0, sandbox="64201:64201"):
     """scripts/pr-server-code-ab as the workflow step starts it (bash), beside a stand-in
-    build-server and perfci that record their calls."""
+    build-server and perfci that record their calls (and the cache paths build-server
+    would take from its environment)."""
     tool = tmp_path / "tool"
     (tool / "scripts").mkdir(parents=True, exist_ok=True)
     for name in ("pr-server-code-ab", "step-signals.sh"):
         (tool / "scripts" / name).write_text((REPO / "scripts" / name).read_text())
     for name, code in (("build-server", build_exit), ("perfci", 0)):
-        (tool / "scripts" / name).write_text(f'#!/bin/sh\necho "{name} $*" >> "{tmp_path}/calls"\nexit {code}\n')
+        (tool / "scripts" / name).write_text(
+            f'#!/bin/sh\necho "{name} $*" >> "{tmp_path}/calls"\n'
+            f'echo "${{CCACHE_DIR:-}}${{PERFCI_BUILD_CACHE:-}}${{PERFCI_SRC_CACHE:-}}" >> "{tmp_path}/env"\nexit {code}\n')
         (tool / "scripts" / name).chmod(0o755)
+    env = {**os.environ, "PERFCI_SANDBOX_USER": sandbox, "CCACHE_DIR": "/trusted/ccache",
+           "PERFCI_BUILD_CACHE": "/trusted/builds", "PERFCI_SRC_CACHE": "/trusted/src"}
     return subprocess.run(["bash", str(tool / "scripts" / "pr-server-code-ab"), *args], cwd=tmp_path,
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, env=env)
+
+
+def test_a_pull_requests_code_is_built_only_in_the_sandbox_and_only_in_the_jobs_caches(tmp_path):
+    """Removed once: without the sandbox check the builds ran; without the unset they saw /trusted."""
+    proc = run_script(tmp_path, "mariadb", "0" * 40, "1" * 40, str(tmp_path), "microbench", sandbox="")
+    assert proc.returncode == 3 and "no sandbox account (PERFCI_SANDBOX_USER)" in proc.stderr, proc.stderr
+    assert not (tmp_path / "calls").exists()
+    proc = run_script(tmp_path, "mariadb", "0" * 40, "1" * 40, str(tmp_path), "microbench")
+    assert proc.returncode == 0, proc.stderr
+    assert set((tmp_path / "env").read_text().splitlines()) == {""}
 
 
 @pytest.mark.parametrize("args, needle", [

@@ -14,6 +14,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 from pathlib import Path
 
@@ -28,10 +29,10 @@ from perfci.model.metrics import judged_keys
 from perfci.store.baseline_files import baseline_path, update_baselines
 from perfci.store.results import load_result, parse_result
 
-from conftest import REPO, require_tools, run_perfci, write_tiny
+from conftest import REPO, SANDBOX_ACCOUNT, require_tools, run_perfci, write_tiny
 from fake_github import FakeGitHub
 from simulated_month import git, results_branch
-from small_server_tree import make_every_commit_durable, server_tree
+from small_server_tree import make_every_commit_durable, plant_escapes, server_tree, sleepers
 
 pytestmark = [pytest.mark.e2e, pytest.mark.alone]
 RUNNER_CLASS = "epyc-nvme"  # the workflow's default when the repo sets no PERFCI_RUNNER_CLASS variable
@@ -389,14 +390,20 @@ def test_a_team_projects_servers_yaml_bump_is_ab_d_base_spec_against_head_spec(f
 
 
 def test_a_server_repositorys_pr_is_built_ab_d_and_fails_on_its_regression_with_one_comment(real_server_tools,
-                                                                                             tmp_path):
+                                                                                             tmp_path, sandbox_tmp):
     """A team's server repository (the small tree: its build is the distribution's MariaDB
     run with the options the source names) with the workflows `perfci init --server-code`
     writes and a tiny scenario of its own. A PR makes every commit durable: under act,
     perfci's reusable server-code check fetches the PR's base and head commits into the
     runner's mirror, builds both (scripts/build-server, the cache the job is given), A/Bs
     them on the scenario and fails naming it; the comment workflow writes the one sticky
-    comment."""
+    comment.
+    The PR's configure step also tries to get out (small_server_tree.plant_escapes): it
+    builds in the sandbox (host/sandbox.py) as an unprivileged account, so its writes to
+    the runner user's git config, a trusted cache and ~/.cargo/bin never land, it cannot
+    reach a listener on the host's loopback, its renamed `setsid` sleeper ends with the
+    build, and the verdict is the durable commit's. (Removed once: built unsandboxed, the
+    three files were written and the sleeper outlived the job.)"""
     require_tools("git", "cmake", "ninja", hint="scripts/build-server's tools; scripts/install-deps installs them")
     ref = git("-C", str(REPO), "rev-parse", "HEAD").strip()
     repo = server_tree(tmp_path)
@@ -412,14 +419,25 @@ def test_a_server_repositorys_pr_is_built_ab_d_and_fails_on_its_regression_with_
     caller.write_text(caller.read_text().replace("      measure: auto  #", "      measure: time  #"))
     base = commit(repo, "perf: the server-code PR check")
     published(repo, tmp_path, "durable")
-    head = make_every_commit_durable(repo)
+    make_every_commit_durable(repo)
+    home, listener = tmp_path / "runner-home", socket.create_server(("127.0.0.1", 0))
+    trusted = home / ".cache" / "perfci" / "builds"
+    trusted.mkdir(parents=True)
+    listener.setblocking(False)
+    head = plant_escapes(repo, home, trusted, listener.getsockname()[1])
     git("-C", str(repo), "push", "-q", "origin", "durable")  # the PR's head is GitHub's too (refs/pull/12/head)
-    cache = tmp_path / "cache"
+    cache = sandbox_tmp / "cache"  # where the sandbox account may walk (on a runner: /var/lib/perfci-pr)
     with FakeGitHub(tmp_path) as fake:
         fake.add_pull(12, head)
         proc = act(repo, "pull_request", "perf-pr-checks.yml", pull_request(12, "opened", base, head, "durable"), ref,
-                   tmp_path, env={"PERFCI_CACHE": str(cache)})
+                   tmp_path, env={"PERFCI_CACHE": str(cache), "PERFCI_SANDBOX_USER": SANDBOX_ACCOUNT})
         assert proc.returncode != 0 and "perfci: B regressed in tiny" in proc.stdout, proc.stdout[-6000:]
+        [log] = (cache / "builds").glob(f"mariadb-{head}-*.log")
+        assert "escape: network: failed" in log.read_text() and f"sandboxed as {SANDBOX_ACCOUNT}" in log.read_text()
+        assert sorted(p.name for p in home.rglob("*")) == [".cache", "builds", "perfci"], "a write got out"
+        assert not sleepers()
+        with pytest.raises(BlockingIOError):
+            listener.accept()
         report = tmp_path / "artifacts" / "pr-report" / "ab-tiny.md"
         text = report.read_text()
         assert f"A: `build:mariadb@{base}`" in text and f"B: `build:mariadb@{head}`" in text, text[:2000]

@@ -1,0 +1,112 @@
+"""The sandbox a pull request's build runs in (host/sandbox.py, `perfci sandbox`), run
+for real: bubblewrap as an unprivileged account, no servers."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from perfci.host.sandbox import HIDDEN, account_from, bwrap_argv, switch_argv
+from perfci.util.errors import BadInput, InfraFailure
+
+from conftest import SANDBOX_ACCOUNT, require_tools, run_perfci
+
+UID = int(SANDBOX_ACCOUNT.split(":")[0])
+
+
+@pytest.fixture
+def bwrap(sandbox_tmp):
+    """A directory the account may walk to, and bubblewrap."""
+    require_tools("bwrap", hint="apt-get install bubblewrap; scripts/install-deps does")
+    if os.geteuid() != 0:
+        pytest.skip("the tests reach the sandbox account with setpriv, as root")
+    return sandbox_tmp
+
+
+def sandbox(tmp_path: Path, script: str, *extra: str) -> subprocess.CompletedProcess:
+    return run_perfci("sandbox", "--account", SANDBOX_ACCOUNT, "--writable", str(tmp_path / "build"), *extra,
+                      "--", "sh", "-c", script)
+
+
+def test_the_command_runs_as_the_account_and_writes_only_where_it_may(bwrap):
+    tmp_path = bwrap
+    """Removed once: with `--bind / /` for `--ro-bind / /` the write to `outside` landed."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "input").write_text("source\n")
+    outside = tmp_path / "outside"
+    proc = sandbox(tmp_path, f'id -u; cat {tmp_path}/src/input > out; echo x > {outside}; echo x > {tmp_path}/src/y; '
+                   'env | sort; true', "--readable", str(tmp_path / "src"), "--env", "CCACHE_DIR=/c")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == str(UID)
+    assert (tmp_path / "build" / "out").read_text() == "source\n"
+    assert (tmp_path / "build" / "out").stat().st_uid == UID
+    assert not outside.exists() and not (tmp_path / "src" / "y").exists()
+    # the caller's environment (a token) never crosses: only the fixed names and --env
+    assert {line.split("=")[0] for line in lines[1:]} == {"CCACHE_DIR", "HOME", "LANG", "PATH", "PWD"}
+
+
+def test_homes_and_tmp_are_empty_inside_and_nothing_started_outlives_the_command(bwrap):
+    tmp_path = bwrap
+    """Removed once: without --unshare-pid the `setsid` sleeper stayed."""
+    proc = sandbox(tmp_path, "ls -A /root /home /run | grep -v ':$' | grep . ; "
+                             "setsid -f bash -c 'exec -a cc1plus sleep 29170917' </dev/null >/dev/null 2>&1; true")
+    assert proc.returncode == 0 and proc.stdout.strip() == "", proc.stdout
+    found = subprocess.run(["pgrep", "-f", "29170917"], capture_output=True, text=True)
+    assert found.stdout == "", "a process of the sandbox outlived it"
+
+
+def test_the_hosts_loopback_is_out_of_reach(bwrap):
+    tmp_path = bwrap
+    """Removed once: without --unshare-net the connection was accepted."""
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        listener.setblocking(False)
+        port = listener.getsockname()[1]
+        proc = sandbox(tmp_path, f"python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), 3)'")
+        assert proc.returncode != 0
+        with pytest.raises(BlockingIOError):
+            listener.accept()
+
+
+def test_the_exit_code_is_the_commands(bwrap):
+    tmp_path = bwrap
+    assert sandbox(tmp_path, "exit 7").returncode == 7
+
+
+def test_a_directory_the_account_cannot_walk_to_is_refused_in_one_line(bwrap, tmp_path):
+    proc = run_perfci("sandbox", "--account", SANDBOX_ACCOUNT, "--writable", str(tmp_path / "b"), "--", "true")
+    assert proc.returncode == 3 and f"cannot reach {tmp_path / 'b'}" in proc.stderr, proc.stderr
+
+
+def test_no_account_is_an_infrastructure_failure_that_says_how_to_make_one(tmp_path):
+    proc = run_perfci("sandbox", "--writable", str(tmp_path), "--", "true",
+                      env={"PERFCI_SANDBOX_USER": ""})
+    assert proc.returncode == 3 and "no sandbox account" in proc.stderr and "--sandbox-user" in proc.stderr
+
+
+@pytest.mark.parametrize("spec, error", [("0:0", BadInput), ("root", BadInput), ("x:1", BadInput),
+                                         ("no-such-user-here", InfraFailure)])
+def test_root_and_unknown_accounts_are_refused(spec, error):
+    with pytest.raises(error):
+        account_from(spec)
+
+
+def test_hidden_places_are_mounted_before_the_directories_shown_inside_them():
+    argv = bwrap_argv(["make"], writable=[Path("/home/runner/_work/b")], readable=[Path("/tmp/src")],
+                      workdir=Path("/home/runner/_work/b"), env={})
+    tmpfs = [argv[i + 1] for i, a in enumerate(argv) if a == "--tmpfs"]
+    assert tmpfs == list(HIDDEN)
+    last_tmpfs = len(argv) - 1 - argv[::-1].index("--tmpfs")
+    assert last_tmpfs < argv.index("--ro-bind", 5) < argv.index("--bind")
+    assert argv[argv.index("--bind"):argv.index("--bind") + 3] == ["--bind", "/home/runner/_work/b"] * 1 + ["/home/runner/_work/b"]
+    assert argv[-1] == "make" and "--unshare-all" in argv and "--clearenv" in argv
+
+
+def test_a_runner_user_becomes_the_account_through_the_one_sudo_rule():
+    account = account_from(SANDBOX_ACCOUNT)
+    assert switch_argv(account, as_root=False) == ["sudo", "-n", "-u", f"#{UID}", "--"]
+    assert switch_argv(account, as_root=True)[0] == "setpriv"
