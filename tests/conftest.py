@@ -309,10 +309,10 @@ def actionlint() -> str:
 
 
 @pytest.fixture
-def sandbox_tmp():
-    """A temporary directory the sandbox account may walk to (pytest's own are 0700 of
-    root): where a test keeps what a sandboxed build reads and writes."""
-    path = Path(tempfile.mkdtemp(prefix="perfci-sandbox-test-"))
+def shared_dir():
+    """A temporary directory another user (the runner user, the sandbox account) may
+    walk to: pytest's own are root's, 0700."""
+    path = Path(tempfile.mkdtemp(prefix="perfci-shared-"))
     path.chmod(0o755)
     yield path
     shutil.rmtree(path, ignore_errors=True)

@@ -390,7 +390,7 @@ def test_a_team_projects_servers_yaml_bump_is_ab_d_base_spec_against_head_spec(f
 
 
 def test_a_server_repositorys_pr_is_built_ab_d_and_fails_on_its_regression_with_one_comment(real_server_tools,
-                                                                                             tmp_path, sandbox_tmp):
+                                                                                             tmp_path, shared_dir):
     """A team's server repository (the small tree: its build is the distribution's MariaDB
     run with the options the source names) with the workflows `perfci init --server-code`
     writes and a tiny scenario of its own. A PR makes every commit durable: under act,
@@ -426,7 +426,7 @@ def test_a_server_repositorys_pr_is_built_ab_d_and_fails_on_its_regression_with_
     listener.setblocking(False)
     head = plant_escapes(repo, home, trusted, listener.getsockname()[1])
     git("-C", str(repo), "push", "-q", "origin", "durable")  # the PR's head is GitHub's too (refs/pull/12/head)
-    cache = sandbox_tmp / "cache"  # where the sandbox account may walk (on a runner: /var/lib/perfci-pr)
+    cache = shared_dir / "cache"  # where the sandbox account may walk (on a runner: /var/lib/perfci-pr)
     with FakeGitHub(tmp_path) as fake:
         fake.add_pull(12, head)
         proc = act(repo, "pull_request", "perf-pr-checks.yml", pull_request(12, "opened", base, head, "durable"), ref,

@@ -19,12 +19,12 @@ UID = int(SANDBOX_ACCOUNT.split(":")[0])
 
 
 @pytest.fixture
-def bwrap(sandbox_tmp):
+def bwrap(shared_dir):
     """A directory the account may walk to, and bubblewrap."""
     require_tools("bwrap", hint="apt-get install bubblewrap; scripts/install-deps does")
     if os.geteuid() != 0:
         pytest.skip("the tests reach the sandbox account with setpriv, as root")
-    return sandbox_tmp
+    return shared_dir
 
 
 def sandbox(tmp_path: Path, script: str, *extra: str) -> subprocess.CompletedProcess:

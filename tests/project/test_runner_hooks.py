@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -227,17 +228,6 @@ def as_runner_user(*cmd: str) -> None:
     subprocess.run(["setpriv", f"--reuid={RUNNER_UID}", f"--regid={RUNNER_UID}", "--clear-groups", *cmd], check=True)
 
 
-@pytest.fixture
-def shared_dir():
-    """A directory the runner user can reach (pytest's tmp_path is root's, 0700)."""
-    import shutil
-    import tempfile
-    base = Path(tempfile.mkdtemp(prefix="perfci-runner-user-"))
-    base.chmod(0o755)
-    yield base
-    shutil.rmtree(base, ignore_errors=True)
-
-
 @pytest.mark.skipif(os.geteuid() != 0, reason="bootstrap runs as root against a runner user's directory")
 def test_bootstrap_follows_no_link_the_runner_user_planted(shared_dir, tmp_path):
     """The runner user (a real non-root user) plants `.env` -> a root-only file and
@@ -327,3 +317,63 @@ def test_a_locked_runner_directory_is_roots_but_for_what_the_runner_writes(share
         assert denied.returncode != 0, attempt
     as_runner_user("touch", str(runner / "_work" / "job-file"), str(runner / "_diag" / "Runner.log"))
     assert (runner / "_work").stat().st_uid == RUNNER_UID
+
+
+SANDBOX_USER, TEST_RUNNER = "perfci-t-sandbox", "perfci-t-runner"  # real users, made and removed by the test
+
+
+@pytest.fixture
+def host_users():
+    """The runner user as a real user of the host (sudo knows only those); the sandbox
+    account, the sudo rule and the group membership runner-bootstrap makes are removed
+    after the test."""
+    if os.geteuid() != 0:
+        pytest.skip("makes users of the host: root only")
+    from conftest import require_tools
+    require_tools("sudo", "bwrap", "useradd", hint="apt-get install sudo bubblewrap; scripts/install-deps does")
+    made = subprocess.run(["useradd", "--system", "--user-group", "--no-create-home", "--shell", "/usr/sbin/nologin",
+                           TEST_RUNNER], capture_output=True, text=True)
+    assert made.returncode in (0, 9), made.stderr  # 9: there from a test that was killed
+    yield
+    for user in (SANDBOX_USER, TEST_RUNNER):
+        subprocess.run(["userdel", user], capture_output=True)
+        subprocess.run(["groupdel", user], capture_output=True)
+    Path(f"/etc/sudoers.d/perfci-sandbox-{SANDBOX_USER}").unlink(missing_ok=True)
+
+
+def test_bootstrap_makes_the_sandbox_a_runner_user_builds_pull_requests_in(host_users, shared_dir, tmp_path):
+    """--sandbox-user: an account, one sudo rule (bubblewrap as the account, nothing else),
+    a pull-request area both share, all named in .env. Then, as the real runner user (no
+    root anywhere), the sandbox runs a build step: it runs as the account, writes the area,
+    and what it wrote stays the runner user's to remove. (Removed once: without the group
+    the runner user could not remove what the build made; without the rule sudo refused.)"""
+    runner, area = shared_dir / "actions-runner", shared_dir / "pr"
+    runner.mkdir()
+    shutil.chown(runner, TEST_RUNNER, TEST_RUNNER)
+    proc = subprocess.run(["bash", str(BOOTSTRAP), str(runner), "--sandbox-user", SANDBOX_USER],
+                          capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PERFCI_SKIP_PACKAGES": "1", "PERFCI_HOOKS_DIR": str(tmp_path / "hooks"),
+                               "PERFCI_PR_AREA": str(area)})
+    assert proc.returncode == 0, proc.stderr
+    env = (runner / ".env").read_text().splitlines()
+    assert f"PERFCI_SANDBOX_USER={SANDBOX_USER}" in env and f"PERFCI_PR_CACHE={area}" in env
+    rule = Path(f"/etc/sudoers.d/perfci-sandbox-{SANDBOX_USER}").read_text()
+    assert rule == f"{TEST_RUNNER} ALL=({SANDBOX_USER}) NOPASSWD: {shutil.which('bwrap')}\n"
+    code = shared_dir / "ci"  # perfci's sandbox module where the runner user can read it (stdlib only)
+    shutil.copytree(REPO / "ci" / "perfci", code / "perfci")
+    step = (f"import sys; sys.path.insert(0, {str(code)!r}); from pathlib import Path; "
+            "from perfci.host.sandbox import account_from, run_sandboxed; "
+            f"sys.exit(run_sandboxed(['sh', '-c', 'mkdir sub && id -un > sub/out'], account_from({SANDBOX_USER!r}), "
+            f"writable=[Path({str(area / 'build')!r})]))")
+    as_runner = ["setpriv", f"--reuid={TEST_RUNNER}", f"--regid={TEST_RUNNER}", "--init-groups"]
+    ran = subprocess.run([*as_runner, "/usr/bin/python3", "-c", step], capture_output=True, text=True, timeout=60,
+                         env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"})
+    assert ran.returncode == 0, ran.stderr
+    out = area / "build" / "sub" / "out"
+    assert out.read_text() == f"{SANDBOX_USER}\n" and out.owner() == SANDBOX_USER
+    # the rule starts bubblewrap as the account, nothing else
+    other = subprocess.run([*as_runner, "sudo", "-n", "-u", SANDBOX_USER, "--", "/bin/sh", "-c", "true"],
+                           capture_output=True, text=True, timeout=60)
+    assert other.returncode != 0
+    removed = subprocess.run([*as_runner, "rm", "-r", str(area / "build")], capture_output=True, text=True)
+    assert removed.returncode == 0 and not (area / "build").exists(), removed.stderr
