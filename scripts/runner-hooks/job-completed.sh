@@ -7,6 +7,10 @@
 #    line or working directory points into the workspace, $RUNNER_TEMP or a perfci temp
 #    dir of this runner (perfci-TAG-*; a database server of the host, another user's,
 #    another runner's or elsewhere, is left alone);
+#  - every other process of the runner's user (a non-root runner): whatever a job started
+#    and left (a `setsid` process named like a compiler), but for the runner's own (this
+#    hook's ancestors) and another runner's (a Runner.Listener or Runner.Worker, what
+#    started it and everything under it);
 #  - this runner's perfci temp dirs (datadirs, sockets) in ${TMPDIR:-/tmp} (never the host lock file);
 #  - the workspace, .git included, so no git hook or build output survives.
 # TAG is what perfci's util/runner.py derives from $RUNNER_NAME and $RUNNER_TEMP (sha256,
@@ -74,6 +78,36 @@ if [ ${#victims[@]} -gt 0 ]; then
   done
   [ ${#alive[@]} -gt 0 ] && kill -KILL "${alive[@]}" 2>/dev/null
   say "stopped stray processes: ${victims[*]}"
+fi
+
+# Every other process of this user: the runner's own and another runner's are kept
+# (a runner as root keeps the narrow rule above: root's processes are the host's).
+# One line per process: pid, parent pid, uid, the name it was started as.
+others_of_this_user() {
+  local dir stat rest
+  for dir in /proc/[0-9]*; do
+    read -r stat < "$dir/stat" 2>/dev/null || continue
+    rest=${stat##*) }  # after the command name, which may hold spaces and parentheses
+    set -- $rest
+    printf '%s %s %s %s\n' "${dir#/proc/}" "$2" "$(stat -c %u "$dir" 2>/dev/null)" \
+      "$(tr '\0' '\n' < "$dir/cmdline" 2>/dev/null | head -n1 | sed 's|.*/||; s/ .*//')"
+  done | awk -v me="$me" -v self="$$" '
+    { parent[$1] = $2; uid[$1] = $3; runner[$1] = ($4 == "Runner.Listener" || $4 == "Runner.Worker") }
+    END {
+      for (p = self; p in parent && p > 1; p = parent[p]) kept[p] = 1  # this hook (and what it runs), the runner above
+      for (p in parent) if (runner[p]) for (q = p; q in parent && q > 1; q = parent[q]) kept[q] = 1
+      for (p in parent) {
+        for (q = p; q in parent && q > 1; q = parent[q]) if (runner[q] || q == self) { kept[p] = 1; break }
+        if (uid[p] == me && !(p in kept)) print p
+      }
+    }'
+}
+if [ "$me" != 0 ]; then
+  mapfile -t strays < <(others_of_this_user)
+  if [ ${#strays[@]} -gt 0 ]; then
+    kill -KILL "${strays[@]}" 2>/dev/null
+    say "ended processes the job left: ${strays[*]}"
+  fi
 fi
 
 if [ -n "$tag" ]; then

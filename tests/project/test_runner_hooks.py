@@ -202,6 +202,42 @@ def test_job_completed_removes_what_the_job_left_and_nothing_of_another_runner(i
             p.wait()
 
 
+def command_lines(needle: str) -> list[str]:
+    found = subprocess.run(["pgrep", "-af", needle], capture_output=True, text=True).stdout
+    return [line for line in found.splitlines() if "pgrep" not in line]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="runs the hook as another (non-root) user")
+def test_job_completed_ends_every_process_a_non_root_runner_users_job_left_but_the_runners(installed, shared_dir):
+    """A job of a non-root runner user left a `setsid` process named like a compiler; the
+    hook, started by this runner's worker as actions/runner starts it, ends it, and keeps
+    another runner's worker of the same user with its step. (Removed once: with the old
+    rule, servers and sysbench only, the compiler stayed.)"""
+    uid = 64301  # the runner user: a uid no process of the host has
+    as_user = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+    hook = shared_dir / "job-completed.sh"
+    shutil.copy(installed["completed"], hook)
+    hook.chmod(0o755)
+    subprocess.run([*as_user, "setsid", "-f", "bash", "-c", "exec -a cc1plus sleep 51170917"], check=True)
+    other = subprocess.Popen([*as_user, "bash", "-c", "exec -a Runner.Worker bash -c 'sleep 51170918; true'"])
+    try:
+        time.sleep(0.3)
+        assert command_lines("51170917") and command_lines("51170918")
+        proc = subprocess.run(
+            [*as_user, "bash", "-c",
+             f"exec -a Runner.Worker bash -c 'bash --noprofile --norc -e -o pipefail {hook}; true'"],
+            capture_output=True, text=True, timeout=60, env={"PATH": os.environ["PATH"]})
+        assert proc.returncode == 0 and "ended processes the job left: " in proc.stdout, proc.stdout + proc.stderr
+        deadline = time.monotonic() + 5
+        while command_lines("51170917") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not command_lines("51170917"), "the job's compiler outlived it"
+        assert other.poll() is None and command_lines("51170918"), "another runner's job was touched"
+    finally:
+        subprocess.run(["pkill", "-KILL", "-f", "5117091[78]"], capture_output=True)
+        other.wait()
+
+
 def test_bootstrap_installs_the_hooks_outside_the_checkout_and_names_them_in_the_runner_env(tmp_path):
     runner = tmp_path / "actions-runner"
     runner.mkdir()

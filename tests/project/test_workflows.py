@@ -89,8 +89,8 @@ def _step_script(workflow: str, job: str, step: str) -> str:
 
 
 SERVER_PR_ENV = {"FLAVOR": "mariadb", "HEAD_SHA": "1" * 40, "SCENARIOS": "x microbench", "PHASES": "",
-                 "PERFCI_SERVER_MIRROR": "/runner/.perfci-cache-pr/src/server-pr-mirror.git",
-                 "PR_NUMBER": "7"}
+                 "PERFCI_SERVER_MIRROR": "/var/lib/perfci-pr/src/server-pr-mirror.git",
+                 "PR_NUMBER": "7", "PERFCI_SANDBOX_USER": "perfci-sandbox"}  # the runner's .env (runner-bootstrap)
 
 
 def test_the_nightly_counts_work_only_where_a_counter_is_chosen():
