@@ -4,8 +4,10 @@ self-hosted runners."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -277,3 +279,25 @@ def test_every_job_fetches_perfci_the_same_way():
     first = next(iter(copies.values()))
     assert "PERFCI_TOKEN" in first[0] and "GIT_CONFIG_VALUE_0" in first[1] and "PERFCI_ACT_TOOL" in first[1]
     assert {where for where, copy in copies.items() if copy != first} == set()
+
+
+PYTHON_MODULE_RUN = re.compile(r"""(?:python3?|/python")\s+(-\S+\s+)*-m\s+\w+""")
+
+
+def test_python_never_takes_a_module_from_the_checkout_it_runs_in(tmp_path):
+    """A PR checkout is the working directory of the steps: `python3 -m venv` there ran the
+    PR's own venv.py (and `-m pip` its pip/) before the token step. Every module run in
+    perfci's reusable workflows is isolated (-I: no working directory on sys.path). The
+    planted venv.py runs without -I and not with it (what -I is for, shown here)."""
+    runs = []
+    for path in sorted((REPO / ".github" / "workflows").glob("perfci-*.yml")):
+        for job in _jobs(path).values():
+            for step in job.get("steps", []):
+                runs += [(path.name, m.group(0)) for m in PYTHON_MODULE_RUN.finditer(step.get("run", ""))]
+    assert runs and all(" -I " in text for _, text in runs), [r for r in runs if " -I " not in r[1]]
+    (tmp_path / "venv.py").write_text(f"open({str(tmp_path / 'ran')!r}, 'w').close()\n")
+    subprocess.run([sys.executable, "-m", "venv", "--help"], cwd=tmp_path, capture_output=True)
+    assert (tmp_path / "ran").exists()
+    (tmp_path / "ran").unlink()
+    subprocess.run([sys.executable, "-I", "-m", "venv", "--help"], cwd=tmp_path, capture_output=True)
+    assert not (tmp_path / "ran").exists()
