@@ -13,7 +13,7 @@ import pytest
 from perfci.host.sandbox import HIDDEN, account_from, bwrap_argv, switch_argv
 from perfci.util.errors import BadInput, InfraFailure
 
-from conftest import SANDBOX_ACCOUNT, require_tools, run_perfci
+from conftest import REPO, SANDBOX_ACCOUNT, require_tools, run_perfci
 
 UID = int(SANDBOX_ACCOUNT.split(":")[0])
 
@@ -110,3 +110,32 @@ def test_a_runner_user_becomes_the_account_through_the_one_sudo_rule():
     account = account_from(SANDBOX_ACCOUNT)
     assert switch_argv(account, as_root=False) == ["sudo", "-n", "-u", f"#{UID}", "--"]
     assert switch_argv(account, as_root=True)[0] == "setpriv"
+
+
+def test_a_ccache_config_one_pull_request_planted_is_not_read_by_the_next_build(bwrap):
+    """The compiler cache is writable by every pull request's build; one writes a
+    ccache.conf whose prefix_command runs its script. The next sandboxed build (a real C
+    compile through ccache) never runs it. (Removed once: without CCACHE_CONFIGPATH the
+    script ran and left its mark in the build tree.)"""
+    require_tools("cc", "ccache", "cmake", "ninja", hint="scripts/install-deps installs them")
+    src = bwrap / "src"
+    src.mkdir()
+    (src / "CMakeLists.txt").write_text("cmake_minimum_required(VERSION 3.16)\nproject(t C)\n"
+                                        "add_executable(mariadbd t.c)\ninstall(TARGETS mariadbd DESTINATION sbin)\n")
+    (src / "t.c").write_text("int main(void) { return 0; }\n")
+    for args in (["init", "-q", "-b", "main"], ["add", "."], ["-c", "user.name=d", "-c", "user.email=d@e", "commit",
+                                                              "-qm", "t"]):
+        subprocess.run(["git", "-C", str(src), *args], check=True)
+    cache = bwrap / "cache"
+    ccache = cache / "ccache" / "mariadb"
+    ccache.mkdir(parents=True)
+    (ccache / "evil.sh").write_text('#!/bin/sh\ntouch "$PWD/planted-ran"\nexec "$@"\n')
+    (ccache / "evil.sh").chmod(0o755)
+    (ccache / "ccache.conf").write_text(f"prefix_command = {ccache / 'evil.sh'}\n")
+    env = {**os.environ, "PERFCI_CACHE": str(cache), "PERFCI_BUILD_REPO": str(src), "PERFCI_HOST_WAIT": "60",
+           "PERFCI_SANDBOX_USER": SANDBOX_ACCOUNT}
+    proc = subprocess.run([str(REPO / "scripts" / "build-server"), "mariadb", "main"], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert (Path(proc.stdout.strip()) / "sbin" / "mariadbd").is_file()
+    assert not list(cache.rglob("planted-ran")), "the planted prefix_command ran"
