@@ -24,7 +24,9 @@ class FakeGitHub:
         self.login = "perfci-bot"  # the account the token belongs to
         self._comment_ids = 1000
         self.pulls: dict[int, dict] = {}  # GET /repos/o/r/pulls/N (public data: no token needed)
-        self.permissions: dict[str, str] = {}  # GET /repos/o/r/collaborators/LOGIN/permission (else 404)
+        # GET /repos/o/r/collaborators/LOGIN/permission (else 404); the maintainer labels by default
+        self.permissions: dict[str, str] = {"maintainer": "write"}
+        self.events: dict[int, list[dict]] = {}  # GET /repos/o/r/issues/N/events: who added which label
         self.fail_with: int | None = None  # answer every request with this status
         self.fail_next: list[int] = []  # answer the next requests with these statuses, then as usual
         ca = trustme.CA()
@@ -81,6 +83,12 @@ class FakeGitHub:
                     level = fake.permissions.get(who.group(3))
                     return (self._send(200, {"permission": level, "role_name": level}) if level
                             else self._send(404, {"message": f"{who.group(3)} is not a user"}))
+                events = re.fullmatch(r"/api/v3/repos/([^/]+)/([^/]+)/issues/(\d+)/events", url.path)
+                if events and self.command == "GET":
+                    q = parse_qs(url.query)
+                    per_page, page = int(q.get("per_page", ["30"])[0]), int(q.get("page", ["1"])[0])
+                    return self._send(200, fake.events.get(int(events.group(3)), [])[(page - 1) * per_page:
+                                                                                     page * per_page])
                 edit = re.fullmatch(r"/api/v3/repos/([^/]+)/([^/]+)/issues/comments/(\d+)", url.path)
                 if edit and self.command == "PATCH":
                     found = [c for cs in fake.comments.values() for c in cs if c.get("id") == int(edit.group(3))]
@@ -157,9 +165,10 @@ class FakeGitHub:
                                "user": {"login": "contributor"}, "labels": labels, "pull_request": {}}
         self.comments.setdefault(number, [])
 
-    def add_label(self, number: int, name: str) -> None:
-        """What a person adding a label in the web UI does."""
+    def add_label(self, number: int, name: str, by: str = "maintainer") -> None:
+        """What a person adding a label in the web UI does (and the event it leaves)."""
         self.issues[number]["labels"].append({"name": name})
+        self.events.setdefault(number, []).append({"event": "labeled", "actor": {"login": by}, "label": {"name": name}})
 
     @property
     def api_url(self) -> str:

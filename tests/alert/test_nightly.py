@@ -33,7 +33,9 @@ def noisy(n: int, level: float, seed: int) -> list[float]:
 
 
 def test_a_label_or_a_writers_command_accepts_and_anyone_elses_does_not(tmp_path, monkeypatch):
-    """Through the real gh against the fake API: a read-only collaborator's command does not count."""
+    """Through the real gh against the fake API: a read-only collaborator's command does
+    not count, nor a label a triager added (removed once: the triager's label reset the
+    baseline)."""
     from perfci.alert.github import GitHub
 
     from fake_github import FakeGitHub
@@ -44,11 +46,21 @@ def test_a_label_or_a_writers_command_accepts_and_anyone_elses_does_not(tmp_path
             monkeypatch.setenv(key, value)
         fake.permissions.update({"dba": "write", "reader": "read"})
         gh = GitHub("perf/ci")
-        assert acceptance(labelled, [], gh.can_write) == "label perf-expected"
-        assert acceptance({"labels": []}, [by("dba", "COLLABORATOR")], gh.can_write) == "/perfci accept by @dba"
-        assert acceptance({"labels": []}, [by("reader", "COLLABORATOR")], gh.can_write) is None  # read access only
-        assert acceptance({"labels": []}, [by("passer-by", "NONE"), by("fork", "CONTRIBUTOR")], gh.can_write) is None
-        assert acceptance({"labels": []}, [by("dba", "OWNER", "we could /perfci accept this later")], gh.can_write) is None
+        fake.permissions.update({"triager": "triage"})
+        fake.issues[5] = {"number": 5, "title": "t", "body": "", "state": "open", "labels": []}
+        fake.add_label(5, "perf-expected", by="triager")
+        assert gh.labelled_by(5, "perf-expected") == "triager"
+        assert acceptance(labelled, [], gh.can_write, lambda: "triager") is None  # triage access adds labels
+        fake.add_label(5, "perf-expected", by="dba")
+        assert acceptance(labelled, [], gh.can_write, lambda: gh.labelled_by(5, "perf-expected")) == \
+            "label perf-expected by @dba"
+        nobody = lambda: None  # noqa: E731
+        assert acceptance({"labels": []}, [by("dba", "COLLABORATOR")], gh.can_write, nobody) == "/perfci accept by @dba"
+        assert acceptance({"labels": []}, [by("reader", "COLLABORATOR")], gh.can_write, nobody) is None  # read only
+        assert acceptance({"labels": []}, [by("passer-by", "NONE"), by("fork", "CONTRIBUTOR")], gh.can_write,
+                          nobody) is None
+        assert acceptance({"labels": []}, [by("dba", "OWNER", "we could /perfci accept this later")], gh.can_write,
+                          nobody) is None
         assert ("GET", "/api/v3/repos/perf/ci/collaborators/reader/permission") in fake.requests
 
 

@@ -186,6 +186,13 @@ class GitHub:
     def comments(self, number: int) -> list[Comment]:
         return cast(list[Comment], self._paged(f"repos/{self.repo}/issues/{number}/comments"))
 
+    def labelled_by(self, number: int, label: str) -> str | None:
+        """Who added `label` to issue or PR `number` last (its issue events), if it is on."""
+        adders = [str((e.get("actor") or {}).get("login") or "") for e in self._paged(
+            f"repos/{self.repo}/issues/{number}/events") if e.get("event") == "labeled"
+            and (e.get("label") or {}).get("name") == label]
+        return adders[-1] if adders and adders[-1] else None
+
     def can_write(self, login: str) -> bool:
         """Has `login` write access (write, maintain or admin)? A "COLLABORATOR" association
         includes read-only collaborators; any doubt (not a collaborator: 404) is no."""

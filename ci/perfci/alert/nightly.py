@@ -19,6 +19,7 @@ steps 2-4 (a result already in the history is not appended twice).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -44,13 +45,17 @@ ACCEPT_RE = re.compile(r"^\s*/perfci\s+accept\b", re.MULTILINE)
 RESET_MARK = "<!-- perfci-reset -->"
 
 
-def acceptance(issue: Issue, comments: list[Comment], can_write: Callable[[str], bool]) -> str | None:
-    """How a person accepted the regression (None: nobody did). Anyone can comment on a
-    public issue: a `/perfci accept` counts only from someone the repository trusts
-    (owner, member, collaborator) who also has write access (`can_write`: collaborators
-    include read-only ones). Adding the label takes triage access already."""
+def acceptance(issue: Issue, comments: list[Comment], can_write: Callable[[str], bool],
+               labelled_by: Callable[[], str | None]) -> str | None:
+    """How a person accepted the regression (None: nobody did). It resets a baseline, so
+    it counts only from someone with write access (`can_write`): the label from whoever
+    added it last (`labelled_by`: triage access may add labels), a `/perfci accept` from
+    someone the repository trusts (owner, member, collaborator: anyone can comment on a
+    public issue, and collaborators include read-only ones)."""
     if ACCEPT_LABEL in [label.get("name") for label in issue.get("labels") or []]:
-        return f"label {ACCEPT_LABEL}"
+        who = labelled_by()
+        if who and can_write(who):
+            return f"label {ACCEPT_LABEL} by @{who}"
     for c in comments:
         who = login(c)
         if ACCEPT_RE.search(body_of(c)) and c.get("author_association") in TRUSTED and who and can_write(who):
@@ -67,10 +72,10 @@ def triage(gh: GitHub, history_root: Path, run_url: str = "", reset_cases: set[s
         case, since = CASE_RE.search(body), SINCE_RE.search(body)
         if not (case and since):
             continue  # opened before issues named their case: triage it by hand
-        how = acceptance(issue, gh.comments(issue["number"]), gh.can_write)
+        number = issue["number"]
+        how = acceptance(issue, gh.comments(number), gh.can_write, functools.partial(gh.labelled_by, number, ACCEPT_LABEL))
         if how is None:
             continue
-        number = issue["number"]
         try:
             reset(history_root, history_root / f"{case.group(1)}.jsonl", since.group(1),
                           f"accepted on #{number} ({how})", by=how)
