@@ -29,6 +29,7 @@ class FakeGitHub:
         self.events: dict[int, list[dict]] = {}  # GET /repos/o/r/issues/N/events: who added which label
         self.fail_with: int | None = None  # answer every request with this status
         self.fail_next: list[int] = []  # answer the next requests with these statuses, then as usual
+        self.fail_after_next: list[int] = []  # carry out the next writes, then answer with these statuses
         ca = trustme.CA()
         self.cafile = Path(directory) / "fake-github-ca.pem"
         ca.cert_pem.write_to_path(str(self.cafile))
@@ -39,6 +40,8 @@ class FakeGitHub:
                 pass
 
             def _send(self, status: int, payload) -> None:
+                if getattr(self, "failed_after", None):  # done, but the answer is lost (a 502 from a proxy)
+                    status, payload = self.failed_after, {"message": "Bad Gateway"}
                 data = json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json; charset=utf-8")
@@ -59,6 +62,8 @@ class FakeGitHub:
                 return self.rfile.read(int(self.headers.get("Content-Length") or 0))
 
             def _handle(self):
+                self.failed_after = fake.fail_after_next.pop(0) if fake.fail_after_next and \
+                    self.command in ("POST", "PATCH") else None
                 body = json.loads(self._read_body() or b"null")
                 url = urlparse(self.path)
                 fake.requests.append((self.command, url.path))

@@ -78,3 +78,35 @@ def test_bodies_titles_and_labels_are_capped_where_github_would_refuse_them(tmp_
         assert stored["body"].rstrip().endswith("(https://github.example/perf/ci/actions/runs/9))")
         assert [lab["name"] for lab in stored["labels"]] == ["perf-regression", label]
         assert len(fake.comments[issue["number"]][0]["body"]) <= GITHUB_BODY_LIMIT
+
+
+def test_a_write_whose_answer_was_lost_after_github_made_it_is_not_made_twice(tmp_path, monkeypatch):
+    """GitHub made the issue (the comment), then the answer was a 502: the retry looks
+    first and finds it; a replay of the night does not say the same again. (Removed once:
+    two issues, two comments.)"""
+    with FakeGitHub(tmp_path) as fake:
+        for key, value in {**fake.env(tmp_path / "gh"), "PERFCI_GH_RETRY_DELAYS": "0.01,0.01"}.items():
+            monkeypatch.setenv(key, value)
+        gh = GitHub("perf/ci")
+        fake.fail_after_next = [502]
+        issue = gh.create("Perf regression: x", "body\n<!-- perfci-fingerprint: 0123456789abcdef -->", ["perf-regression"])
+        assert list(fake.issues) == [issue["number"]]
+        fake.fail_after_next = [502]
+        gh.comment(issue["number"], "said once")
+        gh.comment(issue["number"], "said once")  # the replay
+        assert [c["body"] for c in fake.comments[issue["number"]]] == ["said once"]
+
+
+def test_a_clean_night_counts_once_whatever_replays_it(tmp_path, monkeypatch):
+    """Clean-night comments name their night: the same night replayed adds nothing, the
+    next night counts (removed once: with no run URL the second night looked the same)."""
+    from perfci.alert.regression_issues import clean_night
+    with FakeGitHub(tmp_path) as fake:
+        for key, value in fake.env(tmp_path / "gh").items():
+            monkeypatch.setenv(key, value)
+        gh = GitHub("perf/ci")
+        issue = gh.create("Perf regression: x", "body", ["perf-regression"])
+        said = [clean_night(gh, issue, "tps unchanged", 3, "", night) for night in ("n1", "n1", "n2")]
+        assert said[0] == said[2].replace("2/3", "1/3") and "already counted" in said[1]
+        assert [c["body"].splitlines()[-1] for c in fake.comments[issue["number"]]] == [
+            "Clean run 1 of 3 (`n1`): tps unchanged.", "Clean run 2 of 3 (`n2`): tps unchanged."]

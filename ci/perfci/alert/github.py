@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import time
+from collections.abc import Callable
 from typing import Any, NotRequired, TypedDict, cast
 
 from perfci.util.errors import BadInput, InfraFailure
@@ -123,14 +124,21 @@ class GitHub:
         self.repo = repo
         self.full_text_url = full_text_url  # where a body cut at GitHub's limit is whole (the run, its artifacts)
 
-    def api(self, method: str, path: str, payload: dict[str, Any] | None = None) -> Any:
+    def api(self, method: str, path: str, payload: dict[str, Any] | None = None,
+            already_done: Callable[[], Any] | None = None) -> Any:
         """One REST call; a rate limit or a transient server error is tried again after
-        a wait (RETRY_DELAYS), anything else fails at once (GitHubFailure, exit 3)."""
+        a wait (RETRY_DELAYS), anything else fails at once (GitHubFailure, exit 3). A
+        call that creates something passes `already_done`, which looks for what it would
+        have made: a failed answer may come after GitHub made it, and it is never made twice."""
         args = ["gh", "api", "-X", method, path, "-H", "Accept: application/vnd.github+json"]
         if payload is not None:
             args += ["--input", "-"]
         delays = retry_delays()
         for attempt in range(len(delays) + 1):
+            if attempt and already_done is not None:
+                made = already_done()
+                if made is not None:
+                    return made
             try:
                 proc = subprocess.run(args, input=json.dumps(payload) if payload is not None else None,
                                       capture_output=True, text=True, timeout=120)
@@ -168,13 +176,25 @@ class GitHub:
         return [i for i in listed if "pull_request" not in i]
 
     def create(self, title: str, body: str, labels: list[str]) -> Issue:
-        return cast(Issue, self.api("POST", f"repos/{self.repo}/issues", {
-            "title": capped_title(title), "body": capped_body(body, self.full_text_url),
-            "labels": [capped_label(n) for n in labels]}))
+        """A new issue (an open one of this title and body is what a failed try made)."""
+        payload = {"title": capped_title(title), "body": capped_body(body, self.full_text_url),
+                   "labels": [capped_label(n) for n in labels]}
+
+        def made() -> Issue | None:
+            return next((i for i in cast(list[Issue], self._paged(f"repos/{self.repo}/issues?state=open"))
+                         if i.get("title") == payload["title"] and body_of(i) == payload["body"]), None)
+        return cast(Issue, self.api("POST", f"repos/{self.repo}/issues", payload, already_done=made))
 
     def comment(self, number: int, body: str) -> None:
-        self.api("POST", f"repos/{self.repo}/issues/{number}/comments",
-                 {"body": capped_body(body, self.full_text_url)})
+        """A comment, said once: one of the same text on the issue (a failed try's, or
+        this night's before a replay) is not posted again. Texts that may repeat name
+        their night."""
+        text = capped_body(body, self.full_text_url)
+
+        def made() -> Comment | None:
+            return next((c for c in self.comments(number) if body_of(c) == text), None)
+        if made() is None:
+            self.api("POST", f"repos/{self.repo}/issues/{number}/comments", {"body": text}, already_done=made)
 
     def edit_comment(self, comment_id: int, body: str) -> None:
         self.api("PATCH", f"repos/{self.repo}/issues/comments/{comment_id}",

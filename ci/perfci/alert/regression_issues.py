@@ -346,7 +346,8 @@ def _sync_case(comp: CaseComparison, confirmation: Confirmation | None, gh: GitH
                                     f"{markdown(said)}. {run_url}".rstrip())
         return None, [f"still worse: commented on #{issue['number']} ({', '.join(r.key for r in worse)})"]
     if any(r.verdict.verdict in (Outcome.UNCHANGED, Outcome.IMPROVEMENT) for r in comp.rows):
-        return None, [clean_night(gh, issue, "no metric of the case regressed or stayed worse", close_after, run_url)]
+        return None, [clean_night(gh, issue, "no metric of the case regressed or stayed worse", close_after, run_url,
+                                  comp.results[0].id)]
     return None, []
 
 
@@ -366,7 +367,8 @@ def _per_metric_issues(comp: CaseComparison, gh: GitHub, open_issues: dict[str, 
             issue["state"] = "closed"
             actions.append(f"closed #{issue['number']} ({row.key}): continues in #{posted}")
         elif posted is None and row.verdict.verdict in (Outcome.UNCHANGED, Outcome.IMPROVEMENT):
-            actions.append(clean_night(gh, issue, f"{row.key} {row.verdict.verdict}", close_after, run_url))
+            actions.append(clean_night(gh, issue, f"{row.key} {row.verdict.verdict}", close_after, run_url,
+                                       comp.results[0].id))
     return actions
 
 
@@ -548,13 +550,18 @@ def still_regressed(body: str) -> str:
     return "\n".join(lines).replace(REGRESSION_MARK, REGRESSION_MARK + "\nStill regressed.", 1)
 
 
-def clean_night(gh: GitHub, issue: Issue, what: str, close_after: int, run_url: str) -> str:
-    """A clean night on an open issue: counted, and the K-th closes it."""
-    streak = clean_streak(gh.comments(issue["number"]), login(issue)) + 1
+def clean_night(gh: GitHub, issue: Issue, what: str, close_after: int, run_url: str, night: str) -> str:
+    """A clean night on an open issue: counted once (the comment names its night: a
+    replay or a retry does not count it twice), and the K-th closes it."""
+    comments = gh.comments(issue["number"])
+    mark = f"{CLEAN_MARK}\n<!-- perfci-night: {night} -->"
+    if any(login(c) == login(issue) and body_of(c).startswith(mark) for c in comments):
+        return f"clean run of {night} already counted on #{issue['number']}"
+    streak = clean_streak(comments, login(issue)) + 1
     if streak >= close_after:
-        gh.comment(issue["number"], f"{CLEAN_MARK}\n{close_after} consecutive clean runs ({what}); closing. "
+        gh.comment(issue["number"], f"{mark}\n{close_after} consecutive clean runs ({what}); closing. "
                                     f"{run_url}".rstrip())
         gh.close(issue["number"])
         return f"closed #{issue['number']} ({what})"
-    gh.comment(issue["number"], f"{CLEAN_MARK}\nClean run {streak} of {close_after}: {what}. {run_url}".rstrip())
+    gh.comment(issue["number"], f"{mark}\nClean run {streak} of {close_after} (`{night}`): {what}. {run_url}".rstrip())
     return f"clean run {streak}/{close_after} on #{issue['number']} ({what})"
