@@ -101,3 +101,33 @@ def test_a_kept_commit_search_is_replaced_whole_and_removed_when_it_ends(tmp_pat
     publish("c", None)
     assert search not in git("--git-dir", str(remote), "ls-tree", "-r", "--name-only", "results")
     assert on_branch(remote) == ['{"night": "a"}', '{"night": "b"}', '{"night": "c"}']
+
+
+def test_only_history_files_are_published_and_never_through_a_link(tmp_path):
+    """NEW holds a link named like a history file, a stray file and a dot-directory: only
+    the history line reaches the branch. A link committed into the branch's history/ stops
+    the publish before anything is written through it. (Removed once: the link's target
+    and the stray file were pushed.)"""
+    remote = results_branch(tmp_path)
+    assert branch(remote, "clone", str(tmp_path / "a")).returncode == 0
+    new = night(tmp_path / "a", '{"night": 1}')
+    secret = tmp_path / "runner-secret"
+    secret.write_text("token\n")
+    (new / "local" / "leak.jsonl").symlink_to(secret)
+    (new / "notes.txt").write_text("stray\n")
+    (new / ".git").mkdir()
+    (new / ".git" / "x.jsonl").write_text("{}\n")
+    proc = branch(remote, "publish", str(tmp_path / "a"), str(new))
+    assert proc.returncode == 0, proc.stderr
+    files = git("--git-dir", str(remote), "ls-tree", "-r", "--name-only", "results").split()
+    assert [f for f in files if f.startswith("history/") and f != "history/.keep"] == [CASE], files
+    assert "not published: ./local/leak.jsonl" in proc.stdout and "not published: ./notes.txt" in proc.stdout
+    # a link in the branch itself (someone committed it): nothing is written through it
+    clone = tmp_path / "b"
+    assert branch(remote, "clone", str(clone)).returncode == 0
+    target = tmp_path / "outside.jsonl"
+    target.write_text("")
+    (clone / "history" / "local" / "mariadb-10.11" / "s" / "smoke" / "other.jsonl").symlink_to(target)
+    proc = branch(remote, "publish", str(clone), str(night(clone, '{"night": 2}')))
+    assert proc.returncode == 3 and "holds a symbolic link" in proc.stderr, proc.stderr
+    assert target.read_text() == ""

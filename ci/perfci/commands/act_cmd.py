@@ -125,6 +125,20 @@ def find_checkout(given: Path | None) -> Path:
     return checkout.resolve()
 
 
+def own_work_dir(project: Path) -> Path:
+    """.perfci-act/, this host's own: a branch that commits one (a results branch, act
+    settings, artifacts of its making) or makes it a link is refused, never used."""
+    work = project / WORK_DIR
+    tracked = subprocess.run(["git", "-C", str(project), "ls-files", "--", WORK_DIR], capture_output=True,
+                             text=True).stdout.strip()
+    if tracked or work.is_symlink() or (work.exists() and not work.is_dir()):
+        raise BadInput(f"perfci act: {work} is {'committed to the repository' if tracked else 'not a directory'}: "
+                       f"it holds this host's dry-run state and is never taken from a branch; remove it "
+                       f"(git rm -r --cached {WORK_DIR}) and keep it in .gitignore")
+    work.mkdir(exist_ok=True)
+    return work
+
+
 @click.command(context_settings={"ignore_unknown_options": True})
 @click.argument("workflow", type=click.Choice(sorted(EVENTS)))
 @click.argument("act_args", nargs=-1, type=click.UNPROCESSED)
@@ -152,8 +166,7 @@ def act(workflow: str, act_args: tuple[str, ...], scenarios: str, servers: str, 
         raise BadInput(f"perfci act: no .github/workflows/{workflow}.yml here or above {Path.cwd()} "
                        "(run it in a project made by `perfci init`)")
     checkout = find_checkout(perfci_checkout)
-    work = project / WORK_DIR
-    work.mkdir(exist_ok=True)
+    work = own_work_dir(project)
     inputs = {"profile": profile, "scenarios": scenarios, "servers": servers}
     args = [*act_command(project, workflow, checkout, work, inputs, base, quick), *act_args]
     click.echo(f"perfci act: {workflow} of {project} with perfci {checkout}; issues, site and history in {work}", err=True)

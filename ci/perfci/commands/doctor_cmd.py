@@ -32,7 +32,7 @@ def profiling() -> host_checks.Finding:
         return host_checks.Finding("CPU profiles (explain pass)", "ok", found)
     return host_checks.Finding("CPU profiles (explain pass)", "warn", f"{found}: the explain pass reports digests and "
                                "counters only", "scripts/install-deps installs perf (linux-perf) and inferno; "
-                               "as a non-root runner: sysctl kernel.perf_event_paranoid=1")
+                               f"as a non-root runner: {profiler.ADVICE}")
 
 
 def workflow_pins() -> host_checks.Finding:

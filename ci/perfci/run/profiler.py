@@ -30,8 +30,33 @@ ACK_TIMEOUT_S = 20.0
 INFERNO_VERSION = "0.12.8"      # scripts/install-deps installs this one (cargo install --locked)
 
 
+PARANOID = Path("/proc/sys/kernel/perf_event_paranoid")
+# the most perfci asks of a runner: 2 lets a user profile its own processes in user space
+ADVICE = "sysctl kernel.perf_event_paranoid=2 (a user profiles its own processes, user space only)"
+
+
+def paranoid_level() -> int | None:
+    try:
+        return int(PARANOID.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def event_for(euid: int, paranoid: int | None) -> tuple[str, str | None]:
+    """The sampling event perf may use here, and what its profiles lack: root samples
+    kernel frames too; a user at paranoid 2 samples its own processes in user space
+    (`:u`: kernel frames missing, said); at 0-1 both."""
+    if euid != 0 and paranoid is not None and paranoid >= 2:
+        return f"{EVENT}:u", f"kernel frames missing: perf_event_paranoid is {paranoid} and perfci is not root"
+    return EVENT, None
+
+
+def sampling_event() -> tuple[str, str | None]:
+    return event_for(os.geteuid(), paranoid_level())
+
+
 def profiler_line() -> str:
-    return f"perf record -e {EVENT} -F {FREQUENCY} --call-graph {CALL_GRAPH}"
+    return f"perf record -e {sampling_event()[0]} -F {FREQUENCY} --call-graph {CALL_GRAPH}"
 
 
 def tool(name: str) -> str | None:
@@ -48,11 +73,22 @@ def why_no_profiles() -> str | None:
     if not tool("inferno-collapse-perf"):
         return (f"inferno is not installed (cargo install inferno --version {INFERNO_VERSION} --locked; "
                 "scripts/install-deps does it)")
-    paranoid = Path("/proc/sys/kernel/perf_event_paranoid")
-    if os.geteuid() != 0 and paranoid.exists() and int(paranoid.read_text().split()[0] or 0) > 1:
-        return (f"perf_event_paranoid is {paranoid.read_text().strip()} and perfci is not root: perf may not "
-                "profile another process (sysctl kernel.perf_event_paranoid=1, or give the runner CAP_PERFMON)")
+    paranoid = paranoid_level()
+    if os.geteuid() != 0 and paranoid is not None and paranoid > 2:
+        return f"perf_event_paranoid is {paranoid} and perfci is not root: perf may not profile; {ADVICE}"
     return None
+
+
+@contextmanager
+def scratch(data: Path) -> Iterator[Path]:
+    """A perf.data path that is gone when the block ends, however it ends (perf keeps a
+    previous file as `.old`): raw samples hold the profiled process's memory addresses
+    and, with kernel frames, the host's; only folded stacks are kept or uploaded."""
+    try:
+        yield data
+    finally:
+        for path in (data, data.with_name(data.name + ".old")):
+            path.unlink(missing_ok=True)
 
 
 def record_check() -> tuple[bool, str]:
@@ -71,8 +107,9 @@ def record_check() -> tuple[bool, str]:
             busy.kill()
             busy.wait()
     samples = len(folded)
-    return (samples > 0, f"perf recorded {samples} stacks of a busy shell with -e {EVENT}" if samples
-            else f"perf recorded nothing with -e {EVENT}")
+    event, lacking = sampling_event()
+    return (samples > 0, f"perf recorded {samples} stacks of a busy shell with -e {event}"
+            f"{f' ({lacking})' if lacking else ''}" if samples else f"perf recorded nothing with -e {event}")
 
 
 class ControlledPerf:
@@ -130,7 +167,7 @@ class ControlledPerf:
 def recording(pid: int, out: Path) -> Iterator[None]:
     """perf recording process `pid` (all its threads) into `out` while the block runs."""
     # --no-buildid-cache: no copy of every profiled binary under ~/.debug (the binary is where perf found it)
-    perf = ControlledPerf(["record", "--no-buildid-cache", "-e", EVENT, "-F", str(FREQUENCY),
+    perf = ControlledPerf(["record", "--no-buildid-cache", "-e", sampling_event()[0], "-F", str(FREQUENCY),
                            "--call-graph", CALL_GRAPH, "-o", str(out)], pid)
     perf.start()
     try:

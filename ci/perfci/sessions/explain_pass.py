@@ -77,6 +77,8 @@ def run_explain_pass(servers: list[SideServer], phases: list[str], verdict: Inte
     profiling = profiler.why_no_profiles()
     if profiling:
         notes.append(f"no CPU profiles: {profiling}")
+    elif lacking := profiler.sampling_event()[1]:
+        notes.append(f"CPU profiles of user space only: {lacking}")
     schema_on = {}
     for s in servers:
         with thawed(s), s.plan.provider.connect() as conn, conn.cursor() as cur:
@@ -139,6 +141,12 @@ def _burst(s: SideServer, step: MeasureStep, size: int, seed: int, k: int, targe
            schema_on: bool) -> tuple[ExplainBurst, dict[str, int] | None]:
     name = f"{step.phase}-{s.side.name}-{k}"
     data = target / f"{name}.perf.data"
+    with profiler.scratch(data):  # raw perf data never stays in the uploaded dir, whatever fails
+        return _profiled_burst(s, step, size, seed, k, target, profile, schema_on, name, data)
+
+
+def _profiled_burst(s: SideServer, step: MeasureStep, size: int, seed: int, k: int, target: Path, profile: bool,
+                    schema_on: bool, name: str, data: Path) -> tuple[ExplainBurst, dict[str, int] | None]:
     with thawed(s):
         if schema_on:
             with s.plan.provider.connect() as conn, conn.cursor() as cur:
@@ -156,7 +164,6 @@ def _burst(s: SideServer, step: MeasureStep, size: int, seed: int, k: int, targe
     folded_name, cpu, folded = None, 0, None
     if data.exists():
         folded = profiler.fold(data)
-        data.unlink()
         folded_name = f"{name}.folded"
         write_atomic(target / folded_name, folded_text(folded))
         cpu = sum(folded.values())
