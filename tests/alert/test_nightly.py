@@ -179,6 +179,30 @@ def test_nightly_exits_one_when_a_regression_stands_and_zero_on_a_clean_night(tm
     assert f"regression stands: {result.id}: " in proc.stdout and "before.tps" in proc.stdout
 
 
+def test_a_night_that_tells_nobody_exits_zero_and_its_summary_says_what_is_pending(tmp_path):
+    """#57: a regression on its first of two nights opens nothing: exit 0, a line saying
+    so, and the "tonight" summary's row says pending and why; the second night writes the
+    issue: exit 1, the row says so. (Removed once: the first night exited 1.)"""
+    from factories import write_results
+    history, summary = tmp_path / "history", tmp_path / "summary.md"
+    append([make_result(tps=1000 + i) for i in range(4)], history)
+    for night, (code, status) in enumerate(((0, "🟡 pending"), (1, "🔴 written (dry run)"))):
+        [(slow, _)] = write_results(tmp_path / f"slow{night}", [make_result(tps=500)])
+        summary.write_text("")
+        proc = run_perfci("nightly", str(slow), "--history", str(history), "--dry-run", "--out",
+                          str(tmp_path / f"i{night}"), "--min-nights", "2", "--summary", str(summary),
+                          "--run-url", "https://github.example/o/r/actions/runs/7")
+        assert proc.returncode == code, proc.stdout + proc.stderr
+        assert ("nothing opened or commented tonight (pending: see above)" in proc.stdout) == (code == 0)
+        text = summary.read_text()
+        [row] = [line for line in text.splitlines() if line.startswith("| `")]
+        assert f"| {status} |" in row and "`before.tps`" in row, text
+        assert text.startswith("## perfci tonight\n\n**Nothing opened or commented tonight.** 1 pending" if code == 0
+                               else "## perfci tonight\n\n**1 case told of a regression tonight.**"), text
+        if code == 0:
+            assert "regressed on 1 of the 2 consecutive nights an issue needs" in row
+
+
 def test_an_unconfirmed_threshold_issue_says_its_level_and_a_marginal_one_waits_for_its_second_road(tmp_path):
     """No A/B behind it: -50 % against ten nights opens its issue, which says the level
     it was judged at; -12 % is a regression at 99.5 % (p ~1e-4) but not at the

@@ -10,7 +10,9 @@ from perfci.alert.regression_issues import (
     FINGERPRINT_RE,
     REGRESSION_MARK,
     TRIAGE_HELP,
+    Record,
     fingerprint,
+    ignore_night,
     labels_for,
     markers,
     metric_fingerprint,
@@ -20,6 +22,7 @@ from perfci.judge.changes import Change, persisting_changes
 from perfci.judge.compare import CaseComparison, MetricRow, moved_counters
 from perfci.model.history import HistoryRecord
 from perfci.model.identity import CaseIdentity, slug
+from perfci.model.outputs import CaseNight
 from perfci.report.table import table
 from perfci.store.history_files import Histories, case_history
 from perfci.util.files import write_atomic
@@ -90,7 +93,8 @@ def _told(gh: GitHub, issue: Issue, mark: str) -> bool:
 
 
 def sync_changes(comparisons: list[CaseComparison], history_root: Path | Histories, gh: GitHub | None = None,
-                 dry_run_dir: Path | None = None, site_url: str = "", budget: IssueBudget = IssueBudget()) -> list[str]:
+                 dry_run_dir: Path | None = None, site_url: str = "", budget: IssueBudget = IssueBudget(),
+                 record: Record = ignore_night) -> list[str]:
     """A change point is a comment on its case's open issue (one conversation per case),
     else an issue of its own (which is then the case's issue); a change any issue of the
     case (open or closed) has reported is not reported again. Change points are called at
@@ -106,12 +110,13 @@ def sync_changes(comparisons: list[CaseComparison], history_root: Path | Histori
         for row in comp.rows:
             for change in persisting_changes(records, row.key, row.spec, len(comp.rows), alpha=budget.level("change")):
                 actions += _report(case, row, change, tonight.reproduce, known, gh, dry_run_dir, site_url,
-                                   budget.said("change", len(comp.rows)))
+                                   budget.said("change", len(comp.rows)), record)
     return actions
 
 
 def _report(case: CaseIdentity, row: MetricRow, change: Change, reproduce: str, known: list[Issue],
-            gh: GitHub | None, dry_run_dir: Path | None, site_url: str, level: str = "") -> list[str]:
+            gh: GitHub | None, dry_run_dir: Path | None, site_url: str, level: str = "",
+            record: Record = ignore_night) -> list[str]:
     fp = fingerprint(case)
     mark = CHANGE_MARK.format(change.location.result_id)
     text = change_text(case, change, reproduce, site_url, level)
@@ -119,6 +124,7 @@ def _report(case: CaseIdentity, row: MetricRow, change: Change, reproduce: str, 
     if gh is None:
         path = Path(dry_run_dir or ".") / f"{fp}-change-{slug(row.key)}-{change.index}.md"
         write_atomic(path, f"# {title_for(case, change)}\n\nlabels: {', '.join(labels_for(case))}\n\n{body}")
+        record(CaseNight(case=case.slug_path, status="written", keys=[row.key], why=f"a change point: {path}"))
         return [f"wrote {path}"]
     # the case's issue, or one an older perfci opened for this metric alone
     ours = {fp, metric_fingerprint(case, row.key)}
@@ -129,7 +135,11 @@ def _report(case: CaseIdentity, row: MetricRow, change: Change, reproduce: str, 
     open_one = next((i for i in open_ones if f"perfci-fingerprint: {fp}" in body_of(i)), next(iter(open_ones), None))
     if open_one is not None:
         gh.comment(open_one["number"], "\n".join(["Change point found in the nightly history:", "", *text]))
+        record(CaseNight(case=case.slug_path, status="commented", issue=open_one["number"], keys=[row.key],
+                         why="a change point"))
         return [f"change point of {row.key} at {change.location.result_id}: commented on #{open_one['number']}"]
     created = gh.create(title_for(case, change), body, labels_for(case))
     known.append(created)
+    record(CaseNight(case=case.slug_path, status="opened", issue=created.get("number"), keys=[row.key],
+                     why="a change point"))
     return [f"opened #{created.get('number')} (change point of {row.key} at {change.location.result_id})"]

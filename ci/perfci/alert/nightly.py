@@ -34,6 +34,7 @@ from perfci.judge.compare import CaseComparison, Rules, compare_cases
 from perfci.model.confirmation import Confirmation
 from perfci.model.history import DEFAULT_HISTORY_WINDOW, NightVerdict, summary_line
 from perfci.model.identity import CaseIdentity
+from perfci.model.outputs import CaseNight
 from perfci.model.result import Result
 from perfci.store import culprit_files
 from perfci.store.case_inputs import load_cases
@@ -160,10 +161,17 @@ def with_change_points(verdicts: dict[str, NightVerdict], comparisons: list[Case
 class Night:
     actions: list[str]            # one line per action taken
     standing: dict[str, list[str]]  # result id -> the keys whose regression stands tonight
+    cases: list[CaseNight]        # what tonight did about each case (one row each at least)
 
     @property
     def regression_stands(self) -> bool:
         return any(self.standing.values())
+
+    @property
+    def told(self) -> bool:
+        """An issue was opened, commented or written tonight: the night's exit 1. A
+        regression still pending (too few nights, its budget) tells nobody: exit 0."""
+        return any(c.told for c in self.cases)
 
 
 def run_night(results: list[Result], opts: NightOptions, gh: GitHub | None = None, dry_run_dir: Path | None = None,
@@ -185,6 +193,7 @@ def run_night(results: list[Result], opts: NightOptions, gh: GitHub | None = Non
             actions.append(kept)
     standing = {r.id: record.standing for r in results if r.ran
                 for record in histories.case(CaseIdentity.of(r, opts.rules.follow)).records if record.result_id == r.id}
+    cases: list[CaseNight] = []
     try:
         reset_cases: set[str] = set()
         actions += triage(gh, opts.history_root, opts.run_url, reset_cases) if gh else []
@@ -199,10 +208,25 @@ def run_night(results: list[Result], opts: NightOptions, gh: GitHub | None = Non
                              and histories.case(comp.identity).key in reset_cases})
         actions += sync(comparisons, opts.run_url, dry_run_dir=dry_run_dir, close_after=opts.close_after,
                         confirmations=confirmations, history_root=histories, min_nights=opts.min_nights, gh=gh,
-                        standing=standing, budget=opts.budget)
-        actions += sync_changes(comparisons, histories, gh, dry_run_dir, opts.site_url, opts.budget)
+                        standing=standing, budget=opts.budget, record=cases.append)
+        actions += sync_changes(comparisons, histories, gh, dry_run_dir, opts.site_url, opts.budget, cases.append)
     except GitHubFailure as exc:
         raise GitHubFailure(f"{exc}. Tonight's history is written ({'; '.join(actions) or 'nothing new'}); "
                             "run the same `perfci nightly` command again to replay the issues (results already "
                             "in the history are not appended twice)") from None
-    return Night(actions, standing)
+    return Night(actions, standing, cases + _untold(comparisons, cases, standing))
+
+
+def _untold(comparisons: list[CaseComparison], cases: list[CaseNight], standing: dict[str, list[str]]) -> list[CaseNight]:
+    """A row for each case tonight did nothing about: a regression that stands (its issue
+    told before), or quiet."""
+    done = {c.case for c in cases}
+    rows = []
+    for comp in comparisons:
+        if comp.identity.slug_path in done or not comp.results:
+            continue
+        keys = standing.get(comp.results[0].id, [])
+        rows.append(CaseNight(case=comp.identity.slug_path, status="standing", keys=keys,
+                              why="a regression stands; its issue was told before") if keys
+                    else CaseNight(case=comp.identity.slug_path, status="quiet"))
+    return rows

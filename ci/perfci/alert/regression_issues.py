@@ -16,6 +16,7 @@ import hashlib
 import os
 import re
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 
 from perfci.alert.github import LABEL, Comment, GitHub, Issue, body_of, capped_label, login
@@ -26,6 +27,7 @@ from perfci.model.confirmation import Confirmation
 from perfci.model.history import CaseHistory
 from perfci.model.identity import CaseIdentity
 from perfci.model.metrics import WORK_METRIC, is_work_counter
+from perfci.model.outputs import CaseNight
 from perfci.model.verdicts import Outcome
 from perfci.providers.servers import id_of_spec, load_servers, resolve_server
 from perfci.providers.spec import parse_spec
@@ -47,6 +49,13 @@ DEFAULT_CLOSE_AFTER = 3
 ACCEPT_LABEL = "perf-expected"
 TRIAGE_HELP = (f"Expected? Add the label `{ACCEPT_LABEL}` or comment `/perfci accept` (a collaborator): the next nightly "
                "resets this case's baseline at the first regressed night and closes the issue.")
+
+
+Record = Callable[[CaseNight], None]  # where a case's night is told (the nightly's summary)
+
+
+def ignore_night(_: CaseNight) -> None:
+    return None
 
 
 def fingerprint(case: CaseIdentity) -> str:
@@ -248,12 +257,16 @@ def clean_streak(comments: list[Comment], author: str | None) -> int:
     return streak
 
 
-def _unconfirmed(comp: CaseComparison, confirmation: Confirmation | None, actions: list[str]) -> bool:
+def _unconfirmed(comp: CaseComparison, confirmation: Confirmation | None, actions: list[str],
+                 record: Record = ignore_night) -> bool:
     """A regression the confirmation A/B did not see opens no issue (and counts as no clean run)."""
     if confirmation is None or confirmation.status != "not-confirmed":
         return False
     actions += [f"not opened: {row.key} was not confirmed by the A/B ({confirmation.a} vs {confirmation.b})"
                 for row in comp.regressions]
+    if comp.regressions:
+        record(CaseNight(case=comp.identity.slug_path, status="not-confirmed", keys=[r.key for r in comp.regressions],
+                         why=f"the A/B ({confirmation.a} vs {confirmation.b}) did not confirm it"))
     return True
 
 
@@ -270,7 +283,7 @@ def sync(comparisons: list[CaseComparison], run_url: str = "", repo: str | None 
          dry_run_dir: Path | None = None, close_after: int = DEFAULT_CLOSE_AFTER,
          confirmations: dict[str, Confirmation] | None = None, history_root: Path | Histories | None = None,
          min_nights: int = 1, gh: GitHub | None = None, standing: dict[str, list[str]] | None = None,
-         budget: IssueBudget | None = None) -> list[str]:
+         budget: IssueBudget | None = None, record: Record = ignore_night) -> list[str]:
     """Open, update or close the issue of each case; returns one line per action taken.
     `confirmations` (by result id, from `perfci confirm`): a regression whose A/B did not
     confirm it opens nothing; the others carry their A/B in the issue. With
@@ -281,7 +294,7 @@ def sync(comparisons: list[CaseComparison], run_url: str = "", repo: str | None 
     or not: an open issue on them is still worse, not a clean night. `budget` (the
     nightly's, `perfci issues sync`'s): a threshold regression no A/B confirmed opens an
     issue only at the thresholds' share of it (below_budget), and every issue says the
-    level it was judged at; None: neither."""
+    level it was judged at; None: neither. `record` is told each case's night (CaseNight)."""
     actions: list[str] = []
     confirmations = confirmations or {}
     standing = standing or {}
@@ -290,21 +303,22 @@ def sync(comparisons: list[CaseComparison], run_url: str = "", repo: str | None 
     open_issues = open_by_fingerprint(gh) if gh else {}
     for comp in comparisons:
         confirmation = confirmations.get(comp.results[0].id) if comp.results else None
-        if _unconfirmed(comp, confirmation, actions):
+        if _unconfirmed(comp, confirmation, actions, record):
             continue
         stands = set(standing.get(comp.results[0].id, [])) if comp.results else set()
         posted, said = _sync_case(comp, confirmation, gh, dry_run_dir, open_issues, close_after, run_url,
-                                  history_root, min_nights, stands, budget)
+                                  history_root, min_nights, stands, budget, record)
         actions += said
         if gh:
-            actions += _per_metric_issues(comp, gh, open_issues, posted, close_after, run_url)
+            actions += _per_metric_issues(comp, gh, open_issues, posted, close_after, run_url, record)
     return actions
 
 
 def _sync_case(comp: CaseComparison, confirmation: Confirmation | None, gh: GitHub | None,
                dry_run_dir: Path | None, open_issues: dict[str, Issue], close_after: int, run_url: str,
                history_root: Path | Histories | None, min_nights: int,
-               stands: set[str] | None = None, budget: IssueBudget | None = None) -> tuple[int | None, list[str]]:
+               stands: set[str] | None = None, budget: IssueBudget | None = None,
+               record: Record = ignore_night) -> tuple[int | None, list[str]]:
     """One case's night on its issue: (the issue written tonight, if any; what was done)."""
     case = comp.identity
     fp = fingerprint(case)
@@ -317,21 +331,25 @@ def _sync_case(comp: CaseComparison, confirmation: Confirmation | None, gh: GitH
         confirmed = confirmation is not None and confirmation.status == "confirmed"
         keys = ", ".join(r.key for r in regressed)
         if issue is None and len(nights) < min_nights and not confirmed:
-            return None, [f"pending: {keys} regressed on {len(nights)} of the {min_nights} consecutive nights "
-                          "an issue needs"]
+            why = f"regressed on {len(nights)} of the {min_nights} consecutive nights an issue needs"
+            record(CaseNight(case=case.slug_path, status="pending", keys=[r.key for r in regressed], why=why))
+            return None, [f"pending: {keys} {why}"]
         if budget and issue is None and not confirmed and (
                 short := below_budget(regressed, len(comp.rows), budget, streak_values(comp, regressed, hist),
                                       comp.rules)):
+            record(CaseNight(case=case.slug_path, status="pending", keys=[r.key for r in regressed],
+                             why=short.removeprefix("pending: ")))
             return None, [short]
         body = body_for(comp, regressed, fp, run_url, confirmation, since=nights[0],
                         level=level_line(budget, comp, confirmation if confirmed else None) if budget else "")
-        return _post(gh, dry_run_dir, open_issues, fp, title_for(case, regressed, confirmation), body, case, keys)
+        return _post(gh, dry_run_dir, open_issues, fp, title_for(case, regressed, confirmation), body, case,
+                     [r.key for r in regressed], record)
     ab_keys = _ab_only_keys(comp, confirmation)
     if ab_keys and confirmation is not None:
         body = ab_body_for(comp, ab_keys, confirmation, fp, run_url,
                            level_line(budget, comp, confirmation) if budget else "")
         return _post(gh, dry_run_dir, open_issues, fp, ab_title_for(case, ab_keys, confirmation), body, case,
-                     ", ".join(ab_keys))
+                     ab_keys, record)
     if gh is None or issue is None:
         return None, []
     # beyond tolerance, inconclusive alone, or on a change point that persists: not clean, still there
@@ -344,15 +362,17 @@ def _sync_case(comp: CaseComparison, confirmation: Confirmation | None, gh: GitH
         gh.comment(issue["number"], f"{REGRESSION_MARK}\nStill worse against the baseline in {code_span(tonight.id)} "
                                     f"(server {markdown(tonight.server.full_version or tonight.server.version)}): "
                                     f"{markdown(said)}. {run_url}".rstrip())
+        record(CaseNight(case=case.slug_path, status="commented", issue=issue["number"], keys=[r.key for r in worse],
+                         why="still worse"))
         return None, [f"still worse: commented on #{issue['number']} ({', '.join(r.key for r in worse)})"]
     if any(r.verdict.verdict in (Outcome.UNCHANGED, Outcome.IMPROVEMENT) for r in comp.rows):
         return None, [clean_night(gh, issue, "no metric of the case regressed or stayed worse", close_after, run_url,
-                                  comp.results[0].id)]
+                                  comp.results[0].id, record, case.slug_path)]
     return None, []
 
 
 def _per_metric_issues(comp: CaseComparison, gh: GitHub, open_issues: dict[str, Issue], posted: int | None,
-                       close_after: int, run_url: str) -> list[str]:
+                       close_after: int, run_url: str, record: Record = ignore_night) -> list[str]:
     """Issues an older perfci opened per metric of this case: closed with a pointer once
     the case's own issue carries the regression; else they count their clean nights."""
     actions = []
@@ -368,7 +388,7 @@ def _per_metric_issues(comp: CaseComparison, gh: GitHub, open_issues: dict[str, 
             actions.append(f"closed #{issue['number']} ({row.key}): continues in #{posted}")
         elif posted is None and row.verdict.verdict in (Outcome.UNCHANGED, Outcome.IMPROVEMENT):
             actions.append(clean_night(gh, issue, f"{row.key} {row.verdict.verdict}", close_after, run_url,
-                                       comp.results[0].id))
+                                       comp.results[0].id, record, comp.identity.slug_path))
     return actions
 
 
@@ -381,19 +401,22 @@ def _ab_only_keys(comp: CaseComparison, confirmation: Confirmation | None) -> li
 
 
 def _post(gh: GitHub | None, dry_run_dir: Path | None, open_issues: dict[str, Issue], fp: str, title: str, body: str,
-          case: CaseIdentity, keys: str) -> tuple[int | None, list[str]]:
+          case: CaseIdentity, keys: list[str], record: Record = ignore_night) -> tuple[int | None, list[str]]:
     """Open the issue of `fp`, or comment on the open one (a dry run writes a file)."""
     issue = open_issues.get(fp)
     if gh is None:
         path = Path(dry_run_dir or ".") / f"{fp}.md"
         write_atomic(path, f"# {title}\n\nlabels: {', '.join(labels_for(case))}\n\n{body}")
+        record(CaseNight(case=case.slug_path, status="written", keys=keys, why=str(path)))
         return None, [f"wrote {path}"]
     if issue:
         gh.comment(issue["number"], still_regressed(body))
-        return issue["number"], [f"commented on #{issue['number']} ({keys})"]
+        record(CaseNight(case=case.slug_path, status="commented", issue=issue["number"], keys=keys))
+        return issue["number"], [f"commented on #{issue['number']} ({', '.join(keys)})"]
     created = gh.create(title, body, labels_for(case))
     open_issues[fp] = created
-    return created.get("number"), [f"opened #{created.get('number')} ({keys})"]
+    record(CaseNight(case=case.slug_path, status="opened", issue=created.get("number"), keys=keys))
+    return created.get("number"), [f"opened #{created.get('number')} ({', '.join(keys)})"]
 
 
 def since_commit(c: Confirmation | None) -> str:
@@ -550,7 +573,8 @@ def still_regressed(body: str) -> str:
     return "\n".join(lines).replace(REGRESSION_MARK, REGRESSION_MARK + "\nStill regressed.", 1)
 
 
-def clean_night(gh: GitHub, issue: Issue, what: str, close_after: int, run_url: str, night: str) -> str:
+def clean_night(gh: GitHub, issue: Issue, what: str, close_after: int, run_url: str, night: str,
+                record: Record = ignore_night, case: str = "") -> str:
     """A clean night on an open issue: counted once (the comment names its night: a
     replay or a retry does not count it twice), and the K-th closes it."""
     comments = gh.comments(issue["number"])
@@ -558,6 +582,8 @@ def clean_night(gh: GitHub, issue: Issue, what: str, close_after: int, run_url: 
     if any(login(c) == login(issue) and body_of(c).startswith(mark) for c in comments):
         return f"clean run of {night} already counted on #{issue['number']}"
     streak = clean_streak(comments, login(issue)) + 1
+    record(CaseNight(case=case, status="closed" if streak >= close_after else "clean", issue=issue["number"],
+                     why=f"clean run {min(streak, close_after)} of {close_after}: {what}"))
     if streak >= close_after:
         gh.comment(issue["number"], f"{mark}\n{close_after} consecutive clean runs ({what}); closing. "
                                     f"{run_url}".rstrip())

@@ -16,6 +16,7 @@ from perfci.judge.compare import Rules
 from perfci.model.identity import CaseIdentity, Follow
 from perfci.model.outputs import NightSummary, StandingRegression
 from perfci.model.verdicts import Outcome
+from perfci.report.night_summary import night_summary
 from perfci.store.confirmation_files import load_all
 from perfci.store.results import expand, load_result
 from perfci.util.errors import EXIT_REGRESSION
@@ -41,20 +42,24 @@ from perfci.util.errors import EXIT_REGRESSION
 @options.noise_dir
 @options.follow
 @options.issue_budget
+@click.option("--summary", "summary_out", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Append the night's summary (Markdown, one row per case: opened, commented, pending and why, "
+                   "clean) to this file, e.g. $GITHUB_STEP_SUMMARY.")
 @options.json_output("nightly")
 def nightly(results: tuple[Path, ...], history_dir: Path, baseline_dir: Path | None, window: int, min_nights: int,
             close_after: int, repo: str | None, dry_run: bool, issues_out: Path, run_url: str, site_url: str,
             confirm_dir: Path | None, noise_dir: Path | None, follow: Follow, budget: IssueBudget,
-            json_out: Path | None) -> int:
+            summary_out: Path | None, json_out: Path | None) -> int:
     """After a nightly's bench jobs: triage accepted issues (reset their baselines), open,
     comment or close threshold issues against the history, append RESULTS to the
     history, and open one issue per persisting change point. Change points and threshold
     regressions no A/B confirmed open issues only at their share of the false-issue budget
     (--false-issues over --cases; judge/budget.py), and each issue says its level.
 
-    Exit codes: 0 no regression stands tonight, 1 one does (judged and not cleared by its
-    A/B, or a persisting change point; the history and issues are written either way),
-    2 bad input, 3 infrastructure or internal error."""
+    Exit codes: 0 nothing told tonight (a regression still pending says so and why), 1 an
+    issue was opened, commented or written (a regression judged and not cleared by its
+    A/B, or a persisting change point; the history is written either way), 2 bad input,
+    3 infrastructure or internal error."""
     dry_run_dir = options.dry_run_dir(dry_run, issues_out)
     loaded = [load_result(p) for p in expand(list(results))]
     gh = None if dry_run_dir else GitHub(repo or os.environ.get("GITHUB_REPOSITORY", ""), run_url)
@@ -69,8 +74,13 @@ def nightly(results: tuple[Path, ...], history_dir: Path, baseline_dir: Path | N
     for result_id, keys in night.standing.items():
         if keys:
             say(f"regression stands: {result_id}: {', '.join(keys)}")
+    if not night.told:
+        say("nothing opened or commented tonight" + (" (pending: see above)" if night.regression_stands else ""))
+    if summary_out is not None:
+        with open(summary_out, "a") as f:
+            f.write(night_summary(night.cases, run_url, run_url.split("/actions/runs/")[0] if run_url else ""))
     options.emit_json(NightSummary(
-        outcome=Outcome.REGRESSION if night.regression_stands else Outcome.UNCHANGED, actions=night.actions,
+        outcome=Outcome.REGRESSION if night.told else Outcome.UNCHANGED, actions=night.actions, cases=night.cases,
         standing=[StandingRegression(result_id=rid, case=cases.get(rid, ""), keys=keys)
                   for rid, keys in night.standing.items() if keys]).dump(), json_out)
-    return EXIT_REGRESSION if night.regression_stands else 0
+    return EXIT_REGRESSION if night.told else 0

@@ -121,10 +121,31 @@ class StandingRegression(StrictModel):
     keys: list[str]
 
 
+TOLD = ("opened", "commented", "written")  # a case's night that told people of a regression
+
+
+class CaseNight(StrictModel):
+    """What tonight did about one case, for the night's summary and its exit code."""
+
+    case: str = Field(description="the case (runner class/server/scenario/profile/case)")
+    status: Literal["opened", "commented", "written", "pending", "not-confirmed", "clean", "closed", "standing",
+                    "quiet"]
+    issue: int | None = Field(None, description="the issue written or counted on")
+    keys: list[str] = Field(default_factory=list, description="the metrics it is about")
+    why: str = Field("", description="why it is pending, not confirmed or clean; standing: a regression stands "
+                                     "whose issue was told before; quiet: nothing regressed, no issue open")
+
+    @property
+    def told(self) -> bool:
+        return self.status in TOLD
+
+
 class NightSummary(Output):
     schema_: Literal["perfci.nightly/1"] = Field("perfci.nightly/1", alias="schema")
-    outcome: Outcome = Field(description="regression when one stands tonight, else unchanged")
+    outcome: Outcome = Field(description="regression when an issue was opened, commented or written tonight "
+                                         "(exit 1), else unchanged (exit 0: a regression still pending says so)")
     standing: list[StandingRegression]
+    cases: list[CaseNight] = Field(default_factory=list, description="what tonight did about each case")
     actions: list[str] = Field(description="what was done: history appended, issues opened, commented, closed")
 
 
