@@ -218,8 +218,8 @@ def run_night(results: list[Result], opts: NightOptions, gh: GitHub | None = Non
 
 
 def _untold(comparisons: list[CaseComparison], cases: list[CaseNight], standing: dict[str, list[str]]) -> list[CaseNight]:
-    """A row for each case tonight did nothing about: a regression that stands (its issue
-    told before), or quiet."""
+    """A row for each case tonight did nothing about: a regression that stands in the
+    history (an issue told before, or none yet), or quiet."""
     done = {c.case for c in cases}
     rows = []
     for comp in comparisons:
@@ -227,6 +227,6 @@ def _untold(comparisons: list[CaseComparison], cases: list[CaseNight], standing:
             continue
         keys = standing.get(comp.results[0].id, [])
         rows.append(CaseNight(case=comp.identity.slug_path, status="standing", keys=keys,
-                              why="a regression stands; its issue was told before") if keys
+                              why="worse in the history (kept out of its baseline); nothing told tonight") if keys
                     else CaseNight(case=comp.identity.slug_path, status="quiet"))
     return rows

@@ -132,8 +132,8 @@ class CaseNight(StrictModel):
                     "quiet"]
     issue: int | None = Field(None, description="the issue written or counted on")
     keys: list[str] = Field(default_factory=list, description="the metrics it is about")
-    why: str = Field("", description="why it is pending, not confirmed or clean; standing: a regression stands "
-                                     "whose issue was told before; quiet: nothing regressed, no issue open")
+    why: str = Field("", description="why it is pending, not confirmed or clean; standing: worse in the history, "
+                                     "nothing told tonight; quiet: nothing regressed, no issue open")
 
     @property
     def told(self) -> bool:

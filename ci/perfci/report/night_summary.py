@@ -8,7 +8,7 @@ from perfci.report.table import table
 from perfci.util.text import code_span, markdown
 
 SAID = {"opened": "🔴 opened", "commented": "🔴 commented", "written": "🔴 written (dry run)",
-        "pending": "🟡 pending", "not-confirmed": "⚪ not confirmed", "standing": "🟠 still open",
+        "pending": "🟡 pending", "not-confirmed": "⚪ not confirmed", "standing": "🟠 stands",
         "clean": "🟢 clean", "closed": "🟢 closed", "quiet": "quiet"}
 
 
