@@ -131,7 +131,7 @@ class FakeGitHub:
                                                   "author_association": "NONE", "id": fake.next_comment_id()})
                     return self._send(201, fake.comments[number][-1])
                 if self.command == "PATCH":
-                    fake.issues[number].update({k: v for k, v in body.items() if k == "state"})
+                    fake.issues[number].update({k: v for k, v in body.items() if k in ("state", "body", "title")})
                     return self._send(200, fake.issues[number])
                 return self._send(405, {"message": "Method Not Allowed"})
 

@@ -200,6 +200,10 @@ class GitHub:
         self.api("PATCH", f"repos/{self.repo}/issues/comments/{comment_id}",
                  {"body": capped_body(body, self.full_text_url)})
 
+    def edit_issue(self, number: int, body: str) -> None:
+        """The issue's body replaced (it holds the latest night's whole report)."""
+        self.api("PATCH", f"repos/{self.repo}/issues/{number}", {"body": capped_body(body, self.full_text_url)})
+
     def pull(self, number: int) -> Pull:
         return cast(Pull, self.api("GET", f"repos/{self.repo}/pulls/{number}"))
 

@@ -42,7 +42,6 @@ from perfci.util.text import code_fence, code_span, issue_title, markdown
 FINGERPRINT_RE = re.compile(r"<!-- perfci-fingerprint: ([0-9a-f]{16}) -->")
 CASE_RE = re.compile(r"<!-- perfci-case: ([\w./-]+) -->")
 SINCE_RE = re.compile(r"<!-- perfci-since: ([\w.:=+-]+) -->")
-MARKER_RE = re.compile(r"<!-- perfci-[\w-]+(: [^>]*)? -->")
 REGRESSION_MARK = "<!-- perfci-regression -->"
 CLEAN_MARK = "<!-- perfci-clean -->"
 DEFAULT_CLOSE_AFTER = 3
@@ -343,13 +342,14 @@ def _sync_case(comp: CaseComparison, confirmation: Confirmation | None, gh: GitH
         body = body_for(comp, regressed, fp, run_url, confirmation, since=nights[0],
                         level=level_line(budget, comp, confirmation if confirmed else None) if budget else "")
         return _post(gh, dry_run_dir, open_issues, fp, title_for(case, regressed, confirmation), body, case,
-                     [r.key for r in regressed], record)
+                     [r.key for r in regressed], record, tonight_line(comp, regressed, run_url))
     ab_keys = _ab_only_keys(comp, confirmation)
     if ab_keys and confirmation is not None:
         body = ab_body_for(comp, ab_keys, confirmation, fp, run_url,
                            level_line(budget, comp, confirmation) if budget else "")
         return _post(gh, dry_run_dir, open_issues, fp, ab_title_for(case, ab_keys, confirmation), body, case,
-                     ab_keys, record)
+                     ab_keys, record, f"{REGRESSION_MARK}\nStill regressed in {code_span(comp.results[0].id)}: the "
+                     f"reference A/B again found {', '.join(code_span(k) for k in ab_keys)} worse. {run_url}".rstrip())
     if gh is None or issue is None:
         return None, []
     # beyond tolerance, inconclusive alone, or on a change point that persists: not clean, still there
@@ -400,9 +400,18 @@ def _ab_only_keys(comp: CaseComparison, confirmation: Confirmation | None) -> li
     return [k for k in confirmation.ab_regressions if k in confirmation.ratios]
 
 
+def tonight_line(comp: CaseComparison, rows: list[MetricRow], run_url: str) -> str:
+    """A still-regressed night's comment: one line with tonight's numbers (the issue's
+    body, edited, holds the whole report)."""
+    said = ", ".join(f"{code_span(r.key)} {r.verdict.change_pct or 0:+.1f} %" for r in rows)
+    return f"{REGRESSION_MARK}\nStill regressed in {code_span(comp.results[0].id)}: {said}. {run_url}".rstrip()
+
+
 def _post(gh: GitHub | None, dry_run_dir: Path | None, open_issues: dict[str, Issue], fp: str, title: str, body: str,
-          case: CaseIdentity, keys: list[str], record: Record = ignore_night) -> tuple[int | None, list[str]]:
-    """Open the issue of `fp`, or comment on the open one (a dry run writes a file)."""
+          case: CaseIdentity, keys: list[str], record: Record = ignore_night,
+          still: str = "") -> tuple[int | None, list[str]]:
+    """Open the issue of `fp`; on the open one, its body becomes tonight's report and a
+    one-line comment says tonight's numbers (`still`). A dry run writes a file."""
     issue = open_issues.get(fp)
     if gh is None:
         path = Path(dry_run_dir or ".") / f"{fp}.md"
@@ -410,7 +419,8 @@ def _post(gh: GitHub | None, dry_run_dir: Path | None, open_issues: dict[str, Is
         record(CaseNight(case=case.slug_path, status="written", keys=keys, why=str(path)))
         return None, [f"wrote {path}"]
     if issue:
-        gh.comment(issue["number"], still_regressed(body))
+        gh.edit_issue(issue["number"], body)
+        gh.comment(issue["number"], still)
         record(CaseNight(case=case.slug_path, status="commented", issue=issue["number"], keys=keys))
         return issue["number"], [f"commented on #{issue['number']} ({', '.join(keys)})"]
     created = gh.create(title, body, labels_for(case))
@@ -565,12 +575,6 @@ def ab_body_for(comp: CaseComparison, keys: list[str], c: Confirmation, fp: str,
     lines += ["", "Reproduce (the same A/B):", "", code_fence(reproduce_ab(tonight.scenario.name, c, tonight.case), "sh"),
               "", TRIAGE_HELP, ""]
     return "\n".join(lines)
-
-
-def still_regressed(body: str) -> str:
-    """A comment from an issue body: the markers that identify the issue are left out."""
-    lines = [line for line in body.splitlines() if not MARKER_RE.fullmatch(line) or line == REGRESSION_MARK]
-    return "\n".join(lines).replace(REGRESSION_MARK, REGRESSION_MARK + "\nStill regressed.", 1)
 
 
 def clean_night(gh: GitHub, issue: Issue, what: str, close_after: int, run_url: str, night: str,
