@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import os
 import platform
 import socket
@@ -13,7 +14,6 @@ from pathlib import Path
 from perfci import __version__
 from perfci.host import hostlock, policy
 from perfci.model.result import Host
-from perfci.util.paths import project_root
 
 
 def _cpu_model() -> str:
@@ -95,11 +95,21 @@ def harness_versions() -> dict[str, object]:
     return {"perfci": __version__, "python": platform.python_version(), "dependencies": deps}
 
 
+BUILD_INFO = Path(__file__).resolve().parent.parent / "_build.json"  # written by setup.py when a wheel is built
+
+
 def harness_revision() -> dict[str, object]:
-    """The git commit of the perfci code that ran (its source checkout, else the
-    project checkout it ran in), and whether it had local changes."""
+    """The git commit of the perfci code that ran, and whether it had local changes: its
+    source checkout's (an editable install), else the commit an installed perfci was
+    built from (never the project's: that is not the code that ran)."""
     source = Path(__file__).resolve().parent
-    root = source if _in_git(source) else (project_root() or source)
+    if not _in_git(source):
+        try:
+            built = json.loads(BUILD_INFO.read_text())
+            return {"git_sha": str(built.get("git_sha") or "unknown"), "dirty": built.get("dirty")}
+        except (OSError, ValueError):
+            return {"git_sha": "unknown", "dirty": None}
+    root = source
 
     def git(*args: str) -> str | None:
         try:
