@@ -83,8 +83,14 @@ def test_one_comment_per_pr_edited_on_the_next_push_and_refused_for_a_stale_head
         assert f"PR #7: its head is {SHA2[:12]}, not the measured {SHA1[:12]}" in proc.stderr
         assert "✅" in fake.comments[7][1]["body"]
         assert ("PATCH", "/api/v3/repos/perf/ci/issues/comments/1002") in fake.requests
-        # a maintainer accepts the regression of a third push: the label, read from GitHub, says so
+        # a third push: a triager's label accepts nothing (triage access adds labels; removed once: it did)
         fake.add_pull(7, SHA1)
+        fake.permissions["triager"] = "triage"
+        fake.add_label(7, "perf-expected", by="triager")
+        proc = run_perfci("issues", "pr-comment", *reports(tmp_path, tiny=REGRESSED), "--pr", "7", "--head-sha", SHA1,
+                          env=env)
+        assert proc.returncode == 0 and "🔴 **Regression**" in fake.comments[7][1]["body"], proc.stderr
+        # a maintainer accepts it: the label, read from GitHub with who added it, says so
         fake.add_label(7, "perf-expected")
         proc = run_perfci("issues", "pr-comment", *reports(tmp_path, tiny=REGRESSED), "--pr", "7", "--head-sha", SHA1,
                           env=env)
@@ -109,6 +115,17 @@ def test_the_comment_says_a_regression_was_accepted_and_when_nothing_was_measure
     # the typed outcome decides, whatever the prose says
     assert ab("r", "| `only.tps` ↑ | ... | ✅ unchanged |", "regression").regressed
     assert not ab("r", "**Regression** everywhere", "unchanged").regressed
+
+
+def test_a_regressed_ab_comes_with_the_command_that_reruns_it():
+    """#57: the comment gives the `perfci ab` of a regressed A/B as it runs, from the typed
+    verdict; a side built from a commit names the clone to build from."""
+    data = verdict_json("regression", REGRESSED_LINE)
+    data["a"]["spec"], data["b"]["spec"] = "build:mariadb@" + "0" * 40, "build:mariadb@" + "1" * 40
+    text = body([ABReport("tiny", REGRESSED, AbVerdict.model_validate(data))], SHA1, accepted=False)
+    assert ("Reproduce tiny:\n\n```sh\nPERFCI_BUILD_REPO=YOUR_CLONE perfci ab tiny --profile smoke --a "
+            f"build:mariadb@{'0' * 40} --b build:mariadb@{'1' * 40}\n```") in text, text
+    assert "Reproduce" not in body([ab("tiny", CLEAN)], SHA1, accepted=False)
 
 
 def test_hostile_artifact_text_is_rendered_inert():

@@ -20,7 +20,7 @@ from perfci.model.outputs import CHECK_VERDICT, CheckVerdict
 from perfci.model.verdicts import Outcome
 from perfci.report.explanation import why_of
 from perfci.util.errors import BadInput
-from perfci.util.text import code_span, inert_markdown, markdown
+from perfci.util.text import code_fence, code_span, inert_markdown, markdown
 
 MARK = "<!-- perfci-pr-comment -->"
 ACCEPT_LABEL = "perf-expected"
@@ -96,6 +96,9 @@ def body(reports: list[ABReport], head_sha: str, accepted: bool, run_url: str = 
     # the reports, their names and verdicts come from an artifact the PR's own run wrote:
     # rendered inert (no HTML, mention or image), as the issues render stored text
     lines += [f"- {code_span(plain_name(r.name))}: {inert_markdown(r.verdict)}" for r in reports]
+    for r in reports:  # the command that reruns a regressed A/B, as written (its sides from the typed verdict)
+        if r.regressed and isinstance(r.data, AbVerdict):
+            lines += ["", f"Reproduce {markdown(plain_name(r.name))}:", "", code_fence(r.data.reproduce, "sh")]
     for r in reports:  # why a regressed A/B got slower, unfolded: the explain pass's top rows
         if r.regressed and (explained := why_of(r.text)):
             lines += ["", f"#### Why {markdown(plain_name(r.name))} got slower: " + inert_markdown(explained)]
@@ -127,8 +130,8 @@ def _blind(reports: list[ABReport]) -> str:
 def post(gh: GitHub, number: int, head_sha: str, reports: list[ABReport], run_url: str = "") -> str:
     """Edit the PR's perfci comment, or write it. Refuses a PR whose head is not the
     commit that was measured (a report must not land on another PR, or an older one).
-    Whether a regression is accepted comes from the PR's labels as GitHub has them now,
-    never from the reports."""
+    Whether a regression is accepted comes from the PR's labels as GitHub has them now
+    (added by someone with write access), never from the reports."""
     if not SHA_RE.fullmatch(head_sha):
         raise BadInput(f"--head-sha {head_sha!r}: expected a full 40-character commit id")
     pull = gh.pull(number)
@@ -136,7 +139,8 @@ def post(gh: GitHub, number: int, head_sha: str, reports: list[ABReport], run_ur
     if current != head_sha:
         raise BadInput(f"PR #{number}: its head is {current[:12]}, not the measured {head_sha[:12]}: "
                        "not commenting (a newer push has its own check)")
-    accepted = ACCEPT_LABEL in [label.get("name") for label in pull.get("labels") or []]
+    accepted = ACCEPT_LABEL in [label.get("name") for label in pull.get("labels") or []] and \
+        bool((who := gh.labelled_by(number, ACCEPT_LABEL)) and gh.can_write(who))  # triage access adds labels too
     text = body(reports, head_sha, accepted, run_url)
     mine = [c for c in gh.comments(number) if MARK in (c.get("body") or "") and "id" in c]
     if mine:

@@ -23,6 +23,7 @@ from perfci.alert.github import LABEL, Comment, GitHub, Issue, body_of, capped_l
 from perfci.judge.budget import IssueBudget
 from perfci.judge.compare import CaseComparison, MetricRow, Rules
 from perfci.judge.stats import RatioEstimate, estimate_p, ratio_interval
+from perfci.model.ab_verdict import ab_command
 from perfci.model.confirmation import Confirmation
 from perfci.model.history import CaseHistory
 from perfci.model.identity import CaseIdentity
@@ -442,11 +443,7 @@ def ab_title_for(case: CaseIdentity, keys: list[str], c: Confirmation) -> str:
 
 def reproduce_ab(scenario: str, c: Confirmation, case: str) -> str:
     """The `perfci ab` that reruns the reference A/B (specs as recorded: ids of servers.yaml or pinned specs)."""
-    a, b = shlex.split(c.a), shlex.split(c.b)
-    args = ["perfci", "ab", scenario, "--profile", c.profile, "--a", a[0], "--b", b[0]]
-    args += [x for flag, value in zip(a[1::2], a[2::2]) for x in ("--a-config", value) if flag == "--config"]
-    args += [x for flag, value in zip(b[1::2], b[2::2]) for x in ("--b-config", value) if flag == "--config"]
-    return shlex.join(args + (["--case", case] if case != "default" else []))
+    return ab_command(scenario, c.profile, c.a, c.b, case)
 
 
 def bisect_command(scenario: str, c: Confirmation, case: str, key: str) -> tuple[str, list[str]] | None:

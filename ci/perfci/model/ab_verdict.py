@@ -5,6 +5,7 @@ pass's Why. The PR comment reads this, never the report's prose."""
 
 from __future__ import annotations
 
+import shlex
 from typing import Literal
 
 from pydantic import Field
@@ -47,6 +48,19 @@ class ChangeFamily(StrictModel):
     line: str = Field(description="the same, for people")
 
 
+def ab_command(scenario: str, profile: str, a: str, b: str, case: str = "default") -> str:
+    """The `perfci ab` that reruns an A/B, its sides as recorded ("SPEC [--config K=V]..."):
+    what a report, an issue and a PR comment give to reproduce it. A side built from a
+    commit (`build:`) is built from the clone PERFCI_BUILD_REPO names (yours)."""
+    sa, sb = shlex.split(a), shlex.split(b)
+    args = ["perfci", "ab", scenario, "--profile", profile, "--a", sa[0], "--b", sb[0]]
+    args += [x for flag, value in zip(sa[1::2], sa[2::2]) for x in ("--a-config", value) if flag == "--config"]
+    args += [x for flag, value in zip(sb[1::2], sb[2::2]) for x in ("--b-config", value) if flag == "--config"]
+    line = shlex.join(args + (["--case", case] if case != "default" else []))
+    built = any(side[0].startswith("build:") for side in (sa, sb))
+    return f"PERFCI_BUILD_REPO=YOUR_CLONE {line}" if built else line
+
+
 class AbVerdict(StrictModel):
     schema_: Literal["perfci.ab-verdict/1"] = Field("perfci.ab-verdict/1", alias="schema")
     outcome: Outcome = Field(description="regression (a judged metric of B worse), inconclusive (no regression "
@@ -72,6 +86,10 @@ class AbVerdict(StrictModel):
     bursts_file: str | None = None
     family: ChangeFamily | None = Field(None, description="--measure both: where the change shows (work or time)")
     parts: list[AbVerdict] = Field([], description="--measure both: the counting A/B's verdict, then the timed one's")
+
+    @property
+    def reproduce(self) -> str:
+        return ab_command(self.scenario, self.profile, self.a.spec, self.b.spec, self.case)
 
     def dump(self) -> dict:
         return self.model_dump(mode="json", by_alias=True)
