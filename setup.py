@@ -5,8 +5,8 @@ commit it was built from (an installed perfci names its own code in every result
 pins it in `perfci init`: host/hostinfo.py)."""
 
 import json
+import runpy
 import shutil
-import subprocess
 from pathlib import Path
 
 from setuptools import setup
@@ -21,19 +21,9 @@ class BuildWithScenarios(build_py):
         target.mkdir(parents=True, exist_ok=True)
         for scenario in sorted(source.glob("*.yaml")):
             shutil.copy2(scenario, target / scenario.name)
-        (Path(self.build_lib) / "perfci" / "_build.json").write_text(json.dumps(built_from(source.parent)) + "\n")
-
-
-def built_from(checkout: Path) -> dict:
-    """The checkout's commit and whether it had local changes (unknown outside git)."""
-    def git(*args: str) -> str | None:
-        try:
-            out = subprocess.run(["git", "-C", str(checkout), *args], capture_output=True, text=True, timeout=10)
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-        return out.stdout.strip() if out.returncode == 0 else None
-    sha, status = git("rev-parse", "HEAD"), git("status", "--porcelain", "--untracked-files=no")
-    return {"git_sha": sha or "unknown", "dirty": bool(status) if status is not None else None}
+        # the one revision function, loaded by path: perfci itself is not importable while it builds
+        revision = runpy.run_path(str(source.parent / "ci" / "perfci" / "util" / "gitrev.py"))["revision"]
+        (Path(self.build_lib) / "perfci" / "_build.json").write_text(json.dumps(revision(source.parent)) + "\n")
 
 
 setup(cmdclass={"build_py": BuildWithScenarios})

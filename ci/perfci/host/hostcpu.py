@@ -1,7 +1,10 @@
 """Who used the CPU during a measured phase: the host as a whole (/proc/stat), the
 server (its process), the client (sysbench, a reaped child of ours) and perfci
-itself. What is left is other processes' load, which invalidates a measurement
-on a 2-core runner (one busy core halves what the server can get)."""
+itself, and the kernel's own threads (block I/O completion, writeback, journal:
+mostly the measured server's own I/O, worth most of a core on a VM's virtio disk
+under an fsync per transaction). What is left is other processes' load, which
+invalidates a measurement on a 2-core runner (one busy core halves what the server
+can get)."""
 
 from __future__ import annotations
 
@@ -65,6 +68,25 @@ def _own_seconds(who: int) -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+KTHREADD = 2  # the parent of every kernel thread
+
+
+def kernel_thread_seconds() -> float:
+    """CPU seconds of the kernel's threads (kthreadd's children) since they started."""
+    ticks = 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # ended while we looked
+        if int(fields[1]) == KTHREADD or int(entry.name) == KTHREADD:  # ppid (field 4 of stat)
+            ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
 @dataclass(frozen=True)
 class CpuSample:
     at: float
@@ -72,18 +94,21 @@ class CpuSample:
     server: float | None
     children: float
     own: float
+    kernel: float = 0.0
 
 
 def sample(server_pid: int | None) -> CpuSample:
     return CpuSample(time.monotonic(), host_busy_seconds(),
                      process_cpu_seconds(server_pid) if server_pid else None,
-                     _own_seconds(resource.RUSAGE_CHILDREN), _own_seconds(resource.RUSAGE_SELF))
+                     _own_seconds(resource.RUSAGE_CHILDREN), _own_seconds(resource.RUSAGE_SELF),
+                     kernel_thread_seconds())
 
 
 def cores_used(before: CpuSample, after: CpuSample) -> dict[str, float] | None:
     """Average cores used between two samples by the host, the server, the client
-    (our reaped children: sysbench), perfci, and everything else. None where the
-    server's CPU cannot be read here (a container, a remote server)."""
+    (our reaped children: sysbench), perfci, the kernel's threads, and everything
+    else. None where the server's CPU cannot be read here (a container, a remote
+    server)."""
     seconds = after.at - before.at
     if seconds <= 0 or before.host is None or after.host is None or before.server is None or after.server is None:
         return None
@@ -91,9 +116,10 @@ def cores_used(before: CpuSample, after: CpuSample) -> dict[str, float] | None:
     server = after.server - before.server
     client = after.children - before.children
     own = after.own - before.own
+    kernel = max(0.0, after.kernel - before.kernel)
     return {key: round(value / seconds, 3) for key, value in (
-        ("host", host), ("server", server), ("client", client), ("perfci", own),
-        ("others", max(0.0, host - server - client - own)))}
+        ("host", host), ("server", server), ("client", client), ("perfci", own), ("kernel", kernel),
+        ("others", max(0.0, host - server - client - own - kernel)))}
 
 
 def has_instruction_counter(sys_root: Path = Path("/sys")) -> bool:

@@ -14,6 +14,7 @@ from pathlib import Path
 from perfci import __version__
 from perfci.host import hostlock, policy
 from perfci.model.result import Host
+from perfci.util.gitrev import revision
 
 
 def _cpu_model() -> str:
@@ -109,18 +110,7 @@ def harness_revision() -> dict[str, object]:
             return {"git_sha": str(built.get("git_sha") or "unknown"), "dirty": built.get("dirty")}
         except (OSError, ValueError):
             return {"git_sha": "unknown", "dirty": None}
-    root = source
-
-    def git(*args: str) -> str | None:
-        try:
-            out = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10)
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-        return out.stdout.strip() if out.returncode == 0 else None
-
-    sha = git("rev-parse", "HEAD")
-    status = git("status", "--porcelain", "--untracked-files=no")
-    return {"git_sha": sha or "unknown", "dirty": bool(status) if status is not None else None}
+    return revision(source)
 
 
 def _in_git(path: Path) -> bool:

@@ -304,7 +304,8 @@ class Phase(StrictModel):
     transactions_target: int | None = Field(None, description="fixed work: the transactions asked for")
     rand_seed: int | None = Field(None, description="fixed work: sysbench --rand-seed")
     host_cpu: dict[str, float] | None = Field(
-        None, description="average cores used during the phase: host, server, client, perfci, others")
+        None, description="average cores used during the phase: host, server, client, perfci, kernel (its own "
+              "threads: I/O completion, writeback), others (what is left: other processes' load)")
     quiesce: QuiesceOutcome = QuiesceOutcome()
     sysbench_version: str | None = None
     metrics: Metrics
