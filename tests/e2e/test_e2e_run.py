@@ -32,7 +32,7 @@ def test_smoke_result_has_both_phases_with_throughput_and_intervals(smoke_result
         assert phase["metrics"]["events"] == phase["transactions_target"] == 3000, name
         assert (phase["bound"], phase["rand_seed"], phase["time_s"]) == ("transactions", 1, 300), name
         assert "--events=3000" in phase["command"] and "--rand-seed=1" in phase["command"]
-        assert set(phase["host_cpu"]) == {"host", "server", "client", "perfci", "others"}
+        assert set(phase["host_cpu"]) == {"host", "server", "client", "perfci", "kernel", "others"}
     assert set(res["validity"]) == {"valid", "reasons"}
 
 
