@@ -49,3 +49,20 @@ def test_quiet_prints_nothing_and_a_terminal_gets_a_transient_bar():
     progress.advance("instance pair 1 of 2 · only: burst 1/2 on A")
     progress.finish()
     assert "instance pair 1 of 2" in term.getvalue()
+
+
+def test_a_workflow_step_gets_plain_lines_even_on_a_pseudo_terminal(monkeypatch):
+    """#57: under act the bench step's log was full of the spinner's escape codes (act
+    gives steps a pseudo-terminal); in CI the console is never a terminal."""
+    from perfci.util.progress import Progress, in_ci
+    assert in_ci({"GITHUB_ACTIONS": "true"}) and in_ci({"ACT": "true"}) and in_ci({"CI": "1"})
+    assert not in_ci({}) and not in_ci({"CI": "false"})
+    import os
+    import sys
+    _, tty = os.openpty()  # stderr on a pseudo-terminal, as act gives a step
+    monkeypatch.setattr(sys, "stderr", os.fdopen(tty, "w"))
+    for name in ("GITHUB_ACTIONS", "ACT", "CI", "FORCE_COLOR", "NO_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "TERM"):
+        monkeypatch.delenv(name, raising=False)
+    assert Progress().console.is_terminal  # a person's terminal: the live line
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    assert not Progress().console.is_terminal  # removed once: True

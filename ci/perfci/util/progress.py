@@ -9,6 +9,7 @@ sequential A/B may stop early)."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from contextlib import contextmanager
@@ -18,6 +19,14 @@ from rich.progress import BarColumn, SpinnerColumn, TaskID, TextColumn, TimeElap
 from rich.progress import Progress as RichProgress
 
 LOG_EVERY_S = 60.0  # a plain progress line in a CI log at most this often
+
+
+def in_ci(env: dict[str, str] | None = None) -> bool:
+    """A workflow step (GitHub Actions, act, any CI): plain lines, never a live line, even
+    where the runner gives the step a pseudo-terminal (act does: its logs filled with
+    the spinner's escape codes)."""
+    env = dict(os.environ) if env is None else env
+    return any(env.get(name, "").lower() not in ("", "0", "false") for name in ("GITHUB_ACTIONS", "ACT", "CI"))
 
 
 def time_left(elapsed_s: float, done: int, total: int) -> str:
@@ -31,7 +40,7 @@ def time_left(elapsed_s: float, done: int, total: int) -> str:
 class Progress:
     def __init__(self, console: Console | None = None, quiet: bool = False,
                  clock: Callable[[], float] = time.monotonic):
-        self.console = console or Console(stderr=True, highlight=False)
+        self.console = console or Console(stderr=True, highlight=False, force_terminal=False if in_ci() else None)
         self.quiet = quiet
         self._live: RichProgress | None = None
         self._task: TaskID | None = None
