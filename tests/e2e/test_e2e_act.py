@@ -109,6 +109,15 @@ def run_act(tmp_path, baselines, issues, project=REPO, extra=(), scenario="rebui
         cwd=project, capture_output=True, text=True, timeout=900, env=env)
 
 
+def act_failure(proc) -> str:
+    """What to read when act failed: every step that failed with the lines before it
+    (a job that failed early is far from the end of act's output), then the end."""
+    lines = proc.stdout.splitlines()
+    failed = [i for i, line in enumerate(lines) if "❌" in line or "Failure - " in line]
+    around = ["\n".join(lines[max(0, i - 25):i + 1]) for i in failed[:3]]
+    return "\n...\n".join([*around, proc.stdout[-2500:], proc.stderr[-1500:]])
+
+
 def pushed_history(tmp_path, case_dir: str) -> list[dict]:
     """The records the push job put on the bare repository's results branch."""
     listing = git("--git-dir", str(tmp_path / "results.git"), "ls-tree", "-r", "--name-only", "results").split()
@@ -137,7 +146,7 @@ def test_a_clean_night_under_act_writes_no_issue(real_server_tools, tmp_path):
     baseline_worse_everywhere(tiny_night(team, tmp_path), root)
     proc = run_act(tmp_path, root, tmp_path / "issues", project=team, scenario="tiny",
                    extra=("--local-repository", f"perfci-org/perfci@{ref}={REPO}"))
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert proc.returncode == 0, act_failure(proc)
     assert "Summary - ## perfci comparison" in proc.stdout and "🔴 regression" not in proc.stdout
     assert not (tmp_path / "issues").exists()
     [night] = pushed_history(tmp_path, "mariadb-10.11/tiny")
@@ -190,7 +199,7 @@ def test_a_team_project_from_perfci_init_runs_perfcis_reusable_nightly(real_serv
     arranged_baseline(base, root, (9.5, 10.0, 10.5), throughput_only=True)
     proc = run_act(tmp_path, root, tmp_path / "issues", project=team, scenario="tiny",
                    extra=("--local-repository", f"perfci-org/perfci@{ref}={REPO}"))
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert proc.returncode == 0, act_failure(proc)
     assert "perfci-nightly" in proc.stdout  # the reusable workflow's jobs ran
     summary = proc.stdout.split("Summary - ", 1)[1]
     assert summary.startswith("## perfci comparison") and "| `only.tps` ↑ |" in summary
@@ -253,7 +262,7 @@ def test_a_team_projects_nightly_opens_its_issue_the_night_its_server_changes(re
     commit(team, "db: tonight's build")
     proc = run_act(tmp_path, root, tmp_path / "issues", project=team, scenario="tiny", server="db",
                    extra=("--local-repository", f"perfci-org/perfci@{ref}={REPO}"))
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert proc.returncode == 0, act_failure(proc)
     assert "reference A/B of tiny" in proc.stdout and f"B local:{build}" in proc.stdout, proc.stdout[-6000:]
     issues = sorted((tmp_path / "issues").glob("*.md"))
     assert len(issues) == 1, proc.stdout[-6000:]  # every metric the slowdown moved, in the case's one issue
@@ -348,7 +357,7 @@ def test_a_team_projects_pr_check_fails_on_a_regression_and_keeps_one_comment_on
         fake.add_label(7, "perf-expected")
         proc = act(team, "pull_request", "pr-checks.yml",
                    pull_request(7, "synchronize", base, second, "fsync", ("perf-expected",)), ref, tmp_path)
-        assert proc.returncode == 0, proc.stdout[-4000:]
+        assert proc.returncode == 0, act_failure(proc)
         assert "Regression in tiny.yaml: accepted by the perf-expected label." in proc.stdout
         said = comment_run(fake, team, ref, second, "fsync", tmp_path)
         assert said.returncode == 0 and "edited the perfci comment on #7" in said.stdout, said.stdout[-3000:]
