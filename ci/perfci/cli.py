@@ -40,6 +40,7 @@ COMMANDS = {
     "list": ("scenarios_cmd", "list_scenarios"),
     "lock": ("lock_cmd", "lock"),
     "nightly": ("nightly_cmd", "nightly"),
+    "pr-check": ("pr_check_cmd", "pr_check_group"),
     "pr-fetch": ("pr_fetch_cmd", "pr_fetch"),
     "run": ("run_cmd", "run"),
     "sandbox": ("sandbox_cmd", "sandbox"),

@@ -4,9 +4,7 @@ shows it). The threshold it prints must be exactly where compare starts flagging
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
 
 import jsonschema
 import pytest
@@ -20,7 +18,7 @@ from perfci.store.case_inputs import load_cases
 from perfci.store.noise_files import save
 from perfci.util.errors import BadInput
 
-from conftest import REPO, SOURCE_ENV, run_perfci
+from conftest import REPO, run_perfci
 from factories import make_noise_model, make_result, write_results
 
 CASE = "local/mariadb-10.11/tiny/smoke/default.json"
@@ -123,44 +121,6 @@ def test_the_cli_writes_the_report_the_pr_comment_reads(tmp_path):
     typed = json.loads((tmp_path / "ab-baselines.json").read_text())  # what the PR comment reads
     jsonschema.validate(typed, json.loads((REPO / "docs/schema/check-verdict.schema.json").read_text()))
     assert typed["check"] == "baselines" and typed["outcome"] == "moved" and typed["verdict_line"] == text.splitlines()[0]
-
-
-@pytest.mark.slow
-def test_the_pr_script_diffs_the_base_commits_baselines_as_the_workflow_starts_it(tmp_path):
-    """scripts/pr-baselines-diff BASE_SHA REPORT in the project's checkout (bash, as the
-    workflow's `run:` starts it): silent without a baselines/ edit, the report with one,
-    exit 2 naming a broken file."""
-    project = tmp_path / "project"
-    project.mkdir()
-
-    def git(*args: str) -> str:
-        return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=project, check=True,
-                              capture_output=True, text=True).stdout.strip()
-
-    def script(report: str) -> subprocess.CompletedProcess:
-        return subprocess.run(["bash", str(REPO / "scripts" / "pr-baselines-diff"), base_sha, report], cwd=project,
-                              capture_output=True, text=True, timeout=120, env={**os.environ, **SOURCE_ENV})
-
-    git("init", "-q")
-    (project / "README.md").write_text("x\n")
-    git("add", "-A")
-    git("commit", "-qm", "no baselines yet")
-    base_sha = git("rev-parse", "HEAD")
-    (project / "README.md").write_text("y\n")
-    git("commit", "-qam", "a description only")
-    done = script("none.md")
-    assert done.returncode == 0 and not (project / "none.md").exists(), done.stderr
-    baselines(project / "baselines", tmp_path, [1000, 1060, 950])
-    git("add", "-A")
-    git("commit", "-qm", "pin a baseline")
-    done = script("added.md")
-    assert done.returncode == 0, done.stderr
-    assert "(added)" in (project / "added.md").read_text() and "– → 3" in (project / "added.md").read_text()
-    base_sha = git("rev-parse", "HEAD")
-    (project / "baselines" / CASE).write_text("{not json")
-    git("commit", "-qam", "break it")
-    done = script("broken.md")
-    assert done.returncode == 2 and CASE in done.stderr and not (project / "broken.md").exists()
 
 
 def test_a_row_judged_with_a_noise_model_keeps_the_learned_prior_for_the_issues_multi_night_test(tmp_path):

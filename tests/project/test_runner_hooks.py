@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from perfci.sessions.pr_check import fork_refusal
 from perfci.util.runner import temp_prefix
 
 from conftest import REPO
@@ -386,11 +387,13 @@ def test_bootstrap_makes_the_sandbox_a_runner_user_builds_pull_requests_in(host_
     runner, area = shared_dir / "actions-runner", shared_dir / "pr"
     runner.mkdir()
     shutil.chown(runner, TEST_RUNNER, TEST_RUNNER)
-    proc = subprocess.run(["bash", str(BOOTSTRAP), str(runner), "--sandbox-user", SANDBOX_USER],
+    opt_in = tmp_path / "etc" / "fork-server-builds"
+    proc = subprocess.run(["bash", str(BOOTSTRAP), str(runner), "--sandbox-user", SANDBOX_USER, "--allow-fork-builds"],
                           capture_output=True, text=True, timeout=60,
                           env={**os.environ, "PERFCI_SKIP_PACKAGES": "1", "PERFCI_HOOKS_DIR": str(tmp_path / "hooks"),
-                               "PERFCI_PR_AREA": str(area)})
+                               "PERFCI_PR_AREA": str(area), "PERFCI_FORK_OPT_IN": str(opt_in)})
     assert proc.returncode == 0, proc.stderr
+    assert fork_refusal(opt_in) is None  # root's yes, as the server-code check reads it
     env = (runner / ".env").read_text().splitlines()
     assert f"PERFCI_SANDBOX_USER={SANDBOX_USER}" in env and f"PERFCI_PR_CACHE={area}" in env
     rule = Path(f"/etc/sudoers.d/perfci-sandbox-{SANDBOX_USER}").read_text()

@@ -242,31 +242,3 @@ def test_the_nightly_matrix_is_the_enabled_servers_by_id():
     bad = subprocess.run([str(REPO / "scripts" / "nightly-matrix"), "--servers", "mysql-9"],
                          capture_output=True, text=True, cwd=REPO)
     assert bad.returncode == 2 and bad.stderr.startswith("error: servers.yaml: unknown server id(s): mysql-9; known: ")
-
-
-
-@pytest.mark.slow
-def test_the_pr_check_ab_tests_each_changed_server_id_on_the_nightlys_first_scenarios(tmp_path):
-    """scripts/pr-server-changes, as the workflow starts it (SCRIPT BASE HEAD: it asks perfci)."""
-    import os
-    import subprocess
-    base, head = tmp_path / "base.yaml", tmp_path / "head.yaml"
-    base.write_text("servers:\n  - {id: a, spec: local}\n  - {id: b, spec: 'local:/opt/b1/mariadbd'}\n")
-    head.write_text("servers:\n  - {id: a, spec: local}\n  - {id: b, spec: 'local:/opt/b2/mariadbd'}\n"
-                    "  - {id: c, spec: 'local:/opt/c/mariadbd'}\n")
-    script = str(REPO / "scripts" / "pr-server-changes")
-
-    def lines(*files, **env) -> list[list[str]]:
-        done = subprocess.run([script, *map(str, files)], capture_output=True, text=True, cwd=REPO,
-                              env={**os.environ, **env}, timeout=60)
-        assert done.returncode == 0, done.stderr
-        return [line.split("\t") for line in done.stdout.splitlines()]
-
-    first_two = sorted(p.stem for p in (REPO / "scenarios").glob("*.yaml"))[:2]
-    assert lines(base, head) == [["b", "local:/opt/b1/mariadbd", "local:/opt/b2/mariadbd", s] for s in first_two] + [
-        ["c", "-", "local:/opt/c/mariadbd", s] for s in first_two]
-    assert lines(base, head, PERFCI_PR_SERVER_SCENARIOS="microbench") == [
-        ["b", "local:/opt/b1/mariadbd", "local:/opt/b2/mariadbd", "microbench"],
-        ["c", "-", "local:/opt/c/mariadbd", "microbench"]]
-    assert lines(base, base) == []
-    assert [x[0] for x in lines(tmp_path / "no-such.yaml", head)] == ["a", "a", "b", "b", "c", "c"]  # servers.yaml added

@@ -5,8 +5,6 @@ judged metric moved, or the harness changed what it measures (exit 1)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 
 import pytest
 
@@ -14,7 +12,7 @@ from perfci.model.result import Result
 from perfci.sessions.harness import check, harness_markdown, pair_rounds
 from perfci.util.errors import BadInput
 
-from conftest import REPO, SOURCE_ENV, run_perfci, write_tiny
+from conftest import run_perfci
 from factories import make_result, write_results
 
 
@@ -81,35 +79,6 @@ def test_the_cli_exits_1_on_a_changed_harness_and_writes_the_report(tmp_path):
     assert (tmp_path / "h.md").read_text().startswith("## perfci harness check: tiny")
     same = run_perfci("harness-check", str(tmp_path / "a"), str(tmp_path / "a"))
     assert same.returncode == 0, same.stdout
-
-
-@pytest.mark.e2e  # not `alone`: it compares work per transaction, never speed (2 rounds judge no throughput)
-def test_the_pr_script_runs_base_and_head_perfci_in_rounds_and_finds_the_harness_unchanged(real_server_tools,
-                                                                                           tmp_path):
-    """scripts/pr-harness-ab as the PR check starts it (bash, from the project's checkout):
-    the committed perfci as the base (a git worktree) against this checkout, two rounds of
-    a tiny fixed-work scenario on the local MariaDB; the same code does the same work."""
-    project = tmp_path / "project"
-    (project / "scenarios").mkdir(parents=True)
-    write_tiny(project / "scenarios", time=120, transactions=3000)  # fixed work: the count ends the phase
-    base = tmp_path / "perfci-base"
-    subprocess.run(["git", "-C", str(REPO), "worktree", "add", "-q", "--detach", str(base), "HEAD"], check=True)
-    try:
-        done = subprocess.run(["bash", str(REPO / "scripts" / "pr-harness-ab"), str(base), "tiny", "local", "2",
-                               str(tmp_path / "ab-harness.md")], cwd=project, capture_output=True, text=True,
-                              timeout=900, env={**os.environ, **SOURCE_ENV, "PERFCI_CACHE": str(tmp_path / "cache"),
-                                   "PERFCI_ALLOW_BUSY": "1"})  # a functional check: work counts, not speed
-    finally:
-        subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(base)], check=False)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert [line for line in done.stdout.splitlines() if line.startswith("== round")] == [
-        f"== round 1 of 2: a ({base})", f"== round 1 of 2: b ({REPO})",
-        f"== round 2 of 2: b ({REPO})", f"== round 2 of 2: a ({base})"]
-    text = (tmp_path / "ab-harness.md").read_text()
-    assert "**Harness unchanged**: the same work in every round" in text and "throughput not judged (2 rounds" in text
-    typed = json.loads((tmp_path / "ab-harness.json").read_text())  # what the PR comment reads, beside the report
-    assert typed["check"] == "harness" and typed["outcome"] == "unchanged"
-    assert typed["verdict_line"].startswith("**Harness unchanged**")
 
 
 def test_a_time_boxed_phase_is_named_and_its_work_not_compared():

@@ -1,6 +1,5 @@
-"""`perfci servers list|fetch|matrix|changes|build-images`: the named servers of
-servers.yaml, what is installed, and what the workflows run (the nightly's matrix, a
-PR's changed servers): the one reader of servers.yaml."""
+"""`perfci servers list|fetch|matrix|build-images`: the named servers of servers.yaml,
+what is installed, and what the nightly runs (its matrix)."""
 
 from __future__ import annotations
 
@@ -139,28 +138,4 @@ def matrix(server_ids: str, scenarios: str) -> int:
             raise BadInput(f"scenarios/{name}.yaml: no such scenario")
     include = [{"server": e.id, "spec": e.spec, "scenario": name} for e in chosen for name in names]
     click.echo("matrix=" + json.dumps({"include": include}, separators=(",", ":")))
-    return 0
-
-
-PR_SCENARIOS = 2  # a PR check must end in minutes
-
-
-@servers.command()
-@click.argument("base", type=click.Path(path_type=Path))
-@click.argument("head", type=click.Path(path_type=Path))
-@click.option("--scenarios", envvar="PERFCI_PR_SERVER_SCENARIOS", default="",
-              help="Scenario names, comma-separated (default: the project's first two by name).")
-def changes(base: Path, head: Path, scenarios: str) -> int:
-    """What a PR changed in servers.yaml, as the PR check A/Bs it: one tab-separated line
-    per changed or added id and scenario, `ID BASE_SPEC HEAD_SPEC SCENARIO` (BASE_SPEC `-`
-    for an id the PR adds: nothing to A/B it against). A missing BASE (the PR adds
-    servers.yaml) counts as an empty one."""
-    before = {e.id: e.spec for e in load_servers(base).servers} if base.is_file() else {}
-    after = load_servers(head)
-    names = [s for s in scenarios.split(",") if s] or sorted(
-        p.stem for p in ((project_root() or Path.cwd()) / "scenarios").glob("*.yaml"))[:PR_SCENARIOS]
-    for entry in after.servers:
-        if before.get(entry.id) != entry.spec:
-            for name in names:
-                click.echo(f"{entry.id}\t{before.get(entry.id, '-')}\t{entry.spec}\t{name}")
     return 0

@@ -219,8 +219,12 @@ def unpacked_once(spec: ServerSpec, key: str, fill: Callable[[Path], None], what
 
 
 def _build_server_script(spec: ServerSpec) -> Path:
-    """The project's scripts/build-server (a team may keep its own), else the one of the
+    """PERFCI_BUILD_SCRIPT (a PR check names perfci's own: the checkout is the PR's code),
+    else the project's scripts/build-server (a team may keep its own), else the one of the
     perfci checkout running (a server repository's PR check runs perfci from beside it)."""
+    named = os.environ.get("PERFCI_BUILD_SCRIPT")
+    if named:
+        return Path(named)
     checkout = source_checkout()
     for script in (project_file("scripts/build-server"), checkout / "scripts" / "build-server" if checkout else None):
         if script is not None and script.is_file():

@@ -1,6 +1,6 @@
 """Did a change of perfci itself change what it measures? The base version's runs (A)
 and the head version's (B) of one scenario on one server, in alternating rounds
-(scripts/pr-harness-ab runs them; `perfci harness-check` judges them):
+(`perfci pr-check scenarios` runs them; `perfci harness-check` judges them):
 
 - the work: every Com_/Handler_ counter per transaction of each phase must be the same
   in each round's pair (judge/burst_verdicts.py's work rule: within WORK_TOLERANCE, the
@@ -13,13 +13,16 @@ Either failing means the harness changed what it measures; the PR check fails on
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from perfci.judge.burst_verdicts import HARNESS_COUNTERS, WORK_PREFIXES, WORK_TOLERANCE, WorkDifference
 from perfci.model.metrics import counters_per_txn
+from perfci.model.outputs import CheckVerdict
 from perfci.model.result import Result
 from perfci.model.verdicts import Outcome
 from perfci.report.table import table
 from perfci.sessions.rounds import PairedRow, judge_pairs, paired_cells
+from perfci.store.results import expand, load_result
 from perfci.util.errors import BadInput
 from perfci.util.text import code_span
 
@@ -139,3 +142,16 @@ def harness_markdown(checks: list[HarnessCheck], a: list[Result], b: list[Result
         lines += [*table(["metric", "A mean", "B mean", "B/A", "ratio CI", "tolerance", "verdict"],
                          (paired_cells(r) for r in c.rows)), ""]
     return "\n".join(lines)
+
+
+def judge_harness(a_results: Path, b_results: Path) -> tuple[str, bool, CheckVerdict]:
+    """The base version's runs (A_RESULTS, a directory or file) against the head's: the
+    report, whether the harness changed what it measures, and the typed verdict."""
+    a = [load_result(p) for p in expand([a_results])]
+    b = [load_result(p) for p in expand([b_results])]
+    checks = [check(case, ra, rb) for case, (ra, rb) in sorted(pair_rounds(a, b).items())]
+    text = harness_markdown(checks, a, b)
+    changed = any(c.changed for c in checks)
+    verdict = next(line for line in text.splitlines() if line.startswith("**"))
+    return text, changed, CheckVerdict(check="harness", outcome=Outcome.REGRESSION if changed else Outcome.UNCHANGED,
+                                       verdict_line=verdict)
