@@ -132,7 +132,7 @@ def server_code(base_sha: str, pr_number: int | None, perf_expected: bool, repor
     for phase in phases:
         if not PHASE.fullmatch(phase):
             raise BadInput(f"--phases: phase {phase!r}: letters, digits, '.', '_', '-'")
-    env = pr_check.pr_build_env()  # the sandbox account first: nothing of the PR's runs without it
+    env = pr_check.pr_build_env(mirror)  # the sandbox account first: nothing of the PR's runs without it
     if fork:
         refusal = pr_check.fork_refusal()
         with tempfile.TemporaryDirectory(prefix="perfci-upstream-") as tmp:
@@ -141,7 +141,7 @@ def server_code(base_sha: str, pr_number: int | None, perf_expected: bool, repor
             raise BadInput(f"refused: {refusal}")
     checkout = Path.cwd()
     with pr_check.check_run(report_dir, out_dir) as run:
-        code = pr_check.build_both(flavor, (base, head), mirror, env)
+        code = pr_check.build_both(flavor, (base, head), env)
         if code == 0:
             code = pr_check.run_abs(pr_check.server_code_abs(flavor, base, head, names, phases, checkout), run,
                                     checkout, env)

@@ -336,29 +336,29 @@ class UpstreamCheck:
         return found.returncode == 0 and bool(found.stdout.strip())
 
 
-def build_both(flavor: str, shas: Sequence[str], mirror: Path, env: dict[str, str]) -> int:
+def build_both(flavor: str, shas: Sequence[str], env: dict[str, str]) -> int:
     """Both commits built (in the sandbox: scripts/build-server's `untrusted`) before
     anything is measured; 0, or EXIT_INFRA naming the one that failed."""
     script = trusted_build_script()
     for sha in shas:
         print(f"building {flavor} at {sha}", file=sys.stderr)
-        code = run_child([str(script), flavor, sha], Path.cwd(), {**env, "PERFCI_BUILD_REPO": str(mirror)},
-                         stdout=subprocess.DEVNULL)
+        code = run_child([str(script), flavor, sha], Path.cwd(), env, stdout=subprocess.DEVNULL)
         if code != 0:
             print(f"build of {sha} failed (exit {code})", file=sys.stderr)
             return EXIT_INFRA if code not in (2, 130) else code
     return 0
 
 
-def pr_build_env() -> dict[str, str]:
-    """The A/Bs' environment in a server-code check: the sandbox account required (a PR's
-    code builds only there), the job's caches (PERFCI_CACHE), never ones the runner's
-    environment names for trusted builds; perfci's own build script."""
+def pr_build_env(mirror: Path) -> dict[str, str]:
+    """The builds' and A/Bs' environment in a server-code check: the sandbox account
+    required (a PR's code builds only there), the job's caches (PERFCI_CACHE), never ones
+    the runner's environment names for trusted builds; perfci's own build script; both
+    commits built from the runner's MIRROR, never the flavor's upstream."""
     if not os.environ.get("PERFCI_SANDBOX_USER"):
         raise InfraFailure("no sandbox account (PERFCI_SANDBOX_USER): a pull request's code is built only in the "
                            "sandbox; run scripts/runner-bootstrap RUNNER_DIR --sandbox-user perfci-sandbox as root")
     env = {k: v for k, v in child_env().items() if k not in ("CCACHE_DIR", "PERFCI_BUILD_CACHE", "PERFCI_SRC_CACHE")}
-    return {**env, "PERFCI_BUILD_SCRIPT": str(trusted_build_script())}
+    return {**env, "PERFCI_BUILD_SCRIPT": str(trusted_build_script()), "PERFCI_BUILD_REPO": str(mirror)}
 
 
 def server_code_abs(flavor: str, base: str, head: str, scenarios: Sequence[str], phases: Sequence[str],
