@@ -85,4 +85,12 @@ def test_a_config_that_adds_code_to_every_statement_is_flagged_by_its_counted_wo
     listed = re.findall(r"^\| `([^`]+)` \|", verdict.why, re.MULTILINE)
     assert any("psi" in name.lower() or "pfs" in name.lower() for name in listed), listed
     assert "do\\_command" in proc.stdout  # where it counted, in the report's how-it-ran
+    # the counted flame graphs, from the bursts' call graph: each side's and B against A, per phase
+    flames = Path(counted.explain_dir or "")
+    assert flames.name.endswith(".explain") and "Flame graphs of each side and B against A" in proc.stdout
+    for phase in ("reads", "again"):
+        diff = (flames / f"{phase}-diff.svg").read_text()
+        assert diff.startswith("<?xml") and "instructions" in diff
+        b = (flames / f"{phase}-b.folded").read_text()
+        assert "do_command" in b.splitlines()[0], b[:500]  # the statement loop at (or near) the root
 

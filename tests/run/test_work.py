@@ -149,3 +149,5 @@ fn=(1)
     assert counted.inclusive == {"do_command(THD*, bool)": 5110, "parse_sql": 4900, "plain_name": 11}
     recursive = "fn=(1) walk\n1 10\ncfn=(1)\ncalls=3 1\n1 30\ncfn=(2) leaf\ncalls=1 1\n1 5\n"
     assert work.function_costs(recursive).inclusive["walk"] == 15  # its calls of itself are its own cost already
+    assert counted.calls == {("do_command(THD*, bool)", "parse_sql"): 5000}  # the call graph's edge
+    assert work.function_costs(recursive).calls == {("walk", "leaf"): 5}  # a call of itself is no edge

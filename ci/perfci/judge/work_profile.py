@@ -81,3 +81,66 @@ def counted_per_transaction(run: InterleavedRun, phase: str, side: str) -> float
               and WORK_METRIC in b.metrics]
     transactions = sum(b.transactions for b in bursts)
     return sum(b.metrics[WORK_METRIC] * b.transactions for b in bursts) / transactions if transactions else 0.0
+
+
+# --- flame graphs from a call graph -------------------------------------------------------------------------------
+# callgrind keeps each function's own cost and each caller-callee edge's inclusive cost,
+# not whole stacks. A flame graph from that is an estimate: a function's cost below a
+# caller is split over its callees in proportion to its edges, the same in every stack it
+# appears in (gprof's assumption). What it keeps exactly: each function's own total (the
+# sum of its frames' self widths) and each root's inclusive total. What it cannot know: a
+# function that does other work for different callers (f does X when g calls it and Y
+# when h does) shows X and Y under both, in proportion. Said wherever the graphs are.
+MAX_DEPTH = 80
+MIN_SHARE = 0.0005   # a stack thinner than this share of the total is drawn as its deepest frame's self
+THINNER = "[thinner paths]"
+
+
+def estimated_stacks(own: dict[str, float], calls: list[tuple[str, str, float]]) -> dict[str, float]:
+    """Folded stacks ("root;caller;function" -> instructions) estimated from own costs
+    and call edges. Roots: the functions no kept edge calls. A function already on the
+    stack (recursion) keeps what it passes to itself as its own; below MIN_SHARE of the
+    total, and past MAX_DEPTH, what is left of a frame's callees is one `[thinner paths]`
+    frame (so the widths still add up)."""
+    callees: dict[str, list[tuple[str, float]]] = {}
+    called = set()
+    for caller, callee, cost in calls:
+        if cost > 0 and caller != callee:
+            callees.setdefault(caller, []).append((callee, cost))
+            called.add(callee)
+    into: dict[str, float] = {}
+    for callee, cost in ((c, cost) for edges in callees.values() for c, cost in edges):
+        into[callee] = into.get(callee, 0.0) + cost
+    # a function's width: what it and its kept callees ran, or what its kept callers passed
+    # it, whichever is more (edges under the bursts file's floor are not kept: the rest of
+    # a frame's width is drawn as `[thinner paths]`, never stretched over the kept ones)
+    inclusive = {f: max(own.get(f, 0.0) + sum(c for _, c in callees.get(f, [])), into.get(f, 0.0))
+                 for f in own.keys() | callees.keys() | into.keys()}
+    roots = sorted(f for f in inclusive if f not in called and inclusive[f] > 0)
+    total = sum(inclusive[r] for r in roots)
+    floor = MIN_SHARE * total
+    stacks: dict[str, float] = {}
+
+    def emit(path: tuple[str, ...], value: float) -> None:
+        if value > 0:
+            key = ";".join(path)
+            stacks[key] = stacks.get(key, 0.0) + value
+
+    def descend(path: tuple[str, ...], weight: float) -> None:
+        node = path[-1]
+        share = weight / inclusive[node] if inclusive[node] else 0.0
+        emit(path, own.get(node, 0.0) * share)
+        thinner = (inclusive[node] - own.get(node, 0.0) - sum(c for _, c in callees.get(node, []))) * share
+        for callee, cost in callees.get(node, []):
+            part = cost * share
+            if callee in path:
+                emit(path, part)  # recursion: what it passes to itself stays its own
+            elif part < floor or len(path) >= MAX_DEPTH:
+                thinner += part
+            else:
+                descend((*path, callee), part)
+        emit((*path, THINNER), thinner)
+
+    for root in roots:
+        descend((root,), inclusive[root])
+    return stacks

@@ -90,6 +90,10 @@ class InterleavedRun(StrictModel):
     work_inclusive: dict[str, dict[str, dict[str, float]]] = Field(
         {}, description="as work_functions, each function with everything it called (inclusive cost): the view "
                         "that follows a change down its call path")
+    work_calls: dict[str, dict[str, list[tuple[str, str, float]]]] = Field(
+        {}, description="counted by callgrind: per phase and side, the call graph's edges [caller, callee, "
+                        "instructions per transaction of those calls, with everything they called]; edges under "
+                        "0.05 % of the side's total left out (what the counted flame graphs are estimated from)")
 
     def threads_of(self, phase: str) -> int:
         return self.threads.get(phase, 1)

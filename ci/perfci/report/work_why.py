@@ -12,7 +12,7 @@ def _count(x: float) -> str:
     return f"{x:+,.0f}" if x else "0"
 
 
-def work_why_section(shifts: list[PhaseShift]) -> str:
+def work_why_section(shifts: list[PhaseShift], flames: str = "") -> str:
     lines = [f"{WHY_HEADING}: where the instructions went (callgrind)", "",
              "Each function's own instructions per transaction (callgrind's self cost, not its callees'), summed "
              "over the verdict's measured bursts: exact counts of the same seeded transactions on A and B, no "
@@ -34,4 +34,6 @@ def work_why_section(shifts: list[PhaseShift]) -> str:
             lines += ["", "The call path into it (callgrind's inclusive counts: each function with everything it "
                           "called, the largest moves first; an outer function's move holds its callees'): "
                       + " → ".join(f"{code_span(f.name)} {_count(f.inclusive_delta or 0)}" for f in s.path[:6])]
+    if flames:
+        lines += ["", flames]
     return "\n".join(lines) + "\n"

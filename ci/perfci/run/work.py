@@ -203,6 +203,7 @@ class FunctionCounts:
     down its call path."""
     own: dict[str, int]
     inclusive: dict[str, int]
+    calls: dict[tuple[str, str], int] = field(default_factory=dict)  # (caller, callee) -> the calls' inclusive cost
 
 
 def function_costs(dump: str) -> FunctionCounts:
@@ -210,11 +211,13 @@ def function_costs(dump: str) -> FunctionCounts:
     block, less those after a `calls=` line (the inclusive cost of a call it makes).
     Inclusive: own plus those calls' costs, a function's calls of itself left out (their
     cost is already its own or its callees'; mutual recursion still counts twice), for the
-    functions with counted code of their own. Names
+    functions with counted code of their own. Calls: each caller-callee edge's inclusive
+    cost (what a call graph, and a flame graph estimated from it, is made of). Names
     may be compressed (`fn=(12) name` once, `(12)` after it; a `cfn=` line defines them too)."""
     names: dict[str, str] = {}
     own: dict[str, int] = {}
     calls: dict[str, int] = {}
+    edges: dict[tuple[str, str], int] = {}
     positions = 1
     current: str | None = None
     callee: str | None = None
@@ -230,8 +233,9 @@ def function_costs(dump: str) -> FunctionCounts:
             cost = int(fields[positions])
             if call_cost_next:
                 call_cost_next = False
-                if callee != current:
+                if callee != current and callee is not None:
                     calls[current] = calls.get(current, 0) + cost
+                    edges[(current, callee)] = edges.get((current, callee), 0) + cost
             else:
                 own[current] = own.get(current, 0) + cost
         elif line.startswith("fn="):
@@ -245,7 +249,7 @@ def function_costs(dump: str) -> FunctionCounts:
     # the functions that ran counted code themselves: the statement loop and below (its
     # callers, the connection thread's frames, hold its calls only and would head every path)
     inclusive = {name: cost + calls.get(name, 0) for name, cost in own.items()}
-    return FunctionCounts(own, inclusive)
+    return FunctionCounts(own, inclusive, edges)
 
 
 def _function_name(spec: str, names: dict[str, str]) -> str:

@@ -371,7 +371,8 @@ def run_interleaved(plans: list[RunPlan], sides: tuple[Side, Side], progress: Pr
                 threads={s.phase: s.threads if isinstance(s.threads, int) else resolved.workload.threads
                          for s in resolved.steps if isinstance(s, MeasureStep)},
                 measure="work" if plans[0].work is not None else "time", work_functions=functions.per_transaction(),
-                work_inclusive=functions.per_transaction(inclusive=True))
+                work_inclusive=functions.per_transaction(inclusive=True),
+                work_calls=functions.calls_per_transaction())
             stopped = stop(run) if stop is not None and index + 1 < instances else None
             if stopped:
                 run = run.model_copy(update={"stopped": stopped[0]})
@@ -441,12 +442,16 @@ class FunctionTotals:
     own: dict[tuple[str, str], dict[str, int]] = field(default_factory=dict)
     inclusive: dict[tuple[str, str], dict[str, int]] = field(default_factory=dict)
     transactions: dict[tuple[str, str], int] = field(default_factory=dict)
+    calls: dict[tuple[str, str], dict[tuple[str, str], int]] = field(default_factory=dict)
 
     def add(self, phase: str, side: str, counts: work.FunctionCounts, transactions: int) -> None:
         for kept, counted in ((self.own, counts.own), (self.inclusive, counts.inclusive)):
             totals = kept.setdefault((phase, side), {})
             for name, count in counted.items():
                 totals[name] = totals.get(name, 0) + count
+        edges = self.calls.setdefault((phase, side), {})
+        for edge, count in counts.calls.items():
+            edges[edge] = edges.get(edge, 0) + count
         self.transactions[(phase, side)] = self.transactions.get((phase, side), 0) + transactions
 
     def per_transaction(self, floor: float = 0.001, inclusive: bool = False) -> dict[str, dict[str, dict[str, float]]]:
@@ -461,6 +466,18 @@ class FunctionTotals:
             kept = {name for side, counts in sides.items() for name, n in counts.items() if n >= floor * totals[side]}
             out[phase] = {side: {name: round(counts.get(name, 0) / self.transactions[(phase, side)], 1)
                                  for name in sorted(kept)} for side, counts in sorted(sides.items())}
+        return out
+
+    def calls_per_transaction(self, floor: float = 0.0005) -> dict[str, dict[str, list[tuple[str, str, float]]]]:
+        """phase -> side -> [caller, callee, instructions per transaction of those calls];
+        an edge under `floor` of the side's total left out (too thin to draw)."""
+        out: dict[str, dict[str, list[tuple[str, str, float]]]] = {}
+        for (phase, side), edges in sorted(self.calls.items()):
+            total = sum(self.own.get((phase, side), {}).values())
+            n = self.transactions[(phase, side)]
+            out.setdefault(phase, {})[side] = [(caller, callee, round(cost / n, 1))
+                                               for (caller, callee), cost in sorted(edges.items())
+                                               if cost >= floor * total]
         return out
 
 

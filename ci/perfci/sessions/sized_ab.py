@@ -24,6 +24,7 @@ from perfci.model.noise import NoiseModel
 from perfci.model.scenario import MeasureStep
 from perfci.model.verdicts import Outcome
 from perfci.providers.servers import resolve_server
+from perfci.report import flamegraphs
 from perfci.report.explanation import WHY_HEADING, why_of, why_section
 from perfci.report.interleaved import interleaved_markdown, verdict_record
 from perfci.report.work_why import work_why_section
@@ -212,11 +213,28 @@ def run_sized(scenario: str, profile: str, sides: tuple[Side, Side], parent: Pat
     elif failed:
         text += f"\n{WHY_HEADING}\n\nThe explain pass failed (the verdict above stands): {markdown(failed[0])}\n"
     elif shifts := counted_shifts(run, rows, ab.explain):
-        text += "\n" + work_why_section(shifts)
+        directory, drawn = counted_flamegraphs(run, [s.phase for s in shifts], out_dir)
+        text += "\n" + work_why_section(shifts, drawn)
     write_atomic(out_dir / f"{run.id}.md", text)
     verdict = verdict_record(run, rows, size.describe(), why_of(text), str(directory) if directory else None,
                              str(out_dir / f"{run.id}.md"), str(bursts_file))
     return SizedAB(run, rows, size, text, bursts_file, directory, verdict)
+
+
+def counted_flamegraphs(run: InterleavedRun, phases: list[str], out_dir: Path) -> tuple[Path | None, str]:
+    """The counted Why's flame graphs (report/flamegraphs.py `counted`) in the run's explain
+    directory, and a line for the report: where they are, or why there are none."""
+    if not run.work_calls:
+        return None, ""
+    directory = explain_dir(out_dir, run.id)
+    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        for phase in phases:
+            flamegraphs.counted(run, phase, directory)
+    except InfraFailure as failure:
+        return directory, f"No flame graphs: {markdown(str(failure))}."
+    return directory, (f"Flame graphs of each side and B against A (red: more instructions on B), per phase: "
+                       f"{code_span(str(directory))} (`PHASE-diff.svg`; {flamegraphs.ESTIMATED}).")
 
 
 def counted_shifts(run: InterleavedRun, rows: list[PairedVerdict], explain: str) -> list[PhaseShift]:
