@@ -181,3 +181,43 @@ def test_no_perfci_import_needs_an_alias(path: Path):
                if isinstance(node, ast.Import | ast.ImportFrom) and any(a.asname for a in node.names)
                and ((node.module or "") if isinstance(node, ast.ImportFrom) else node.names[0].name).startswith("perfci")]
     assert aliased == [], f"{module_name(path)}: {aliased}"
+
+
+# the readers of a record from before it was typed (the upgrade path), and nothing else:
+# a verdict, a Why or a run's arguments are read from their typed fields, never from prose
+LEGACY_READERS = {"perfci.model.ab_verdict": "SideArgs.legacy", "perfci.sessions.confirm": "legacy_run_args",
+                  "perfci.model.confirmation": "_v6_to_v7"}
+SEARCHES = {"find", "rfind", "index", "split", "partition", "rpartition", "removeprefix"}
+
+
+def read_back(path: Path) -> list[str]:
+    """Calls that parse a command line (shlex.split) or look for a report's Why section
+    in text, outside the function LEGACY_READERS allows in that module."""
+    allowed = LEGACY_READERS.get(module_name(path), "").rsplit(".", 1)[-1]
+    found = set()
+    for fn in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) or fn.name == allowed:
+            continue
+        for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
+            what, args = ast.unparse(call.func), " ".join(ast.unparse(a) for a in call.args)
+            searched = isinstance(call.func, ast.Attribute) and call.func.attr in SEARCHES
+            if what == "shlex.split" or searched and ("### Why" in args or "WHY_HEADING" in args):
+                found.add(f"{fn.name}: {what}({args})")
+    return sorted(found)
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: module_name(p))
+def test_no_module_reads_a_verdict_back_from_prose(path: Path):
+    """#55: the Why (AbVerdict.why, Confirmation.why), a run's server and config
+    (Result.rerun, AbSide.run, Confirmation.a_run) are typed end to end; only the upgrade
+    of an older record reads its text, once (LEGACY_READERS)."""
+    assert read_back(path) == [], module_name(path)
+
+
+def test_the_prose_check_sees_a_planted_read_back(tmp_path: Path):
+    planted = tmp_path / "perfci" / "alert" / "planted.py"
+    planted.parent.mkdir(parents=True)
+    planted.write_text("import shlex\n\ndef spec_of(reproduce):\n    return shlex.split(reproduce)[5]\n")
+    assert read_back(planted) == ["spec_of: shlex.split(reproduce)"]
+    planted.write_text("def why_of(report):\n    return report[report.find(f'\\n{WHY_HEADING}'):]\n")
+    assert read_back(planted) == ["why_of: report.find(f'\\n{WHY_HEADING}')"]

@@ -9,10 +9,12 @@ import pytest
 
 from perfci.alert.regression_issues import bisect_command, which_release
 from perfci.judge.compare import compare_cases
+from perfci.model.ab_verdict import SideArgs
 from perfci.model.abratio import AbRatio
 from perfci.model.confirmation import Confirmation
+from perfci.model.result import Rerun
 from perfci.providers.servers import load_servers
-from perfci.sessions.confirm import confirm_case, last_good, run_args
+from perfci.sessions.confirm import confirm_case, last_good, legacy_run_args, run_args
 from perfci.sessions.sized_ab import AbPlan
 from perfci.store.baseline_files import load_baseline, update_baselines
 from perfci.store.case_inputs import load_cases
@@ -24,12 +26,19 @@ from conftest import REPO, run_perfci
 from factories import QUIET_NOISE, make_noise_model, make_result, write_results
 
 
-def test_the_server_and_config_of_a_run_come_from_its_reproduce_command():
-    assert run_args("perfci run s --profile smoke --server local") == ("local", ())
-    assert run_args("perfci run s --server 'tarball:/x y.tar.gz' --config b=2 --config a=1") == (
-        "tarball:/x y.tar.gz", ("a=1", "b=2"))  # overrides in a stable order
-    assert run_args("perfci run s --profile smoke") is None
-    assert run_args("perfci run 'unbalanced") is None
+def test_the_server_and_config_of_a_run_are_its_typed_rerun_and_an_older_records_command_line():
+    typed = make_result()
+    assert typed.rerun is None or run_args(typed) == (typed.rerun.server, tuple(sorted(typed.rerun.config)))
+    rerun = Rerun(scenario="s", profile="smoke", server="tarball:/x y.tar.gz", config=["b=2", "a= spaced"])
+    assert run_args(typed.model_copy(update={"rerun": rerun, "reproduce": "garbage 'unbalanced"})) == (
+        "tarball:/x y.tar.gz", ("a= spaced", "b=2"))  # overrides in a stable order; the line is never read
+    # a record of a perfci from before `rerun`: its command line, as that perfci wrote it
+    assert legacy_run_args("perfci run s --profile smoke --server local") == ("local", ())
+    assert legacy_run_args("perfci run s --server 'tarball:/x y.tar.gz' --config b=2 --config a=1") == (
+        "tarball:/x y.tar.gz", ("a=1", "b=2"))
+    assert legacy_run_args("perfci run s --profile smoke") is None
+    assert legacy_run_args("perfci run 'unbalanced") is None
+    assert rerun.command() == "perfci run s --profile smoke --server 'tarball:/x y.tar.gz' --config b=2 --config 'a= spaced'"
 
 
 def regressed(tmp_path, candidate_reproduce: str, tps: float = 600, version: str | None = None):
@@ -78,7 +87,8 @@ def test_a_scenario_that_cannot_be_split_is_recorded_not_judged(tmp_path):
     comp, _ = regressed(tmp_path, "perfci run tiny --profile smoke --server local --config innodb_flush_log_at_trx_commit=1")
     c = confirm_case(comp, "smoke", AbPlan(), tmp_path, tmp_path / "out", Progress(quiet=True), "local")
     assert c.status == "not-run" and c.reason.startswith("the reference A/B could not run:") and not c.failed
-    assert c.b == "local --config innodb_flush_log_at_trx_commit=1"
+    assert c.b == "local innodb_flush_log_at_trx_commit=1"  # as an A/B report names a side
+    assert c.b_run == SideArgs(server="local", config=["innodb_flush_log_at_trx_commit=1"])
 
 
 def test_an_ab_that_fails_on_the_runner_is_recorded_as_failed(tmp_path, monkeypatch):
@@ -439,3 +449,15 @@ def test_a_counted_nights_reference_ab_counts_too(tmp_path, monkeypatch):
     confirm_case(comp, "smoke", AbPlan(), tmp_path, tmp_path / "out", Progress(quiet=True), "local")
     assert [(ab.measure, ab.target) for ab in asked] == [("work", design.WORK_TARGET_MDE),
                                                           ("time", design.DEFAULT_TARGET_MDE)]
+
+
+def test_a_confirmation_of_an_older_perfci_is_typed_on_reading():
+    """/6 kept the sides and the Why only as text: the upgrade types them once."""
+    from perfci.model.confirmation import CONFIRMATION_FILE
+    old = {"schema": "perfci.confirmation/6", "result_id": "r-20261101T000000Z-abcdef", "case": "c",
+           "status": "confirmed", "reason": "x", "nightly_regressions": [], "a": "mysql-8.0.15",
+           "b": "local --config innodb_flush_log_at_trx_commit=1",
+           "report": "## A/B\n\n**Regression**\n\n### Why: the explain pass (x)\n\nrows\n"}
+    c = CONFIRMATION_FILE.model.model_validate(CONFIRMATION_FILE.upgrade(old, "old.json"))
+    assert c.a_run == SideArgs(server="mysql-8.0.15") and c.why == "the explain pass (x)\n\nrows"
+    assert c.b_run == SideArgs(server="local", config=["innodb_flush_log_at_trx_commit=1"])

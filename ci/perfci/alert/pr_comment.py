@@ -18,7 +18,6 @@ from perfci.alert.github import GITHUB_BODY_LIMIT, GitHub
 from perfci.model.ab_verdict import AB_VERDICT_FILE, AbVerdict
 from perfci.model.outputs import CHECK_VERDICT, CheckVerdict
 from perfci.model.verdicts import Outcome
-from perfci.report.explanation import why_of
 from perfci.util.errors import BadInput
 from perfci.util.text import code_fence, code_span, inert_markdown, markdown
 
@@ -100,7 +99,7 @@ def body(reports: list[ABReport], head_sha: str, accepted: bool, run_url: str = 
         if r.regressed and isinstance(r.data, AbVerdict):
             lines += ["", f"Reproduce {markdown(plain_name(r.name))}:", "", code_fence(r.data.reproduce, "sh")]
     for r in reports:  # why a regressed A/B got slower, unfolded: the explain pass's top rows
-        if r.regressed and (explained := why_of(r.text)):
+        if r.regressed and isinstance(r.data, AbVerdict) and (explained := r.data.why):
             lines += ["", f"#### Why {markdown(plain_name(r.name))} got slower: " + inert_markdown(explained)]
     folded = [["", f"<details><summary>{plain_name(r.name)}: full report</summary>", "",
                inert_markdown(r.text.strip()), "", "</details>"] for r in reports]

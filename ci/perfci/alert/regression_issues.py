@@ -23,7 +23,7 @@ from perfci.alert.github import LABEL, Comment, GitHub, Issue, body_of, capped_l
 from perfci.judge.budget import IssueBudget
 from perfci.judge.compare import CaseComparison, MetricRow, Rules
 from perfci.judge.stats import RatioEstimate, estimate_p, ratio_interval
-from perfci.model.ab_verdict import ab_command
+from perfci.model.ab_verdict import SideArgs, ab_command
 from perfci.model.confirmation import Confirmation
 from perfci.model.history import CaseHistory
 from perfci.model.identity import CaseIdentity
@@ -443,7 +443,15 @@ def ab_title_for(case: CaseIdentity, keys: list[str], c: Confirmation) -> str:
 
 def reproduce_ab(scenario: str, c: Confirmation, case: str) -> str:
     """The `perfci ab` that reruns the reference A/B (specs as recorded: ids of servers.yaml or pinned specs)."""
-    return ab_command(scenario, c.profile, c.a, c.b, case)
+    a, b = confirmed_sides(c)
+    return ab_command(scenario, c.profile, a, b, case)
+
+
+def confirmed_sides(c: Confirmation) -> tuple[SideArgs, SideArgs]:
+    """The reference A/B's sides, typed (a confirmation of /7 and later has them; the
+    upgrade types older ones from their text)."""
+    return (c.a_run or SideArgs.legacy(c.a) or SideArgs(server=c.a),
+            c.b_run or SideArgs.legacy(c.b) or SideArgs(server=c.b))
 
 
 def bisect_command(scenario: str, c: Confirmation, case: str, key: str) -> tuple[str, list[str]] | None:
@@ -453,19 +461,19 @@ def bisect_command(scenario: str, c: Confirmation, case: str, key: str) -> tuple
     flavor at different refs, the bisect over the commits between them (listed when it
     runs: this job has no source tree). None when neither, or when a side carries config
     overrides (a bisect walks servers, not configs)."""
-    a, b = shlex.split(c.a), shlex.split(c.b)
-    if len(a) != 1 or len(b) != 1:
+    a, b = confirmed_sides(c)
+    if a.config or b.config:
         return None
     try:
         servers = load_servers()
-        builds = [parse_spec(resolve_server(x[0], servers).spec) for x in (a, b)]
+        builds = [parse_spec(resolve_server(x.server, servers).spec) for x in (a, b)]
         if all(s.scheme == "build" for s in builds):
             if builds[0].flavor != builds[1].flavor or builds[0].ref == builds[1].ref:
                 return None
-            good, bad = a[0], b[0]
+            good, bad = a.server, b.server
             releases: list[str] = []
         else:
-            ids = [x[0] if servers.get(x[0]) else id_of_spec(x[0]) for x in (a, b)]
+            ids = [x.server if servers.get(x.server) else id_of_spec(x.server) for x in (a, b)]
             if ids[0] is None or ids[1] is None or ids[0] == ids[1]:
                 return None
             good, bad = ids[0], ids[1]

@@ -20,7 +20,6 @@ from perfci.model.scenario import cases, load_scenario, only_phases
 from perfci.providers.basedirs import build_line
 from perfci.providers.servers import load_servers, resolve_server
 from perfci.providers.spec import ServerSpec, parse_spec
-from perfci.report.explanation import why_of
 from perfci.sessions.session import handle_cancellation
 from perfci.sessions.sized_ab import AbPlan, run_sized, sides_of
 from perfci.util.errors import EXIT_INTERRUPTED, EXIT_REGRESSION, BadInput
@@ -135,7 +134,7 @@ def bisect_command(scenario: str, good: str, bad: str, metric: str | None, case_
         done = run_sized(scenario, profile, sides_of(reference, candidate), parent, case_pattern, ab,
                          out_dir / "ab", progress, runner_class)
         step = step_of(reference, candidate, done.rows, metric)
-        if why := why_of(done.report):
+        if why := done.why:
             whys[(reference, candidate)] = why
         with log.open("a") as f:
             f.write(json.dumps({**dataclasses.asdict(step), "metric": metric, "phases": list(phases),

@@ -30,9 +30,35 @@ class AbMetric(StrictModel):
     reason: str = ""
 
 
+class SideArgs(StrictModel):
+    """A side as perfci runs it: the server spec and its --config overrides (what a
+    reproduce line is made of, never parsed back from one)."""
+    server: str
+    config: list[str] = Field([], description="NAME or NAME=VALUE, in order")
+
+    def describe(self) -> str:
+        return " ".join([self.server, *self.config])
+
+    @classmethod
+    def legacy(cls, text: str) -> SideArgs | None:
+        """A side recorded as text by an older perfci ("SPEC [--config K=V]..." or
+        "SPEC [K=V]..."): its records have no typed side (the upgrade path)."""
+        try:
+            words = shlex.split(text)
+        except ValueError:
+            return None
+        if not words:
+            return None
+        return cls(server=words[0], config=[w for w in words[1:] if w != "--config"])
+
+
 class AbSide(StrictModel):
     spec: str
     version: str                              # as the server reported it
+    run: SideArgs | None = Field(None, description="spec and overrides, typed (None in verdicts before 2026-11-29)")
+
+    def args(self) -> SideArgs:
+        return self.run or SideArgs.legacy(self.spec) or SideArgs(server=self.spec)
 
 
 FamilyKind = Literal["more-code", "less-code", "same-work-slower", "same-work-faster", "no-change", "undecided"]
@@ -48,16 +74,14 @@ class ChangeFamily(StrictModel):
     line: str = Field(description="the same, for people")
 
 
-def ab_command(scenario: str, profile: str, a: str, b: str, case: str = "default") -> str:
-    """The `perfci ab` that reruns an A/B, its sides as recorded ("SPEC [--config K=V]..."):
-    what a report, an issue and a PR comment give to reproduce it. A side built from a
-    commit (`build:`) is built from the clone PERFCI_BUILD_REPO names (yours)."""
-    sa, sb = shlex.split(a), shlex.split(b)
-    args = ["perfci", "ab", scenario, "--profile", profile, "--a", sa[0], "--b", sb[0]]
-    args += [x for flag, value in zip(sa[1::2], sa[2::2]) for x in ("--a-config", value) if flag == "--config"]
-    args += [x for flag, value in zip(sb[1::2], sb[2::2]) for x in ("--b-config", value) if flag == "--config"]
+def ab_command(scenario: str, profile: str, a: SideArgs, b: SideArgs, case: str = "default") -> str:
+    """The `perfci ab` that reruns an A/B: what a report, an issue and a PR comment give
+    to reproduce it. A side built from a commit (`build:`) is built from the clone
+    PERFCI_BUILD_REPO names (yours)."""
+    args = ["perfci", "ab", scenario, "--profile", profile, "--a", a.server, "--b", b.server]
+    args += [x for c in a.config for x in ("--a-config", c)] + [x for c in b.config for x in ("--b-config", c)]
     line = shlex.join(args + (["--case", case] if case != "default" else []))
-    built = any(side[0].startswith("build:") for side in (sa, sb))
+    built = any(side.server.startswith("build:") for side in (a, b))
     return f"PERFCI_BUILD_REPO=YOUR_CLONE {line}" if built else line
 
 
@@ -89,7 +113,7 @@ class AbVerdict(StrictModel):
 
     @property
     def reproduce(self) -> str:
-        return ab_command(self.scenario, self.profile, self.a.spec, self.b.spec, self.case)
+        return ab_command(self.scenario, self.profile, self.a.args(), self.b.args(), self.case)
 
     def dump(self) -> dict:
         return self.model_dump(mode="json", by_alias=True)

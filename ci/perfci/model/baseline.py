@@ -20,7 +20,7 @@ from perfci.model.formats import FileFormat
 from perfci.model.history import DEFAULT_HISTORY_WINDOW, CaseHistory, run_summary
 from perfci.model.identity import DEFAULT_FOLLOW, CaseIdentity, Follow
 from perfci.model.noise import NoiseModel, noise_path
-from perfci.model.result import HostSignature, Result
+from perfci.model.result import HostSignature, Rerun, Result
 
 BASELINE_SCHEMA = "perfci.baseline/2"
 DEFAULT_WINDOW = 10
@@ -39,6 +39,7 @@ class Sample(BaseModel):
     counters: dict[str, float] = {}
     intervals: dict[str, list[float]] = {}
     reproduce: str = ""  # how the sample was run: the confirmation A/B's "last good" server and config
+    rerun: Rerun | None = None  # the same, typed (None in samples of perfci before 2026-11-29)
 
 
 class BaselineCase(BaseModel):
@@ -142,7 +143,8 @@ def baseline_from_history(hist: CaseHistory, result: Result, window: int = DEFAU
     host = records[-1].host or result.host.signature()
     samples = [Sample(result_id=r.result_id, date=r.date, server_version=r.server_version or "",
                       harness_sha=r.harness_sha or "", scenario_hash=r.scenario_hash, host=r.host or host,
-                      metrics=r.metrics, counters=r.counters, reproduce=r.reproduce) for r in records]
+                      metrics=r.metrics, counters=r.counters, reproduce=r.reproduce, rerun=r.rerun)
+               for r in records]
     case = BaselineCase(runner_class=ident.runner_class, server=ident.server, flavor=result.server.flavor,
                         scenario=ident.scenario, profile=ident.profile, case=ident.case)
     return Baseline(case=case, scenario_hash=result.scenario.hash, host=host, window=window, samples=samples)

@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from perfci.model.ab_verdict import SideArgs
 from perfci.model.base import StrictModel
 from perfci.model.formats import FileFormat, JsonObject
 from perfci.model.result import Build, Host
@@ -40,6 +41,7 @@ class SideInfo(StrictModel):
     name: str
     spec: str
     described: str
+    run: SideArgs | None = Field(None, description="spec and overrides, typed (None in bursts files before 2026-11-29)")
     flavor: str
     full_version: str
     line: str

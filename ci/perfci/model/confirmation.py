@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from perfci.model.ab_verdict import SideArgs
 from perfci.model.abratio import AbRatio
 from perfci.model.base import StrictModel
 from perfci.model.culprit import CulpritSearch
@@ -21,7 +22,7 @@ Trigger = Literal["regression", "server-changed"]
 
 
 class Confirmation(StrictModel):
-    schema_: Literal["perfci.confirmation/6"] = Field("perfci.confirmation/6", alias="schema")
+    schema_: Literal["perfci.confirmation/7"] = Field("perfci.confirmation/7", alias="schema")
     result_id: ResultId
     case: str
     status: Literal["confirmed", "not-confirmed", "not-run"]
@@ -29,6 +30,10 @@ class Confirmation(StrictModel):
     nightly_regressions: list[str]
     a: str = Field("", description="the last good server: spec and overrides")
     b: str = Field("", description="this run's server: spec and overrides")
+    # /7
+    a_run: SideArgs | None = Field(None, description="a, typed: what the reference A/B ran as A")
+    b_run: SideArgs | None = Field(None, description="b, typed: what it ran as B")
+    why: str | None = Field(None, description="the A/B's Why section (Markdown), if it has one")
     profile: str = ""
     ab_regressions: list[str] = []
     bursts_file: str | None = None
@@ -85,9 +90,22 @@ def _v6(data: JsonObject) -> JsonObject:
     return _v5_to_v6(_v4_to_v5(data))
 
 
-CONFIRMATION_FILE = FileFormat("confirmation", Confirmation, "perfci.confirmation/6",
-                               upgrades={"perfci.confirmation/1": lambda d: _v6(_v3_to_v4(_v2_to_v3(_v1_to_v2(d)))),
-                                         "perfci.confirmation/2": lambda d: _v6(_v3_to_v4(_v2_to_v3(d))),
-                                         "perfci.confirmation/3": lambda d: _v6(_v3_to_v4(d)),
-                                         "perfci.confirmation/4": _v6,
-                                         "perfci.confirmation/5": _v5_to_v6})
+def _v6_to_v7(data: JsonObject) -> JsonObject:
+    """/6 kept the sides as text only: typed from it as that perfci wrote it; its Why
+    only inside the report (an upgrade reads it from there, once, as that perfci wrote it)."""
+    typed = {f"{side}_run": run.model_dump() if (run := SideArgs.legacy(str(data.get(side) or ""))) else None
+             for side in ("a", "b")}
+    report = str(data.get("report") or "")
+    at = report.find("\n### Why")
+    why = report[at + 1:].strip().removeprefix("### Why").lstrip(": ") if at >= 0 else None
+    return {**data, **typed, "why": why, "schema": "perfci.confirmation/7"}
+
+
+CONFIRMATION_FILE = FileFormat("confirmation", Confirmation, "perfci.confirmation/7",
+                               upgrades={"perfci.confirmation/1": lambda d: _v6_to_v7(_v6(_v3_to_v4(_v2_to_v3(
+                                   _v1_to_v2(d))))),
+                                         "perfci.confirmation/2": lambda d: _v6_to_v7(_v6(_v3_to_v4(_v2_to_v3(d)))),
+                                         "perfci.confirmation/3": lambda d: _v6_to_v7(_v6(_v3_to_v4(d))),
+                                         "perfci.confirmation/4": lambda d: _v6_to_v7(_v6(d)),
+                                         "perfci.confirmation/5": lambda d: _v6_to_v7(_v5_to_v6(d)),
+                                         "perfci.confirmation/6": _v6_to_v7})

@@ -28,7 +28,7 @@ from pydantic import Field
 from perfci.model.base import StrictModel
 from perfci.model.formats import FileFormat, JsonObject
 from perfci.model.metrics import counters_per_txn, flatten
-from perfci.model.result import HostSignature, Result
+from perfci.model.result import HostSignature, Rerun, Result
 
 HISTORY_SCHEMA = "perfci.history/3"
 DEFAULT_HISTORY_WINDOW = 10
@@ -49,6 +49,7 @@ class HistoryRecord(StrictModel):
     host: HostSignature | None = None
     counters: dict[str, float] = {}
     reproduce: str = ""
+    rerun: Rerun | None = Field(None, description="reproduce, typed (None in records of perfci before 2026-11-29)")
     run_url: str = ""
     regressed: list[str] = Field([], description="metric keys worse beyond tolerance against the history that night "
                                                  "(judged a regression, or inconclusive on the bad side)")
@@ -108,6 +109,7 @@ class RunSummary(TypedDict):
     metrics: dict[str, float]
     counters: dict[str, float]
     reproduce: str
+    rerun: Rerun | None
 
 
 def run_summary(result: Result) -> RunSummary:
@@ -115,7 +117,7 @@ def run_summary(result: Result) -> RunSummary:
                       scenario_hash=result.scenario.hash,
                       server_version=result.server.full_version or result.server.version,
                       host=result.host.signature(), metrics=flatten(result), counters=counters_per_txn(result),
-                      reproduce=result.reproduce)
+                      reproduce=result.reproduce, rerun=result.rerun)
 
 
 def summary_line(result: Result, regressed: list[str] | None = None, judged_since: str | None = None,

@@ -10,6 +10,7 @@ is open (server variables, counters), its value type is still fixed.
 
 from __future__ import annotations
 
+import shlex
 from enum import StrEnum
 from typing import Annotated, Literal
 
@@ -146,6 +147,34 @@ class Build(StrictModel):
     cores: int | None = None
     ccache_hits: int | None = None
     ccache_misses: int | None = None
+
+
+class Rerun(StrictModel):
+    """What runs this case again, typed: `reproduce` is its command line (never parsed
+    back: the reference A/B and the issue read this)."""
+
+    scenario: str
+    profile: str
+    server: str = Field(description="the server spec; a build: spec on a branch as the commit it built")
+    case: str | None = Field(None, description="a matrix case (None: the scenario's only one)")
+    config: list[str] = Field([], description="--config overrides, NAME or NAME=VALUE, in order")
+    measure: Literal["time", "work"] = "time"
+    work_counter: str | None = None
+    build_repo: str | None = Field(None, description="PERFCI_BUILD_REPO: the fork or mirror a build: spec came from")
+
+    def args(self) -> list[str]:
+        args = ["perfci", "run", self.scenario, "--profile", self.profile, "--server", self.server]
+        if self.case:
+            args += ["--case", self.case]
+        for c in self.config:
+            args += ["--config", c]
+        if self.measure == "work":
+            args += ["--measure", "work", "--work-counter", self.work_counter or "auto"]
+        return args
+
+    def command(self) -> str:
+        fork = f"PERFCI_BUILD_REPO={shlex.quote(self.build_repo)} " if self.build_repo else ""
+        return fork + shlex.join(self.args())
 
 
 class Server(StrictModel):
@@ -402,6 +431,7 @@ class Result(StrictModel):
     headline: list[HeadlineValue] = []
     notes: list[ConfigNote] = []
     reproduce: str = ""
+    rerun: Rerun | None = Field(None, description="reproduce, typed (None in results of perfci before 2026-11-29)")
     ab: AbRole | None = None
     validity: Validity = Validity()
     measure: Literal["time", "work"] = Field(

@@ -12,7 +12,7 @@ from perfci.report.table import table
 from perfci.util.text import code_span, markdown
 
 TOP = 5
-WHY_HEADING = "### Why"   # how the section starts in a report (why_of finds it there)
+WHY_HEADING = "### Why"   # how the section starts in a report (its body is typed in the verdict: AbVerdict.why)
 NO_SYMBOLS = ("no symbols in this build: most of the server's own CPU resolves to no function name (a stripped "
               "release binary). A `build:` spec keeps them (scripts/build-server builds RelWithDebInfo with "
               "frame pointers); the flame graphs are kept, by library")
@@ -39,7 +39,17 @@ def _function_cell(r: Change) -> str:
 
 def why_section(run: ExplainRun, findings: list[PhaseFindings], link: str | None = None,
                 share_floor: float = SHARE_FLOOR) -> str:
-    lines = [f"{WHY_HEADING}: the explain pass ({markdown(run.why_run)})", "",
+    return with_heading(why_body(run, findings, link, share_floor))
+
+
+def with_heading(body: str) -> str:
+    """A Why as the report's last section (the typed verdict keeps the body alone)."""
+    return f"{WHY_HEADING}: {body}"
+
+
+def why_body(run: ExplainRun, findings: list[PhaseFindings], link: str | None = None,
+             share_floor: float = SHARE_FLOOR) -> str:
+    lines = [f"the explain pass ({markdown(run.why_run)})", "",
              f"After the verdict's bursts, on the last instance pair's servers: {findings[0].bursts if findings else 0} "
              f"extra burst pairs per phase (not judged), the same transactions on A and B, each profiled "
              f"({code_span(run.profiler)}). Shown: only what changed beyond these bursts' own spread (Welch, "
@@ -87,10 +97,3 @@ def why_section(run: ExplainRun, findings: list[PhaseFindings], link: str | None
         lines += ["", f"Flame graphs (A, B, and the differential: red grew, blue shrank) and every burst's folded "
                       f"stacks: {link}"]
     return "\n".join(lines) + "\n"
-
-
-def why_of(report: str) -> str | None:
-    """The Why section of an A/B report (it ends the report) without its heading, for the
-    places that show it unfolded under their own: the PR comment and the regression issue."""
-    at = report.find(f"\n{WHY_HEADING}")
-    return report[at + 1:].strip().removeprefix(WHY_HEADING).lstrip(": ") if at >= 0 else None

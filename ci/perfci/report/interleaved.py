@@ -217,7 +217,8 @@ def verdict_record(run: InterleavedRun, rows: list[PairedVerdict], sizing: str =
     return AbVerdict(outcome=outcome, verdict_line=verdict_line(rows, differ), mode="interleaved",
                      scenario=run.scenario, profile=run.profile, case=run.case, scenario_hash=run.scenario_hash,
                      runner_class=run.runner_class, host=run.host.hostname,
-                     a=AbSide(spec=a.described, version=a.full_version), b=AbSide(spec=b.described, version=b.full_version),
+                     a=AbSide(spec=a.described, version=a.full_version, run=a.run),
+                     b=AbSide(spec=b.described, version=b.full_version, run=b.run),
                      sizing=sizing, regressions=[m.key for m in judged if m.verdict == Outcome.REGRESSION],
                      blind_below=max(mdes) if mdes and outcome != Outcome.REGRESSION else None, metrics=metrics,
                      why=why, explain_dir=explain_dir, report_file=report_file, bursts_file=bursts_file)

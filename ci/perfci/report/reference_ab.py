@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from perfci.model.confirmation import Confirmation
-from perfci.report.explanation import why_of
 from perfci.util.text import code_span, inert_markdown, markdown
 
 
@@ -18,8 +17,8 @@ def markdown_section(c: Confirmation) -> list[str]:
         lines.append(f"- A, reference: {code_span(c.a)} · B, tonight: {code_span(c.b)} · profile {code_span(c.profile)}")
     if c.sizing:
         lines.append(f"- sized: {markdown(c.sizing)}")
-    if c.report and (explained := why_of(c.report)):  # why it got slower, unfolded (the explain pass)
-        lines += ["", "#### Why: " + inert_markdown(explained)]
+    if c.why:  # why it got slower, unfolded (the explain pass, or the counted Why)
+        lines += ["", "#### Why: " + inert_markdown(c.why)]
     if c.report:
         lines += ["", "<details><summary>The A/B's report</summary>", "", inert_markdown(c.report.strip()), "",
                   "</details>"]

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from perfci.judge.work_profile import PhaseShift
-from perfci.report.explanation import WHY_HEADING
+from perfci.report.explanation import with_heading
 from perfci.util.text import code_span, markdown
 
 
@@ -13,7 +13,11 @@ def _count(x: float) -> str:
 
 
 def work_why_section(shifts: list[PhaseShift], flames: str = "") -> str:
-    lines = [f"{WHY_HEADING}: where the instructions went (callgrind)", "",
+    return with_heading(work_why_body(shifts, flames))
+
+
+def work_why_body(shifts: list[PhaseShift], flames: str = "") -> str:
+    lines = ["where the instructions went (callgrind)", "",
              "Each function's own instructions per transaction (callgrind's self cost, not its callees'), summed "
              "over the verdict's measured bursts: exact counts of the same seeded transactions on A and B, no "
              "sampling. Listed: the functions that moved most in the direction of the phase's change (a function "

@@ -21,7 +21,7 @@ from perfci.providers.provider import ServerProvider
 from perfci.providers.servers import id_of_spec
 from perfci.run.counted import CountedLaunches
 from perfci.run.inspect import RunningServer, SqlInspector, logs_dir
-from perfci.run.plan import RunPlan, ignored_axis_option, reproduce_command, work_note
+from perfci.run.plan import RunPlan, ignored_axis_option, rerun_of, work_note
 from perfci.run.snapshot_use import SnapshotUse
 from perfci.run.snapshots import data_prefix
 from perfci.run.steps import HANDLERS, Handler, StepContext, run_steps, utc_now
@@ -155,6 +155,7 @@ def execute(plan: RunPlan, progress: Progress, keep_workdir: bool = False, runne
     ran = ctx is not None and skip_reason is None
     requested = {req.name: req.value for req in plan.requested if req.origin == "scenario"}
     overrides = {req.name: req.value for req in plan.requested if req.origin == "override"}
+    rerun = rerun_of(plan)
     result = Result(
         id=result_id(plan),
         status=Status.ok if ran else Status.skipped,
@@ -181,7 +182,8 @@ def execute(plan: RunPlan, progress: Progress, keep_workdir: bool = False, runne
         phases=ctx.phases if ctx is not None and ran else {},
         headline=headlines(ctx) if ctx is not None and ran else [],
         notes=plan.config_notes,
-        reproduce=reproduce_command(plan),
+        reproduce=rerun.command(),
+        rerun=rerun,
         measure="work" if plan.work else "time",
         work=work_note(plan),
     )

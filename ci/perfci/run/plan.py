@@ -7,12 +7,11 @@ be skipped because the server cannot run it as specified.
 
 from __future__ import annotations
 
-import shlex
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from perfci.model.result import ConfigNote, ConfigValue
+from perfci.model.result import ConfigNote, ConfigValue, Rerun
 from perfci.model.scenario import ResolvedScenario, cases, config_text, load_scenario, only_phases
 from perfci.providers import open_provider
 from perfci.providers.basedirs import build_provenance, pinned_to_commit
@@ -164,19 +163,20 @@ def ignored_axis_option(resolved: ResolvedScenario, effective: dict[str, str]) -
     return None
 
 
-def reproduce_command(plan: RunPlan) -> str:
-    """The command that runs this case again: a build: spec on a branch is written as
-    the commit it built, from the fork or mirror it was built from (PERFCI_BUILD_REPO)."""
+def rerun_of(plan: RunPlan) -> Rerun:
+    """What runs this case again: a build: spec on a branch is written as the commit it
+    built, from the fork or mirror it was built from (PERFCI_BUILD_REPO)."""
     commit, build = build_provenance(plan.provider.describe())
-    server = pinned_to_commit(parse_spec(plan.server_spec), commit)
-    args = ["perfci", "run", plan.resolved.name, "--profile", plan.resolved.profile, "--server", server]
-    if plan.resolved.case != "default":
-        args += ["--case", plan.resolved.case]
     counted = plan.work.config if plan.work else {}
-    for req in plan.requested:
-        if req.origin == "override" and req.name not in counted:  # counting's config comes with --measure work
-            args += ["--config", req.name if req.value is None else f"{req.name}={req.value}"]
-    if plan.work:
-        args += ["--measure", "work", "--work-counter", plan.work.method]
-    fork = f"PERFCI_BUILD_REPO={shlex.quote(build.repo)} " if build and build.fork else ""
-    return fork + shlex.join(args)
+    # counting's own config comes with --measure work
+    config = [req.name if req.value is None else f"{req.name}={req.value}" for req in plan.requested
+              if req.origin == "override" and req.name not in counted]
+    return Rerun(scenario=plan.resolved.name, profile=plan.resolved.profile,
+                 server=pinned_to_commit(parse_spec(plan.server_spec), commit),
+                 case=plan.resolved.case if plan.resolved.case != "default" else None, config=config,
+                 measure="work" if plan.work else "time", work_counter=plan.work.method if plan.work else None,
+                 build_repo=build.repo if build and build.fork else None)
+
+
+def reproduce_command(plan: RunPlan) -> str:
+    return rerun_of(plan).command()

@@ -33,6 +33,7 @@ from perfci.judge import design
 from perfci.judge.burst_verdicts import run_alpha
 from perfci.judge.compare import CaseComparison
 from perfci.judge.paired import PairedVerdict
+from perfci.model.ab_verdict import SideArgs
 from perfci.model.abratio import AbRatio
 from perfci.model.baseline import Baseline, Sample
 from perfci.model.confirmation import Confirmation, Trigger
@@ -52,8 +53,20 @@ from perfci.util.progress import Progress
 DEFAULT_PROFILE = "smoke"
 
 
-def run_args(reproduce: str) -> tuple[str, tuple[str, ...]] | None:
-    """(server spec, --config overrides) of a reproduce command; None if it names no server."""
+RunArgs = tuple[str, tuple[str, ...]]
+
+
+def run_args(run: Result | Sample) -> RunArgs | None:
+    """(server spec, --config overrides in a stable order) a result or sample ran with;
+    None if it names no server. Typed (`rerun`); a record of a perfci from before it has
+    only the command line, read as perfci wrote it (the upgrade path)."""
+    if run.rerun is not None:
+        return run.rerun.server, tuple(sorted(run.rerun.config))
+    return legacy_run_args(run.reproduce)
+
+
+def legacy_run_args(reproduce: str) -> RunArgs | None:
+    """A reproduce command line of an older perfci's record (it has no `rerun`)."""
     try:
         args = shlex.split(reproduce)
     except ValueError:
@@ -108,8 +121,8 @@ def last_good(baseline: Baseline) -> Sample | None:
     return max(known, key=lambda s: s.date) if known else None
 
 
-def describe(args: tuple[str, tuple[str, ...]]) -> str:
-    return " ".join([args[0], *(f"--config {c}" for c in args[1])])
+def describe(args: RunArgs) -> str:
+    return SideArgs(server=args[0], config=list(args[1])).describe()
 
 
 def trigger_of(comp: CaseComparison, good: Sample | None) -> Trigger | None:
@@ -118,7 +131,7 @@ def trigger_of(comp: CaseComparison, good: Sample | None) -> Trigger | None:
         return "regression"
     if good is None:
         return None
-    tonight, reference = run_args(comp.results[0].reproduce), run_args(good.reproduce)
+    tonight, reference = run_args(comp.results[0]), run_args(good)
     if tonight and reference and tonight != reference:
         return "server-changed"
     if comp.results[0].server.full_version != good.server_version and good.server_version:
@@ -147,10 +160,12 @@ def confirm_case(comp: CaseComparison, profile: str, ab: AbPlan, parent: Path, o
 
     if good is None:
         return not_run("the baseline's samples do not record how they were run (recorded by an older perfci)")
-    a_args, b_args = run_args(good.reproduce), run_args(result.reproduce)
+    a_args, b_args = run_args(good), run_args(result)
     if a_args is None or b_args is None:
         return not_run("a reproduce command names no server")
-    found = found.model_copy(update={"a": describe(a_args), "b": describe(b_args)})
+    found = found.model_copy(update={"a": describe(a_args), "b": describe(b_args),
+                                     "a_run": SideArgs(server=a_args[0], config=list(a_args[1])),
+                                     "b_run": SideArgs(server=b_args[0], config=list(b_args[1]))})
     tonight_version = result.server.full_version or result.server.version
     if a_args == b_args:
         return not_run(f"tonight's server spec and config are the reference's ({describe(a_args)}), but the reference "
@@ -193,6 +208,7 @@ def confirm_case(comp: CaseComparison, profile: str, ab: AbPlan, parent: Path, o
         "reason": (f"the A/B flags {', '.join(flagged)}" if flagged else
                    "the A/B of the two servers, side by side, finds no judged regression of tonight's server"),
         "ab_regressions": flagged, "bursts_file": str(done.bursts_file), "report": done.report,
+        "why": done.why,
         "ratios": ratios_of(done.rows), "sizing": done.design.describe(), "alpha": run_alpha(done.run)})
 
 

@@ -214,7 +214,7 @@ def server_cpu_metrics(deltas: list[int], transactions: int, threads: int) -> di
 def side_info(s: SideServer, setup_sql: list[str]) -> SideInfo:
     assert s.server_info is not None, "side_info before the side's server started"
     info, (commit, build) = s.server_info, build_provenance(s.plan.provider.describe())
-    return SideInfo(name=s.side.name, spec=s.side.server_spec, described=s.side.describe(),
+    return SideInfo(name=s.side.name, spec=s.side.server_spec, described=s.side.describe(), run=s.side.args(),
                     flavor=info["flavor"], full_version=info["full_version"],
                     line=server_line(info["flavor"], info["version"]), freezer=s.freezer.method, setup_sql=setup_sql,
                     commit=commit, build=build, work=work_note(s.plan))

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from perfci.judge.compare import compare_specs
 from perfci.judge.stats import DEFAULT_CONFIDENCE, Verdict, before_ratio, judge_estimate, paired_interval
-from perfci.model.ab_verdict import AbMetric, AbSide, AbVerdict, overall
+from perfci.model.ab_verdict import AbMetric, AbSide, AbVerdict, SideArgs, overall
 from perfci.model.metrics import MetricSpec, flatten, judged_keys, presentation
 from perfci.model.result import AbRole, Result
 from perfci.model.verdicts import Outcome
@@ -36,9 +36,12 @@ class Side:
     overrides: list[Requested]
     scenario: str | None = None  # this side's scenario file, when it differs (a PR's base version)
 
+    def args(self) -> SideArgs:
+        return SideArgs(server=self.server_spec,
+                        config=[f"{r.name}={r.value}" if r.value is not None else r.name for r in self.overrides])
+
     def describe(self) -> str:
-        extra = " ".join(f"{r.name}={r.value}" if r.value is not None else r.name for r in self.overrides)
-        return f"{self.server_spec}{' ' + extra if extra else ''}"
+        return self.args().describe()
 
 
 @dataclass
@@ -156,7 +159,9 @@ def rounds_verdict(sides: tuple[Side, Side], results: list[list[Result]], rows: 
     return AbVerdict(outcome=outcome, verdict_line=rounds_verdict_line(rows), mode="rounds", scenario=first.scenario.name,
                      profile=first.scenario.profile, case=first.case, scenario_hash=first.scenario.hash,
                      runner_class=first.host.runner_class, host=first.host.hostname,
-                     a=AbSide(spec=sides[0].describe(), version=results[0][0].server.full_version),
-                     b=AbSide(spec=sides[1].describe(), version=results[1][0].server.full_version),
+                     a=AbSide(spec=sides[0].describe(), version=results[0][0].server.full_version,
+                              run=sides[0].args()),
+                     b=AbSide(spec=sides[1].describe(), version=results[1][0].server.full_version,
+                              run=sides[1].args()),
                      sizing=f"{len(results[0])} paired rounds", regressions=worse, metrics=metrics,
                      report_file=report_file)

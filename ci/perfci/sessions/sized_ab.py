@@ -25,9 +25,9 @@ from perfci.model.scenario import MeasureStep
 from perfci.model.verdicts import Outcome
 from perfci.providers.servers import resolve_server
 from perfci.report import flamegraphs
-from perfci.report.explanation import WHY_HEADING, why_of, why_section
+from perfci.report.explanation import why_body, with_heading
 from perfci.report.interleaved import interleaved_markdown, verdict_record
-from perfci.report.work_why import work_why_section
+from perfci.report.work_why import work_why_body
 from perfci.run.plan import RunPlan
 from perfci.sessions.explain_pass import ExplainPass, explain_dir, run_explain_pass
 from perfci.sessions.interleave import DEFAULT_WARMUP_PAIRS, SideServer, plan_sides, run_interleaved
@@ -102,6 +102,11 @@ class SizedAB:
     @property
     def regressions(self) -> list[str]:
         return [r.key for r in self.rows if r.verdict == Outcome.REGRESSION]
+
+    @property
+    def why(self) -> str | None:
+        """The Why, typed (the verdict's), never cut out of the report."""
+        return self.verdict.why if self.verdict else None
 
 
 def sides_of(a: str, b: str) -> tuple[Side, Side]:
@@ -207,16 +212,20 @@ def run_sized(scenario: str, profile: str, sides: tuple[Side, Side], parent: Pat
     rows = judge_run(run, compare, ab.min_effect, priors=priors)
     text = interleaved_markdown(run, rows, ab.min_effect, instance_source=prior_source, sizing=size.describe())
     directory = explain_dir(out_dir, run.id) if explained else None
+    why: str | None = None
     if explained and directory is not None:
         done = explained[0]
-        text += "\n" + why_section(done.run, explain_findings(done.run, done.folded), link=code_span(str(directory)))
+        why = why_body(done.run, explain_findings(done.run, done.folded), link=code_span(str(directory)))
     elif failed:
-        text += f"\n{WHY_HEADING}\n\nThe explain pass failed (the verdict above stands): {markdown(failed[0])}\n"
+        why = f"The explain pass failed (the verdict above stands): {markdown(failed[0])}\n"
     elif shifts := counted_shifts(run, rows, ab.explain):
         directory, drawn = counted_flamegraphs(run, [s.phase for s in shifts], out_dir)
-        text += "\n" + work_why_section(shifts, drawn)
+        why = work_why_body(shifts, drawn)
+    if why is not None:
+        text += "\n" + with_heading(why)
     write_atomic(out_dir / f"{run.id}.md", text)
-    verdict = verdict_record(run, rows, size.describe(), why_of(text), str(directory) if directory else None,
+    verdict = verdict_record(run, rows, size.describe(), why.strip() if why else None,
+                             str(directory) if directory else None,
                              str(out_dir / f"{run.id}.md"), str(bursts_file))
     return SizedAB(run, rows, size, text, bursts_file, directory, verdict)
 

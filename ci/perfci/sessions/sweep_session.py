@@ -13,7 +13,6 @@ from pathlib import Path
 from perfci.model.scenario import cases, load_scenario, only_phases
 from perfci.model.sweep import SWEEP_FILE, Sweep, SweepCell
 from perfci.providers.servers import resolve_server
-from perfci.report.explanation import why_of
 from perfci.sessions.confirm import ratios_of
 from perfci.sessions.sized_ab import AbPlan, run_sized, sides_of
 from perfci.util.errors import BadInput, InfraFailure
@@ -81,5 +80,5 @@ def _measure(sweep: Sweep, scenario: str, case: str, base: str, server: str, ab:
     a, b = done.run.sides
     return SweepCell(case=case, server=server, status="measured", version=b.full_version, base_version=a.full_version,
                      ratios=ratios_of(done.rows), regressions=done.regressions, sizing=done.design.describe(),
-                     bursts_file=str(done.bursts_file), report_file=str(report), why=why_of(done.report) or "",
+                     bursts_file=str(done.bursts_file), report_file=str(report), why=done.why or "",
                      explain_dir=str(done.explain_dir) if done.explain_dir else None)
