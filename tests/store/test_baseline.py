@@ -200,3 +200,22 @@ def test_counters_that_did_not_move_beyond_their_noise_are_not_listed_as_moved()
     # with one sample a side there is no spread to judge by: the 2 % minimum alone
     one = moved_counters("before", current[:1], base[:1])
     assert [name for name, _, _ in one] == ["splits", "noisy"]
+
+
+@pytest.mark.slow
+def test_a_baseline_pinned_for_a_class_no_workflow_runs_says_so(tmp_path):
+    """#57's runner-class trap: samples of a laptop (`local`) pinned in a project whose
+    nightly runs `epyc-nvme` are never read there; the pin says it, in one warning."""
+    project = tmp_path / "team"
+    (project / "scenarios").mkdir(parents=True)
+    flows = project / ".github" / "workflows"
+    flows.mkdir(parents=True)
+    (flows / "nightly.yml").write_text("jobs:\n  perf:\n    with:\n      runner-class: epyc-nvme  #@team\n")
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(make_result().dump()))  # runner class `local`
+    proc = run_perfci("baseline", "update", str(path), cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.startswith("warning: these samples are of runner class 'local'; this project's workflows run "
+                                  "'epyc-nvme' (nightly.yml): a baseline counts only on the class"), proc.stderr
+    (flows / "nightly.yml").write_text("jobs:\n  perf:\n    with:\n      runner-class: local\n")
+    assert run_perfci("baseline", "update", str(path), cwd=project).stderr == ""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import click
@@ -16,6 +17,11 @@ from perfci.report.thresholds_report import diff_markdown
 from perfci.store.baseline_files import read_tree, update_baselines
 from perfci.store.results import expand, load_result
 from perfci.util.files import write_atomic
+from perfci.util.paths import project_root
+
+# `runner-class: NAME` as a caller's `with:` passes it (not an input's definition, not an expression)
+RUNNER_CLASS_LINE = re.compile(r"""^[ \t]*runner-class:[ \t]*['"]?([A-Za-z0-9][A-Za-z0-9._-]*)['"]?[ \t]*(?:#.*)?$""",
+                               re.MULTILINE)
 
 
 @click.group()
@@ -41,6 +47,25 @@ def baseline_update(results: tuple[Path, ...], baseline_dir: Path | None, baseli
     loaded = [(p, load_result(p)) for p in expand(list(results))]
     for path, added, kept in update_baselines(loaded, baseline_dir, baseline_file, window, force, follow):
         click.echo(f"{path}: +{added} sample(s), {kept} kept")
+    classes = sorted({r.runner_class for _, r in loaded})
+    workflows = workflow_runner_classes(project_root())
+    if elsewhere := [c for c in classes if workflows and c not in workflows]:
+        used = ", ".join(f"{c!r} ({', '.join(sorted(files))})" for c, files in sorted(workflows.items()))
+        click.echo(f"warning: these samples are of runner class {', '.join(map(repr, elsewhere))}; this project's "
+                   f"workflows run {used}: a baseline counts only on the class it was measured on, so they never "
+                   "read it. Measure on that kind of host with --runner-class (or PERFCI_RUNNER_CLASS), or let the "
+                   "nightly's history be the baseline.", err=True)
+
+
+def workflow_runner_classes(root: Path | None) -> dict[str, set[str]]:
+    """The runner classes this project's workflows pass to perfci's (`runner-class: X`), with
+    the files that name each; empty outside a project or without workflows."""
+    found: dict[str, set[str]] = {}
+    flows = root / ".github" / "workflows" if root else None
+    for flow in sorted(flows.glob("*.y*ml")) if flows and flows.is_dir() else []:
+        for value in RUNNER_CLASS_LINE.findall(flow.read_text(encoding="utf-8", errors="replace")):
+            found.setdefault(value, set()).add(flow.name)
+    return found
 
 
 @baseline.command("diff")
