@@ -128,6 +128,24 @@ def test_a_regressed_ab_comes_with_the_command_that_reruns_it():
     assert "Reproduce" not in body([ab("tiny", CLEAN)], SHA1, accepted=False)
 
 
+def test_the_why_comes_from_the_typed_verdict_and_its_flame_graphs_from_the_artifact():
+    """#55/#57: the Why shown is the verdict's (never cut out of the report), and its flame
+    graphs are named in the uploaded artifact, not as a path on the runner."""
+    data = verdict_json("regression", REGRESSED_LINE)
+    data["why"] = "where the instructions went (callgrind)\n\n| `psi_mutex_lock` | 1 | 2 |"
+    data["explain_dir"] = "/home/runner/_work/team/team/results/tiny-ab-20261129.explain"
+    data["a"]["run"] = {"server": "local", "config": []}
+    data["b"]["run"] = {"server": "local", "config": ["performance_schema=ON"]}
+    text = body([ABReport("tiny", REGRESSED + "\n### Why: something else entirely\n", AbVerdict.model_validate(data))],
+                SHA1, accepted=False, run_url="https://github.example/dev/team/actions/runs/9")
+    assert "#### Why tiny got slower: where the instructions went (callgrind)" in text
+    assert "something else entirely" not in text.split("<details>")[0]
+    assert ("Flame graphs: `tiny-ab-20261129.explain/` in the `pr-explain` artifact of "
+            "[the run](https://github.example/dev/team/actions/runs/9)") in text
+    assert "/home/runner" not in text.split("<details>")[0]
+    assert "--b local --b-config performance_schema=ON" in text  # the typed side, its config kept
+
+
 def test_hostile_artifact_text_is_rendered_inert():
     """Report names, verdict lines and whole reports come from an artifact the PR's own
     run wrote: no mention, HTML (an open <details>, a closed <summary> with an image)

@@ -101,6 +101,10 @@ def body(reports: list[ABReport], head_sha: str, accepted: bool, run_url: str = 
     for r in reports:  # why a regressed A/B got slower, unfolded: the explain pass's top rows
         if r.regressed and isinstance(r.data, AbVerdict) and (explained := r.data.why):
             lines += ["", f"#### Why {markdown(plain_name(r.name))} got slower: " + inert_markdown(explained)]
+            if r.data.explain_dir:  # a path on the runner: the comment names the artifact it was uploaded as
+                lines += ["", f"Flame graphs: `{plain_name(Path(r.data.explain_dir).name)}/` in the `pr-explain` "
+                              "artifact" + (f" of [the run]({run_url})" if run_url else " of the check's run")
+                          + " (`PHASE-diff.svg`: B against A, red grew)."]
     folded = [["", f"<details><summary>{plain_name(r.name)}: full report</summary>", "",
                inert_markdown(r.text.strip()), "", "</details>"] for r in reports]
     size = len("\n".join(lines))

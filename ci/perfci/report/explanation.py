@@ -12,6 +12,8 @@ from perfci.report.table import table
 from perfci.util.text import code_span, markdown
 
 TOP = 5
+FLAMES_AT = ("Flame graphs (A, B, and the differential: red grew, blue shrank) and every burst's folded stacks: "
+             "{link}")
 WHY_HEADING = "### Why"   # how the section starts in a report (its body is typed in the verdict: AbVerdict.why)
 NO_SYMBOLS = ("no symbols in this build: most of the server's own CPU resolves to no function name (a stripped "
               "release binary). A `build:` spec keeps them (scripts/build-server builds RelWithDebInfo with "
@@ -94,6 +96,5 @@ def why_body(run: ExplainRun, findings: list[PhaseFindings], link: str | None = 
     if run.notes:
         lines += ["", *(f"- {markdown(n)}" for n in run.notes)]
     if link:
-        lines += ["", f"Flame graphs (A, B, and the differential: red grew, blue shrank) and every burst's folded "
-                      f"stacks: {link}"]
+        lines += ["", FLAMES_AT.format(link=link)]
     return "\n".join(lines) + "\n"

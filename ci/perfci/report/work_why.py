@@ -12,11 +12,11 @@ def _count(x: float) -> str:
     return f"{x:+,.0f}" if x else "0"
 
 
-def work_why_section(shifts: list[PhaseShift], flames: str = "") -> str:
-    return with_heading(work_why_body(shifts, flames))
+def work_why_section(shifts: list[PhaseShift]) -> str:
+    return with_heading(work_why_body(shifts))
 
 
-def work_why_body(shifts: list[PhaseShift], flames: str = "") -> str:
+def work_why_body(shifts: list[PhaseShift]) -> str:
     lines = ["where the instructions went (callgrind)", "",
              "Each function's own instructions per transaction (callgrind's self cost, not its callees'), summed "
              "over the verdict's measured bursts: exact counts of the same seeded transactions on A and B, no "
@@ -38,6 +38,4 @@ def work_why_body(shifts: list[PhaseShift], flames: str = "") -> str:
             lines += ["", "The call path into it (callgrind's inclusive counts: each function with everything it "
                           "called, the largest moves first; an outer function's move holds its callees'): "
                       + " → ".join(f"{code_span(f.name)} {_count(f.inclusive_delta or 0)}" for f in s.path[:6])]
-    if flames:
-        lines += ["", flames]
     return "\n".join(lines) + "\n"

@@ -25,7 +25,7 @@ from perfci.model.scenario import MeasureStep
 from perfci.model.verdicts import Outcome
 from perfci.providers.servers import resolve_server
 from perfci.report import flamegraphs
-from perfci.report.explanation import why_body, with_heading
+from perfci.report.explanation import FLAMES_AT, why_body, with_heading
 from perfci.report.interleaved import interleaved_markdown, verdict_record
 from perfci.report.work_why import work_why_body
 from perfci.run.plan import RunPlan
@@ -213,16 +213,18 @@ def run_sized(scenario: str, profile: str, sides: tuple[Side, Side], parent: Pat
     text = interleaved_markdown(run, rows, ab.min_effect, instance_source=prior_source, sizing=size.describe())
     directory = explain_dir(out_dir, run.id) if explained else None
     why: str | None = None
+    where = ""  # where the flame graphs are on this host: the report's, never the typed Why's (a path here)
     if explained and directory is not None:
         done = explained[0]
-        why = why_body(done.run, explain_findings(done.run, done.folded), link=code_span(str(directory)))
+        why = why_body(done.run, explain_findings(done.run, done.folded))
+        where = FLAMES_AT.format(link=code_span(str(directory)))
     elif failed:
         why = f"The explain pass failed (the verdict above stands): {markdown(failed[0])}\n"
     elif shifts := counted_shifts(run, rows, ab.explain):
-        directory, drawn = counted_flamegraphs(run, [s.phase for s in shifts], out_dir)
-        why = work_why_body(shifts, drawn)
+        directory, where = counted_flamegraphs(run, [s.phase for s in shifts], out_dir)
+        why = work_why_body(shifts)
     if why is not None:
-        text += "\n" + with_heading(why)
+        text += "\n" + with_heading(why) + (f"\n{where}\n" if where else "")
     write_atomic(out_dir / f"{run.id}.md", text)
     verdict = verdict_record(run, rows, size.describe(), why.strip() if why else None,
                              str(directory) if directory else None,
