@@ -118,14 +118,23 @@ def test_the_comment_says_a_regression_was_accepted_and_when_nothing_was_measure
 
 
 def test_a_regressed_ab_comes_with_the_command_that_reruns_it():
-    """#57: the comment gives the `perfci ab` of a regressed A/B as it runs, from the typed
-    verdict; a side built from a commit names the clone to build from."""
+    """#57: the comment opens with each regressed A/B's four lines (report/opening.py), the
+    last the `perfci ab` that reruns it, from the typed verdict; a side built from a
+    commit names the clone to build from."""
     data = verdict_json("regression", REGRESSED_LINE)
     data["a"]["spec"], data["b"]["spec"] = "build:mariadb@" + "0" * 40, "build:mariadb@" + "1" * 40
+    data["metrics"][0].update(ratio=0.7, p_adjusted=0.00002)
+    data["alpha"] = 0.005
     text = body([ABReport("tiny", REGRESSED, AbVerdict.model_validate(data))], SHA1, accepted=False)
-    assert ("Reproduce tiny:\n\n```sh\nPERFCI_BUILD_REPO=YOUR_CLONE perfci ab tiny --profile smoke --a "
-            f"build:mariadb@{'0' * 40} --b build:mariadb@{'1' * 40}\n```") in text, text
-    assert "Reproduce" not in body([ab("tiny", CLEAN)], SHA1, accepted=False)
+    opening = text.split("\n")[3:8]
+    assert opening == [
+        "**tiny**", "- **What**: B is worse. only: throughput −30.0 %.",
+        "- **How sure**: very sure: p under 0.0001 after Holm over 1 judged metrics (flagged below 0.50%, the chance of "
+        "any false regression in this A/B).",
+        "- **Why**: no explain pass ran (`--explain never`, or it could not profile)",
+        f"- **Reproduce**: `PERFCI_BUILD_REPO=YOUR_CLONE perfci ab tiny --profile smoke --a build:mariadb@{'0' * 40} "
+        f"--b build:mariadb@{'1' * 40}`"], text
+    assert "**Reproduce**" not in body([ab("tiny", CLEAN)], SHA1, accepted=False)
 
 
 def test_the_why_comes_from_the_typed_verdict_and_its_flame_graphs_from_the_artifact():

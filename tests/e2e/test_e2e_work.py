@@ -79,6 +79,11 @@ def test_a_config_that_adds_code_to_every_statement_is_flagged_by_its_counted_wo
     for side in "AB":  # in each instance pair of the counting A/B; the timed one ran the step in place
         assert proc.stderr.count(f"done restart server {side} natively for analyze") == 2
     assert "Measured: **work**" in proc.stdout and (out / "both.md").read_text().strip() == proc.stdout.strip()
+    # the four lines first (report/opening.py): what, how sure, why (the family and the top function), reproduce
+    what, sure, why, again = proc.stdout.splitlines()[2:6]
+    assert what.startswith("- **What**: B is worse. ") and "instructions per transaction +" in what, what
+    assert sure.startswith("- **How sure**: ") and why.startswith("- **Why**: more code ran") and "callgrind" in why
+    assert again.startswith("- **Reproduce**: `perfci ab ") and "--b-config performance_schema=ON" in again
     # the Why from the bursts' own function counts: performance_schema's instrumentation did it
     # (the distribution's binary names few of its functions: psi_mutex_lock is one)
     assert verdict.why is not None and verdict.why.startswith("where the instructions went (callgrind)"), verdict.why

@@ -18,8 +18,9 @@ from perfci.alert.github import GITHUB_BODY_LIMIT, GitHub
 from perfci.model.ab_verdict import AB_VERDICT_FILE, AbVerdict
 from perfci.model.outputs import CHECK_VERDICT, CheckVerdict
 from perfci.model.verdicts import Outcome
+from perfci.report.opening import opening
 from perfci.util.errors import BadInput
-from perfci.util.text import code_fence, code_span, inert_markdown, markdown
+from perfci.util.text import code_span, inert_markdown, markdown
 
 MARK = "<!-- perfci-pr-comment -->"
 ACCEPT_LABEL = "perf-expected"
@@ -89,15 +90,17 @@ def body(reports: list[ABReport], head_sha: str, accepted: bool, run_url: str = 
     else:
         head = (f"✅ **No change beyond {worst}**: every judged metric within its tolerance" if worst
                 else "✅ **No change** beyond the tolerance")
-    lines = [MARK, f"### perfci: {head}", "",
-             f"A/B of the PR's base (A) against its head (B) at `{head_sha[:12]}`"
-             + (f" · [run]({run_url})" if run_url else ""), ""]
-    # the reports, their names and verdicts come from an artifact the PR's own run wrote:
+    lines = [MARK, f"### perfci: {head}", ""]
+    # each regressed A/B's four lines first (what, how sure, why, reproduce: report/opening.py,
+    # from its typed verdict); the reports come from an artifact the PR's own run wrote:
     # rendered inert (no HTML, mention or image), as the issues render stored text
-    lines += [f"- {code_span(plain_name(r.name))}: {inert_markdown(r.verdict)}" for r in reports]
-    for r in reports:  # the command that reruns a regressed A/B, as written (its sides from the typed verdict)
+    for r in reports:
         if r.regressed and isinstance(r.data, AbVerdict):
-            lines += ["", f"Reproduce {markdown(plain_name(r.name))}:", "", code_fence(r.data.reproduce, "sh")]
+            lines += [f"**{markdown(plain_name(r.name))}**", *(f"- {inert_markdown(line)}" for line in opening(r.data)),
+                      ""]
+    lines += [f"A/B of the PR's base (A) against its head (B) at `{head_sha[:12]}`"
+              + (f" · [run]({run_url})" if run_url else ""), ""]
+    lines += [f"- {code_span(plain_name(r.name))}: {inert_markdown(r.verdict)}" for r in reports]
     for r in reports:  # why a regressed A/B got slower, unfolded: the explain pass's top rows
         if r.regressed and isinstance(r.data, AbVerdict) and (explained := r.data.why):
             lines += ["", f"#### Why {markdown(plain_name(r.name))} got slower: " + inert_markdown(explained)]

@@ -14,6 +14,7 @@ from perfci.model.ab_verdict import AbVerdict
 from perfci.model.result import Result
 from perfci.model.verdicts import Outcome
 from perfci.providers.mycnf import parse_override
+from perfci.report.opening import with_opening
 from perfci.run.plan import plan_run
 from perfci.sessions.both_ab import run_both, size_both
 from perfci.sessions.interleave import why_not_interleaved
@@ -115,8 +116,8 @@ def ab(scenario: str, a_spec: str, b_spec: str, a_config: tuple[str, ...], b_con
         click.echo("interrupted: the server was shut down; finished rounds' result files are kept", err=True)
         return EXIT_INTERRUPTED
     rows = judge_pairs(results, confidence)
-    text = ab_markdown(sides, results, rows, confidence)
     verdict = rounds_verdict(sides, results, rows, str(report_file) if report_file else None)
+    text = with_opening(ab_markdown(sides, results, rows, confidence), verdict)
     return _verdict_out(text, verdict, report_file, json_out)
 
 

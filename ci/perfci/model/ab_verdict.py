@@ -105,6 +105,9 @@ class AbVerdict(StrictModel):
                                                         "(its worst judged MDE; None after a regression)")
     metrics: list[AbMetric]
     why: str | None = Field(None, description="the explain pass's Why section (Markdown), if one ran")
+    why_line: str | None = Field(None, description="the Why in one line (Markdown): the function that moved most, or "
+                                                   "where the change shows")
+    alpha: float | None = Field(None, description="the A/B's false-alarm level: the chance of any false regression")
     explain_dir: str | None = None
     report_file: str | None = None
     bursts_file: str | None = None

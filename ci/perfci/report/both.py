@@ -26,6 +26,8 @@ def both_verdict(work: AbVerdict, timed: AbVerdict, family: ChangeFamily, report
         "regressions": [m.key for m in judged if m.verdict == Outcome.REGRESSION],
         "blind_below": max(mdes) if mdes and outcome != Outcome.REGRESSION else None,
         "metrics": judged, "why": shown.why, "explain_dir": shown.explain_dir, "report_file": report_file,
+        "why_line": family.line + (f": {shown.why_line}" if shown.why_line else ""),
+        "alpha": work.alpha + timed.alpha if work.alpha is not None and timed.alpha is not None else None,
         "bursts_file": None, "family": family, "parts": [work, timed]})
 
 

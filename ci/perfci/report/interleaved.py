@@ -199,7 +199,7 @@ def _cells(r: PairedVerdict) -> list[str]:
 
 def verdict_record(run: InterleavedRun, rows: list[PairedVerdict], sizing: str = "", why: str | None = None,
                    explain_dir: str | None = None, report_file: str | None = None,
-                   bursts_file: str | None = None) -> AbVerdict:
+                   bursts_file: str | None = None, why_line: str | None = None) -> AbVerdict:
     """The interleaved A/B's verdict for machines (`perfci ab --json`): the same rows the
     report renders, typed."""
     metrics = [AbMetric(key=r.key, judged=r.spec is not None, verdict=r.verdict, a=r.a_mean, b=r.b_mean,
@@ -221,4 +221,5 @@ def verdict_record(run: InterleavedRun, rows: list[PairedVerdict], sizing: str =
                      b=AbSide(spec=b.described, version=b.full_version, run=b.run),
                      sizing=sizing, regressions=[m.key for m in judged if m.verdict == Outcome.REGRESSION],
                      blind_below=max(mdes) if mdes and outcome != Outcome.REGRESSION else None, metrics=metrics,
-                     why=why, explain_dir=explain_dir, report_file=report_file, bursts_file=bursts_file)
+                     why=why, why_line=why_line, alpha=run_alpha(run), explain_dir=explain_dir,
+                     report_file=report_file, bursts_file=bursts_file)

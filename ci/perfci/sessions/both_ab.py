@@ -14,6 +14,7 @@ from perfci.judge.families import change_family
 from perfci.judge.paired import ALPHA
 from perfci.model.ab_verdict import AbVerdict
 from perfci.report.both import both_markdown, both_verdict
+from perfci.report.opening import with_opening
 from perfci.sessions.rounds import Side
 from perfci.sessions.sized_ab import AbPlan, Sized, SizedAB, plan_and_size, run_sized
 from perfci.util.files import write_atomic
@@ -62,6 +63,6 @@ def run_both(scenario: str, profile: str, sides: tuple[Side, Side], parent: Path
     family = change_family(work, timed)
     report_file = out_dir / "both.md"
     verdict = both_verdict(work, timed, family, str(report_file))
-    text = both_markdown(verdict, [p.report for p in parts])
+    text = with_opening(both_markdown(verdict, [p.report for p in parts]), verdict)
     write_atomic(report_file, text)
     return BothAB(parts, text, verdict)

@@ -14,7 +14,7 @@ from typing import Literal
 from perfci.judge import calibration, design
 from perfci.judge.burst_verdicts import interim_look, judge_run
 from perfci.judge.paired import ALPHA, DEFAULT_MIN_EFFECT, PairedVerdict
-from perfci.judge.profile_diff import explain_findings
+from perfci.judge.profile_diff import PhaseFindings, explain_findings
 from perfci.judge.work_profile import PhaseShift, phase_shift
 from perfci.model.ab_verdict import AbVerdict
 from perfci.model.bursts import InterleavedRun
@@ -27,6 +27,7 @@ from perfci.providers.servers import resolve_server
 from perfci.report import flamegraphs
 from perfci.report.explanation import FLAMES_AT, why_body, with_heading
 from perfci.report.interleaved import interleaved_markdown, verdict_record
+from perfci.report.opening import with_opening
 from perfci.report.work_why import work_why_body
 from perfci.run.plan import RunPlan
 from perfci.sessions.explain_pass import ExplainPass, explain_dir, run_explain_pass
@@ -214,22 +215,46 @@ def run_sized(scenario: str, profile: str, sides: tuple[Side, Side], parent: Pat
     directory = explain_dir(out_dir, run.id) if explained else None
     why: str | None = None
     where = ""  # where the flame graphs are on this host: the report's, never the typed Why's (a path here)
+    why_line = None
     if explained and directory is not None:
         done = explained[0]
-        why = why_body(done.run, explain_findings(done.run, done.folded))
+        findings = explain_findings(done.run, done.folded)
+        why, why_line = why_body(done.run, findings), sampled_why_line(findings)
         where = FLAMES_AT.format(link=code_span(str(directory)))
     elif failed:
         why = f"The explain pass failed (the verdict above stands): {markdown(failed[0])}\n"
     elif shifts := counted_shifts(run, rows, ab.explain):
         directory, where = counted_flamegraphs(run, [s.phase for s in shifts], out_dir)
-        why = work_why_body(shifts)
+        why, why_line = work_why_body(shifts), counted_why_line(shifts)
     if why is not None:
         text += "\n" + with_heading(why) + (f"\n{where}\n" if where else "")
-    write_atomic(out_dir / f"{run.id}.md", text)
     verdict = verdict_record(run, rows, size.describe(), why.strip() if why else None,
                              str(directory) if directory else None,
-                             str(out_dir / f"{run.id}.md"), str(bursts_file))
+                             str(out_dir / f"{run.id}.md"), str(bursts_file), why_line=why_line)
+    text = with_opening(text, verdict)
+    write_atomic(out_dir / f"{run.id}.md", text)
     return SizedAB(run, rows, size, text, bursts_file, directory, verdict)
+
+
+def sampled_why_line(findings: list[PhaseFindings]) -> str | None:
+    """The explain pass's Why in one line: the function whose own CPU moved most where it stood out."""
+    moved = [(f.phase, r) for f in findings if f.profiled and f.symbols
+             for r in f.functions if r.stands_out and r.kind == "self"]
+    if not moved:
+        return None
+    phase, top = max(moved, key=lambda x: abs(x[1].delta))
+    return f"{code_span(top.name)} {top.delta:+.1f} {top.unit} of server CPU in {markdown(phase)} (sampled by perf)"
+
+
+def counted_why_line(shifts: list[PhaseShift]) -> str | None:
+    """The counted Why in one line: the function whose own instructions moved most."""
+    moved = [(s, f) for s in shifts for f in s.functions[:1]]
+    if not moved:
+        return None
+    s, top = max(moved, key=lambda x: abs(x[1].delta))
+    share = f" ({top.delta / s.delta:.0%} of its change)" if s.delta else ""
+    return (f"{code_span(top.name)} {top.delta:+,.0f} instructions per transaction in {markdown(s.phase)}{share} "
+            "(counted by callgrind)")
 
 
 def counted_flamegraphs(run: InterleavedRun, phases: list[str], out_dir: Path) -> tuple[Path | None, str]:

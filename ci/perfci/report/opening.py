@@ -1,0 +1,85 @@
+"""The four lines an A/B's report, its PR comment and its issue open with (#57), from the
+typed verdict alone: what changed (in words and percent, with the sign of the change),
+how sure (in words, with the level once), why (the top function, or where the change
+shows), and the command that reproduces it. The tables follow them."""
+
+from __future__ import annotations
+
+from perfci.model.ab_verdict import AbMetric, AbVerdict
+from perfci.model.verdicts import Outcome
+from perfci.util.text import code_span, markdown
+
+# what people call a metric (the key's second part); anything else keeps its key's name
+WORDS = {"tps": "throughput", "qps": "queries/s", "qps_write": "writes/s", "qps_read": "reads/s",
+         "latency_ms_avg": "latency", "latency_ms_p95": "p95 latency", "latency_ms_p99": "p99 latency",
+         "cpu_us_per_txn": "CPU per transaction", "server_cpu_us_per_txn": "server CPU per transaction",
+         "instructions_per_txn": "instructions per transaction", "fsyncs_per_txn": "fsyncs per transaction",
+         "pages_written_per_txn": "pages written per transaction"}
+PHASES_SHOWN = 3
+LABELS = ("What", "How sure", "Why", "Reproduce")
+
+
+def change_words(m: AbMetric) -> str:
+    """`throughput −9.9 %`: the metric in words, B against A in percent with its sign."""
+    name = WORDS.get(m.key.split(".", 1)[-1], m.key.split(".", 1)[-1].replace("_", " "))
+    ratio = m.ratio if m.ratio is not None else (m.b / m.a if m.a else None)
+    if ratio is None:
+        return f"{name} {m.a:.4g} → {m.b:.4g}"
+    change = (ratio - 1) * 100
+    return f"{name} {'+' if change >= 0 else '−'}{abs(change):.1f} %"
+
+
+def what_changed(v: AbVerdict) -> str:
+    judged = [m for m in v.metrics if m.judged]
+    worse = [m for m in judged if m.verdict == Outcome.REGRESSION]
+    if worse:
+        by_phase: dict[str, list[AbMetric]] = {}
+        for m in worse:
+            by_phase.setdefault(m.key.split(".", 1)[0], []).append(m)
+        shown = [f"{markdown(phase)}: {', '.join(change_words(m) for m in ms)}"
+                 for phase, ms in list(by_phase.items())[:PHASES_SHOWN]]
+        more = len(by_phase) - PHASES_SHOWN
+        return "B is worse. " + "; ".join(shown) + (f"; and {more} more phase(s)" if more > 0 else "") + "."
+    blind = f" (it could have missed up to {v.blind_below:.1%})" if v.blind_below else ""
+    undecided = [m for m in judged if m.verdict == Outcome.INCONCLUSIVE]
+    if undecided:
+        return (f"no regression found in {len(judged)} judged metrics; {len(undecided)} not decided either way"
+                f"{blind}.")
+    better = [m for m in judged if m.verdict == Outcome.IMPROVEMENT]
+    if better:
+        return "B is better, nothing worse: " + ", ".join(
+            f"{markdown(m.key.split('.', 1)[0])} {change_words(m)}" for m in better[:PHASES_SHOWN]) + f"{blind}."
+    return f"nothing changed beyond its tolerance in {len(judged)} judged metrics{blind}."
+
+
+def probability(p: float) -> str:
+    """One notation for small probabilities."""
+    return "under 0.0001" if p < 0.0001 else f"= {p:.4f}"
+
+
+def how_sure(v: AbVerdict) -> str:
+    judged = [m for m in v.metrics if m.judged]
+    level = f"{v.alpha:.2%}" if v.alpha is not None else "the A/B's level"
+    worse = [m.p_adjusted for m in judged if m.verdict == Outcome.REGRESSION and m.p_adjusted is not None]
+    if worse:
+        p = min(worse)
+        words = "very sure" if v.alpha is not None and p < v.alpha / 10 else "sure"
+        return (f"{words}: p {probability(p)} after Holm over {len(judged)} judged metrics (flagged below {level}, "
+                "the chance of any false regression in this A/B).")
+    if v.outcome == Outcome.INCONCLUSIVE:
+        return f"not sure: the undecided metrics' intervals span their tolerance (decided at {level})."
+    return f"sure of no change: every judged metric's interval lies within its tolerance (decided at {level})."
+
+
+def opening(v: AbVerdict) -> list[str]:
+    """The four lines, each labelled; what follows them is the report's own."""
+    why = v.why_line or ("the same work ran (counted or not), nothing to explain" if v.outcome != Outcome.REGRESSION
+                         else "no explain pass ran (`--explain never`, or it could not profile)")
+    return [f"**What**: {what_changed(v)}", f"**How sure**: {how_sure(v)}", f"**Why**: {why}",
+            f"**Reproduce**: {code_span(v.reproduce)}"]
+
+
+def with_opening(report: str, v: AbVerdict) -> str:
+    """REPORT with the four lines after its title line."""
+    title, _, rest = report.partition("\n")
+    return title + "\n\n" + "\n".join(f"- {line}" for line in opening(v)) + "\n\n" + rest.lstrip("\n")

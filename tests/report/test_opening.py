@@ -1,0 +1,60 @@
+"""The four lines an A/B's report and its PR comment open with (#57): what, how sure, why,
+reproduce, for every outcome, from the typed verdict alone."""
+
+from __future__ import annotations
+
+import shlex
+
+import pytest
+
+from perfci.model.ab_verdict import AbMetric, AbSide, AbVerdict, SideArgs
+from perfci.model.verdicts import Outcome
+from perfci.report.opening import LABELS, opening, with_opening
+
+
+def verdict(outcome: Outcome, **changes) -> AbVerdict:
+    metrics = {
+        Outcome.REGRESSION: [AbMetric(key="full-scan.tps", judged=True, verdict=Outcome.REGRESSION, a=100, b=90.1,
+                                      ratio=0.901, p_adjusted=0.0003),
+                             AbMetric(key="full-scan.cpu_us_per_txn", judged=True, verdict=Outcome.REGRESSION, a=10,
+                                      b=11.1, ratio=1.11, p_adjusted=0.002)],
+        Outcome.INCONCLUSIVE: [AbMetric(key="p.tps", judged=True, verdict=Outcome.INCONCLUSIVE, a=100, b=98, ratio=0.98)],
+        Outcome.UNCHANGED: [AbMetric(key="p.tps", judged=True, verdict=Outcome.UNCHANGED, a=100, b=100.2, ratio=1.002)],
+        Outcome.IMPROVEMENT: [AbMetric(key="p.latency_ms_avg", judged=True, verdict=Outcome.IMPROVEMENT, a=2, b=1.5,
+                                       ratio=0.75)],
+    }[outcome]
+    data = dict(outcome=outcome, verdict_line="**x**", mode="interleaved", scenario="microbench", profile="smoke",
+                case="default", scenario_hash="sha256:x", runner_class="local", host="vm",
+                a=AbSide(spec="mariadb-10.11", version="10.11.19", run=SideArgs(server="mariadb-10.11")),
+                b=AbSide(spec="local a=1", version="10.11.19", run=SideArgs(server="local", config=["a=1"])),
+                metrics=metrics, alpha=0.005, blind_below=None if outcome == Outcome.REGRESSION else 0.049)
+    return AbVerdict(**{**data, **changes})
+
+
+@pytest.mark.parametrize("outcome", [Outcome.REGRESSION, Outcome.INCONCLUSIVE, Outcome.UNCHANGED,
+                                     Outcome.IMPROVEMENT])
+def test_every_outcome_opens_with_what_how_sure_why_and_a_command_that_runs(outcome):
+    lines = opening(verdict(outcome))
+    assert [line.split("**")[1] for line in lines] == list(LABELS)
+    command = lines[3].split("`")[1]
+    assert shlex.split(command)[:3] == ["perfci", "ab", "microbench"] and "--b-config a=1" in command
+
+
+def test_a_regression_says_what_moved_in_words_and_percent_and_how_sure_once():
+    what, sure, why, _ = opening(verdict(Outcome.REGRESSION, why_line="`scan_row` +1,234 instructions per transaction"))
+    assert what == "**What**: B is worse. full-scan: throughput −9.9 %, CPU per transaction +11.0 %."
+    assert sure.startswith("**How sure**: very sure: p = 0.0003 after Holm over 2 judged metrics (flagged below 0.50%")
+    assert why == "**Why**: `scan_row` +1,234 instructions per transaction"
+
+
+def test_no_change_says_what_it_could_have_missed():
+    what, sure, _, _ = opening(verdict(Outcome.UNCHANGED))
+    assert what == "**What**: nothing changed beyond its tolerance in 1 judged metrics (it could have missed up to 4.9%)."
+    assert sure.startswith("**How sure**: sure of no change")
+
+
+def test_the_report_keeps_its_title_first_and_the_tables_after():
+    text = with_opening("## perfci A/B (interleaved): microbench\n\n**Regression**: x\n\n| table |\n", verdict(Outcome.REGRESSION))
+    lines = text.splitlines()
+    assert lines[0] == "## perfci A/B (interleaved): microbench" and lines[1] == ""
+    assert [line.split("**")[1] for line in lines[2:6]] == list(LABELS) and lines[7] == "**Regression**: x"
