@@ -164,9 +164,16 @@ def test_axis_values_are_escaped_in_issue_titles_and_bodies(tmp_path):
     assert "`before.tps`" in body and "`before.latency_ms_avg`" in body
     assert title.startswith("Perf regression: before.tps -30.7 % and 9 more · tiny/smoke/")
     assert "@someone" not in title and "@\u200bsomeone" in title
-    outside_code = body.split("````sh")[0]
+    # (the opening's reproduce line is one code span: no mention renders inside code)
+    outside_code = "\n".join(line for line in body.split("````sh")[0].splitlines()
+                              if not line.startswith("- **Reproduce**: `"))
     assert "@someone" not in outside_code and "@\u200bsomeone" in outside_code
     assert "<img" not in body and "&lt;img src=x&gt;" in body
+    # #57: the four lines first (what, how sure, why, reproduce), after the hidden markers
+    shown = [line for line in body.splitlines() if line and not line.startswith("<!--")]
+    assert [line.split("**")[1] for line in shown[:4]] == ["What", "How sure", "Why", "Reproduce"], shown[:5]
+    assert shown[0].startswith("- **What**: before: throughput −30.") and "tonight against its baseline" in shown[0]
+    assert shown[1].startswith("- **How sure**: the night alone: its ")
     assert "````sh\nperfci run tiny --case '```\n@someone'\n````" in body  # a longer fence: no break-out
 
 

@@ -32,13 +32,14 @@ from perfci.model.outputs import CaseNight
 from perfci.model.verdicts import Outcome
 from perfci.providers.servers import id_of_spec, load_servers, resolve_server
 from perfci.providers.spec import parse_spec
+from perfci.report.opening import by_phase
 from perfci.report.plots import mermaid_intervals
 from perfci.report.reference_ab import markdown_section
 from perfci.report.table import table
 from perfci.store.history_files import Histories, case_history
 from perfci.util.errors import BadInput
 from perfci.util.files import write_atomic
-from perfci.util.text import code_fence, code_span, issue_title, markdown
+from perfci.util.text import code_fence, code_span, inert_markdown, issue_title, markdown
 
 FINGERPRINT_RE = re.compile(r"<!-- perfci-fingerprint: ([0-9a-f]{16}) -->")
 CASE_RE = re.compile(r"<!-- perfci-case: ([\w./-]+) -->")
@@ -113,6 +114,33 @@ def regressed_table(rows: list[MetricRow]) -> list[str]:
                    r.spec.direction, "work per transaction" if r.gate == "work" else "metric"] for r in rows))
 
 
+def issue_opening(comp: CaseComparison, rows: list[MetricRow], confirmation: Confirmation | None) -> list[str]:
+    """The four lines the issue opens with (report/opening.py's, for a night): what moved,
+    how sure (the night alone, or the reference A/B that confirmed it), why, reproduce."""
+    what = (f"{by_phase([(r.key, r.verdict.change_pct or 0) for r in rows])}, tonight against its baseline "
+            f"({len(rows[0].baseline)} samples).")
+    level = f"{comp.rules.confidence:.1%}"
+    c = confirmation
+    if c is not None and c.status == "confirmed":
+        sure = ("sure: an interleaved A/B against the reference night's server on this runner confirmed it"
+                + (f" (its level {c.alpha:.2%})" if c.alpha is not None else "") + ".")
+    elif c is not None and c.status == "not-confirmed":
+        sure = f"not sure: the A/B against the reference did not confirm it ({markdown(c.reason)})."
+    else:
+        why_not = f" ({markdown(c.reason)})" if c is not None and c.reason else ""
+        sure = (f"the night alone: its {level} interval excludes no change; no A/B confirmed it yet{why_not}.")
+    moved = next((r for r in rows if r.movers), None)
+    if c is not None and c.why_line:
+        why = inert_markdown(c.why_line)
+    elif moved is not None:
+        name, before, after = moved.movers[0]
+        why = f"not profiled; the counter that moved most: {code_span(name)} {before:.4g} → {after:.4g} per transaction."
+    else:
+        why = "not explained yet (no A/B ran, or it profiled nothing)."
+    return [f"**What**: {what}", f"**How sure**: {sure}", f"**Why**: {why}",
+            f"**Reproduce**: {code_span(comp.results[0].reproduce)}"]
+
+
 def body_for(comp: CaseComparison, rows: list[MetricRow], fp: str, run_url: str,
              confirmation: Confirmation | None = None, since: str = "", level: str = "") -> str:
     """The issue of a case whose `rows` (lead first) regressed tonight."""
@@ -121,6 +149,8 @@ def body_for(comp: CaseComparison, rows: list[MetricRow], fp: str, run_url: str,
     lines = [
         *markers(fp, comp.identity, since or first.id),
         REGRESSION_MARK,
+        *(f"- {line}" for line in issue_opening(comp, rows, confirmation)),
+        "",
         f"**{lead.key}** regressed by {lead.verdict.change_pct or 0:+.1f} % (ratio CI {_ci(lead)}, tolerance "
         f"±{lead.spec.tolerance:.0%}, {'higher' if lead.spec.direction == 'higher' else 'lower'} is better)"
         + (f", with {len(rows) - 1} more metric{'s' if len(rows) > 2 else ''} of this case (table below)."

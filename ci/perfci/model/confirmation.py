@@ -34,6 +34,8 @@ class Confirmation(StrictModel):
     a_run: SideArgs | None = Field(None, description="a, typed: what the reference A/B ran as A")
     b_run: SideArgs | None = Field(None, description="b, typed: what it ran as B")
     why: str | None = Field(None, description="the A/B's Why section (Markdown), if it has one")
+    why_line: str | None = Field(None, description="the Why in one line: the function that moved most, or where "
+                                                   "the change shows")
     profile: str = ""
     ab_regressions: list[str] = []
     bursts_file: str | None = None

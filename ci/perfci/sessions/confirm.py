@@ -208,7 +208,7 @@ def confirm_case(comp: CaseComparison, profile: str, ab: AbPlan, parent: Path, o
         "reason": (f"the A/B flags {', '.join(flagged)}" if flagged else
                    "the A/B of the two servers, side by side, finds no judged regression of tonight's server"),
         "ab_regressions": flagged, "bursts_file": str(done.bursts_file), "report": done.report,
-        "why": done.why,
+        "why": done.why, "why_line": done.verdict.why_line if done.verdict else None,
         "ratios": ratios_of(done.rows), "sizing": done.design.describe(), "alpha": run_alpha(done.run)})
 
 
