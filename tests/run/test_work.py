@@ -151,3 +151,13 @@ fn=(1)
     assert work.function_costs(recursive).inclusive["walk"] == 15  # its calls of itself are its own cost already
     assert counted.calls == {("do_command(THD*, bool)", "parse_sql"): 5000}  # the call graph's edge
     assert work.function_costs(recursive).calls == {("walk", "leaf"): 5}  # a call of itself is no edge
+
+
+def test_more_valgrind_options_are_recorded_and_checked(monkeypatch):
+    monkeypatch.setenv("PERFCI_VALGRIND_OPTIONS", "--fair-sched=yes --error-limit=no")
+    assert work.valgrind_options() == ["--fair-sched=yes", "--error-limit=no"]
+    described = work.WorkSetup("callgrind", collected="do_command", options=work.valgrind_options()).describe()
+    assert described.endswith("inside do_command (valgrind --fair-sched=yes --error-limit=no)")
+    monkeypatch.setenv("PERFCI_VALGRIND_OPTIONS", "--fair-sched=yes; rm -rf /")
+    with pytest.raises(BadInput, match="PERFCI_VALGRIND_OPTIONS: 'rm': valgrind options are --NAME"):
+        work.valgrind_options()

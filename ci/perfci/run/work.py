@@ -20,6 +20,7 @@ loop's symbol, a provider whose server is not a process on this host are bad inp
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -60,6 +61,7 @@ VALGRIND_CONFIG: dict[str, ConfigValue] = {"innodb_use_native_aio": 0, "innodb_s
                                            "innodb_spin_wait_delay": 0, "innodb_log_spin_cpu_pct_hwm": 0,
                                            "innodb_log_wait_for_flush_spin_hwm": 0, "ssl": 0}
 BUFFER_POOL_MAX = "innodb_buffer_pool_size_max"
+VALGRIND_OPTIONS_ENV = "PERFCI_VALGRIND_OPTIONS"  # more valgrind options for a trial (--fair-sched=yes)
 VGDB_TIMEOUT_S = 120.0
 # A counted burst's time cap is the phase's times this: callgrind runs a server 22-125x
 # slower (the statement loop instrumented, every thread serialised)
@@ -89,10 +91,12 @@ class WorkSetup:
     launcher: list[str] = field(default_factory=list)
     config: dict[str, ConfigValue] = field(default_factory=dict)
     collected: str = ""  # callgrind: the function collection is limited to
+    options: list[str] = field(default_factory=list)  # callgrind: valgrind options of PERFCI_VALGRIND_OPTIONS
 
     def describe(self) -> str:
         if self.method == "callgrind":
-            return f"instructions counted by callgrind inside {self.collected}"
+            return (f"instructions counted by callgrind inside {self.collected}"
+                    + (f" (valgrind {' '.join(self.options)})" if self.options else ""))
         return "user instructions of the server process counted by the PMU (perf stat -e instructions:u)"
 
 
@@ -153,6 +157,15 @@ def server_config(known: KnownOptions | frozenset[str] | set[str] | None,
     return config
 
 
+def valgrind_options() -> list[str]:
+    """PERFCI_VALGRIND_OPTIONS: more options for valgrind (e.g. --fair-sched=yes), recorded
+    with the run's work note; anything but --NAME[=VALUE] words is bad input."""
+    extra = os.environ.get(VALGRIND_OPTIONS_ENV, "").split()
+    if bad := [o for o in extra if not re.fullmatch(r"--[a-z][a-z0-9-]*(=\S+)?", o)]:
+        raise BadInput(f"${VALGRIND_OPTIONS_ENV}: {bad[0]!r}: valgrind options are --NAME or --NAME=VALUE words")
+    return extra
+
+
 def setup(provider: ServerProvider, asked: str, buffer_pool: ConfigValue | None, out_dir: Path) -> WorkSetup:
     """Check and decide how `provider`'s server counts work, before it starts."""
     binary = getattr(provider, "binary", None)
@@ -166,9 +179,10 @@ def setup(provider: ServerProvider, asked: str, buffer_pool: ConfigValue | None,
         return WorkSetup("pmu")
     symbol = loop_symbol(binary, provider.identity.flavor)
     out_dir.mkdir(parents=True, exist_ok=True)
+    extra = valgrind_options()
     launcher = ["valgrind", "--tool=callgrind", "--vgdb=yes", f"--toggle-collect={symbol}",
-                f"--callgrind-out-file={out_dir}/callgrind.out.%p", "--dump-line=no", "--compress-strings=no"]
-    return WorkSetup("callgrind", launcher, server_config(provider.known_options(), buffer_pool), symbol)
+                f"--callgrind-out-file={out_dir}/callgrind.out.%p", "--dump-line=no", "--compress-strings=no", *extra]
+    return WorkSetup("callgrind", launcher, server_config(provider.known_options(), buffer_pool), symbol, extra)
 
 
 # ---------------------------------------------------------------- counting a burst
