@@ -91,7 +91,8 @@ def test_the_regression_is_confirmed_by_an_ab_against_the_last_good_config_befor
     c = json.loads(found.read_text())
     assert c["status"] == "confirmed" and c["trigger"] == "regression", c["reason"]
     assert c["sizing"].startswith("1 instance pair x 4 burst pairs")  # --bursts 6: 2 warm-up, 4 measured
-    assert (c["a"], c["b"]) == ("local", f"local --config {INJECTED_SLOWDOWN}")
+    assert (c["a"], c["b"]) == ("local", f"local {INJECTED_SLOWDOWN}")  # as an A/B report names a side
+    assert c["b_run"] == {"server": "local", "config": [INJECTED_SLOWDOWN]}
     # (three measured pairs decide only what moved alike in every burst: fsyncs per transaction)
     assert {f"{phase}.{key}" for phase in ("before", "after") for key in ("fsyncs_per_txn", "pages_written_per_txn")} \
         & set(c["ab_regressions"]), c["report"]
@@ -151,7 +152,11 @@ def test_interleaved_ab_flags_fsync_at_commit(real_server_tools, tmp_path):
     assert low > 5 and verdict == "🔴 regression", (ratio, low, high)
     ratio, low, high, verdict = ab_row(proc.stdout, "only.tps")
     assert ratio < 0.95 and verdict in ("🔴 regression", "⚪ inconclusive", "〰 unstable"), (ratio, low, high, verdict)
-    assert proc.stdout.splitlines()[2].startswith("**Regression** in ")  # the verdict line comes first
+    # the four lines first (what, how sure, why, reproduce), then the verdict line
+    lines = proc.stdout.splitlines()
+    assert [line.split("**")[1] for line in lines[2:6]] == ["What", "How sure", "Why", "Reproduce"], lines[:8]
+    assert lines[2].startswith("- **What**: B is worse. only: ") and "fsyncs per transaction " in lines[2]
+    assert lines[7].startswith("**Regression** in ")
     [bursts_file] = out.glob("*.bursts.json")
     run = json.loads(bursts_file.read_text())
     assert run["schema"] == "perfci.ab-bursts/2" and run["bursts_per_phase"] == {"only": 12}
@@ -173,7 +178,7 @@ def test_interleaved_ab_flags_fsync_at_commit(real_server_tools, tmp_path):
     explained_in_every_place(proc.stdout, out, run["id"], AbVerdict.model_validate(verdict))
     jsonschema.validate(verdict, json.loads((REPO / "docs" / "schema" / "ab-verdict.schema.json").read_text()))
     assert verdict["outcome"] == "regression" and "only.fsyncs_per_txn" in verdict["regressions"]
-    assert verdict["verdict_line"] == proc.stdout.splitlines()[2] and verdict["bursts_file"] == str(bursts_file)
+    assert verdict["verdict_line"] == proc.stdout.splitlines()[7] and verdict["bursts_file"] == str(bursts_file)
     assert verdict["why"].startswith("the explain pass (regression in ") and verdict["explain_dir"]
 
 
@@ -208,7 +213,7 @@ def explained_in_every_place(report: str, out: Path, run_id: str, typed: AbVerdi
     issue = "\n".join(markdown_section(Confirmation(
         result_id="r1", case="default", nightly_regressions=["only.tps"], status="confirmed",
         reason="regression in only.fsyncs_per_txn", trigger="regression", a="local", b="local",
-        profile="smoke", report=report)))
+        profile="smoke", report=report, why=typed.why)))
     assert "#### Why: the explain pass" in issue and "Call paths whose CPU" in issue
 
 

@@ -58,3 +58,12 @@ def test_the_report_keeps_its_title_first_and_the_tables_after():
     lines = text.splitlines()
     assert lines[0] == "## perfci A/B (interleaved): microbench" and lines[1] == ""
     assert [line.split("**")[1] for line in lines[2:6]] == list(LABELS) and lines[7] == "**Regression**: x"
+
+
+def test_a_rounds_regression_says_its_interval_not_a_p_it_does_not_have():
+    m = AbMetric(key="only.latency_ms_p95", judged=True, verdict=Outcome.REGRESSION, a=1.78, b=1.97, ratio=1.109,
+                 low=1.040, high=1.182, confidence=0.995)
+    _, sure, _, _ = opening(verdict(Outcome.REGRESSION, mode="rounds", metrics=[m], alpha=None,
+                                    sizing="3 paired rounds"))
+    assert sure == ("**How sure**: flagged by its 99.5% interval [1.040, 1.182] of B/A, beyond its tolerance; "
+                    "3 paired rounds, each metric at that level (no correction over metrics).")

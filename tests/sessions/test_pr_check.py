@@ -58,6 +58,28 @@ def test_each_changed_scenario_is_ab_d_base_version_against_head_version(tmp_pat
     assert "# more" not in kept.read_text() and kept.read_text().startswith("name: edited")
 
 
+@pytest.mark.slow
+def test_an_edit_that_changes_nothing_measured_is_no_ab(tmp_path):
+    """A scenario's description (or a comment) is in no case's hash: the PR check runs no
+    A/B for it and says so, typed for the comment; an edit of its workload is A/B'd."""
+    repo = project(tmp_path)
+    scenario = write_tiny(repo / "scenarios", name="tiny")
+    base = commit(repo, "base")
+    scenario.write_text(scenario.read_text().replace("tiny scenario for tests", "a tiny scenario, described")
+                        + "# a comment\n")
+    commit(repo, "words")
+    unchanged: list[str] = []
+    assert pr_check.scenario_abs(base, repo, tmp_path / "work", unchanged) == [] and unchanged == ["tiny.yaml"]
+    done = run_perfci("pr-check", "scenarios", "--base", base, cwd=repo)
+    assert done.returncode == 0, done.stderr
+    typed = json.loads((repo / "pr-report" / "ab-tiny.json").read_text())
+    assert typed["check"] == "scenario" and typed["outcome"] == "unchanged"
+    assert typed["verdict_line"].startswith("**Unchanged**: the PR's edit of `tiny.yaml` changes nothing")
+    scenario.write_text(scenario.read_text().replace("time: 2", "time: 3"))
+    commit(repo, "longer")
+    assert [ab.stem for ab in pr_check.scenario_abs(base, repo, tmp_path / "work2")] == ["tiny"]
+
+
 def test_each_changed_servers_yaml_id_is_ab_d_on_the_named_or_the_first_scenarios(tmp_path):
     base, head = tmp_path / "base.yaml", tmp_path / "head.yaml"
     base.write_text("servers:\n  - {id: a, spec: local}\n  - {id: b, spec: 'local:/opt/b1/mariadbd'}\n")

@@ -84,8 +84,12 @@ def scenarios(base_sha: str, pr_number: int | None, perf_expected: bool, report_
     for name in names:
         _check_name(name, "--server-scenarios")
     with pr_check.check_run(report_dir, out_dir) as run, tempfile.TemporaryDirectory(prefix="perfci-pr-") as tmp:
-        planned = [*pr_check.scenario_abs(base, checkout, Path(tmp)),
+        unchanged: list[str] = []
+        planned = [*pr_check.scenario_abs(base, checkout, Path(tmp), unchanged),
                    *pr_check.server_abs(base, checkout, Path(tmp), names, run)]
+        for name in unchanged:
+            pr_check.unchanged_report(name, run.report(Path(name).stem))
+            run.say(run.report(Path(name).stem).read_text(encoding="utf-8"))
         code = pr_check.run_abs(planned, run, checkout, pr_check.child_env())
         if code == 0 and perfci_itself and pr_check.touches_perfci(base, checkout):
             code = pr_check.harness_ab(base, checkout, run, harness_scenario, harness_server, harness_rounds)
@@ -93,7 +97,7 @@ def scenarios(base_sha: str, pr_number: int | None, perf_expected: bool, report_
             return code
         pr_check.baselines_diff(base, checkout, run.report("baselines"))
         if not planned:
-            click.echo("no scenario or server changed: nothing to A/B", err=True)
+            click.echo("no scenario or server changed what it measures: nothing to A/B", err=True)
         return pr_check.conclude(run, pr_number, perf_expected)
 
 

@@ -186,13 +186,14 @@ CONFIRM_RUN = FileFormat("confirm run", ConfirmRun, "perfci.confirm/1")
 BISECT_RECORD = FileFormat("bisect", BisectRecord, "perfci.bisect/1")
 
 
-# perfci harness-check, perfci baseline diff: the PR check's other reports
+# perfci harness-check, perfci baseline diff, an unmeasured scenario edit: the PR check's other reports
 class CheckVerdict(Output):
     schema_: Literal["perfci.check-verdict/1"] = Field("perfci.check-verdict/1", alias="schema")
-    check: Literal["harness", "baselines"]
+    check: Literal["harness", "baselines", "scenario"]
     outcome: Outcome = Field(description="harness: regression when perfci's change changed what it measures, else "
                                          "unchanged; baselines: moved when an edit moved a threshold (never a "
-                                         "regression: the edit is the PR's to explain), else unchanged")
+                                         "regression: the edit is the PR's to explain), else unchanged; scenario: "
+                                         "unchanged, an edit that changes nothing a run executes (no A/B ran)")
     verdict_line: str = Field(description="the report's verdict, for people")
 
 

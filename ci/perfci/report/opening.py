@@ -30,10 +30,13 @@ def percent(change: float) -> str:
 
 
 def change_words(m: AbMetric) -> str:
-    """`throughput −9.9 %`: the metric in words, B against A in percent with its sign."""
+    """`throughput −9.9 %`: the metric in words, B against A in percent with its sign (a
+    change of 2x or more as the two values and the factor: +999900 % says nothing)."""
     ratio = m.ratio if m.ratio is not None else (m.b / m.a if m.a else None)
     if ratio is None:
         return f"{metric_words(m.key)} {m.a:.4g} → {m.b:.4g}"
+    if ratio >= 2 or ratio <= 0.5:
+        return f"{metric_words(m.key)} {m.a:.3g} → {m.b:.3g} (×{ratio:.3g})"
     return f"{metric_words(m.key)} {percent((ratio - 1) * 100)}"
 
 
@@ -51,8 +54,12 @@ def what_changed(v: AbVerdict) -> str:
     judged = [m for m in v.metrics if m.judged]
     worse = [m for m in judged if m.verdict == Outcome.REGRESSION]
     if worse:
-        return "B is worse. " + by_phase([(m.key, ((m.ratio if m.ratio is not None else m.b / m.a if m.a else 1)
-                                                   - 1) * 100) for m in worse]) + "."
+        phases: dict[str, list[str]] = {}
+        for m in worse:
+            phases.setdefault(m.key.split(".", 1)[0], []).append(change_words(m))
+        shown = [f"{markdown(phase)}: {', '.join(words)}" for phase, words in list(phases.items())[:PHASES_SHOWN]]
+        more = len(phases) - PHASES_SHOWN
+        return "B is worse. " + "; ".join(shown) + (f"; and {more} more phase(s)" if more > 0 else "") + "."
     blind = f" (it could have missed up to {v.blind_below:.1%})" if v.blind_below else ""
     undecided = [m for m in judged if m.verdict == Outcome.INCONCLUSIVE]
     if undecided:
@@ -73,12 +80,19 @@ def probability(p: float) -> str:
 def how_sure(v: AbVerdict) -> str:
     judged = [m for m in v.metrics if m.judged]
     level = f"{v.alpha:.2%}" if v.alpha is not None else "the A/B's level"
-    worse = [m.p_adjusted for m in judged if m.verdict == Outcome.REGRESSION and m.p_adjusted is not None]
+    regressed = [m for m in judged if m.verdict == Outcome.REGRESSION]
+    worse = [m.p_adjusted for m in regressed if m.p_adjusted is not None]
     if worse:
         p = min(worse)
         words = "very sure" if v.alpha is not None and p < v.alpha / 10 else "sure"
         return (f"{words}: p {probability(p)} after Holm over {len(judged)} judged metrics (flagged below {level}, "
                 "the chance of any false regression in this A/B).")
+    if regressed:  # paired rounds: an interval per metric, no adjusted p
+        m = regressed[0]
+        shown = f" [{m.low:.3f}, {m.high:.3f}]" if m.low is not None and m.high is not None else ""
+        at = f"{m.confidence:.1%} " if m.confidence is not None else ""
+        return (f"flagged by its {at}interval{shown} of B/A, beyond its tolerance; {v.sizing or 'paired rounds'}, "
+                "each metric at that level (no correction over metrics).")
     if v.outcome == Outcome.INCONCLUSIVE:
         return f"not sure: the undecided metrics' intervals span their tolerance (decided at {level})."
     return f"sure of no change: every judged metric's interval lies within its tolerance (decided at {level})."

@@ -32,6 +32,7 @@ from types import FrameType
 
 from perfci.judge import thresholds
 from perfci.model.outputs import CheckVerdict
+from perfci.model.scenario import cases, parse_scenario
 from perfci.model.verdicts import Outcome
 from perfci.providers.servers import load_servers
 from perfci.providers.trusted_git import git_env
@@ -96,16 +97,22 @@ def file_at(base: str, path: str, checkout: Path) -> str | None:
 
 # --- what a perfci project's PR changed, as A/Bs --------------------------------------------------------------
 
-def scenario_abs(base: str, checkout: Path, work: Path) -> list[PlannedAb]:
+def scenario_abs(base: str, checkout: Path, work: Path, unchanged: list[str] | None = None) -> list[PlannedAb]:
     """Each scenario file the PR changed or added: the base's version (A; none for an added
-    one, then both sides run the head's) against the head's (B)."""
-    planned = []
+    one, then both sides run the head's) against the head's (B). A file whose edit changes
+    nothing a run executes at the smoke profile (its description, comments) is no A/B: its
+    name goes to `unchanged`."""
+    planned: list[PlannedAb] = []
+    unchanged = unchanged if unchanged is not None else []
     for path in changed_files(base, checkout, "scenarios/"):
         if not path.endswith(".yaml") or not (checkout / path).is_file():
             continue  # a deleted scenario is nothing to measure
         name = Path(path).name
         args: tuple[str, ...] = (path,)
         before = file_at(base, path, checkout)
+        if before is not None and same_measurement(before, (checkout / path).read_text(encoding="utf-8"), path):
+            unchanged.append(name)
+            continue
         if before is not None:
             kept = work / "base-scenarios" / name
             kept.parent.mkdir(parents=True, exist_ok=True)
@@ -113,6 +120,26 @@ def scenario_abs(base: str, checkout: Path, work: Path) -> list[PlannedAb]:
             args += ("--a-scenario", str(kept))
         planned.append(PlannedAb(Path(name).stem, name, args))
     return planned
+
+
+def same_measurement(before: str, after: str, source: str, profile: str = "smoke") -> bool:
+    """Whether two versions of a scenario run the same cases at PROFILE (the resolved cases'
+    hashes: a description or a comment is not in them); False when either does not load
+    (the A/B then says why)."""
+    try:
+        old, new = (cases(parse_scenario(text, source), profile, source) for text in (before, after))
+    except (BadInput, ValueError):
+        return False
+    return [c.content_hash() for c in old] == [c.content_hash() for c in new]
+
+
+def unchanged_report(name: str, report: Path) -> None:
+    """The report of a scenario whose edit changes nothing measured, with its typed verdict."""
+    line = (f"**Unchanged**: the PR's edit of `{name}` changes nothing a run executes at the smoke profile "
+            "(every case's scenario hash is the base's): no A/B.")
+    write_atomic(report, f"## perfci: {name}\n\n{line}\n")
+    write_atomic(report.with_suffix(".json"), json.dumps(CheckVerdict(
+        check="scenario", outcome=Outcome.UNCHANGED, verdict_line=line).dump(), indent=1) + "\n")
 
 
 def server_changes(base_yaml: Path | None, head_yaml: Path, scenarios: Sequence[str],
