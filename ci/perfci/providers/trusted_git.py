@@ -35,12 +35,22 @@ def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     return {**env, **TRUSTED_ENV, **(extra or {})}
 
 
-def git(args: Sequence[str], *, git_dir: Path | None = None, extra_env: Mapping[str, str] | None = None) -> str:
+def run_git(args: Sequence[str], *, git_dir: Path | None = None, cwd: Path | None = None,
+            extra_env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """git with the trusted settings, its exit code the caller's to read."""
     where = ["--git-dir", str(git_dir)] if git_dir is not None else []
-    proc = subprocess.run(["git", *TRUSTED_CONFIG, *where, *args], capture_output=True, text=True,
+    return subprocess.run(["git", *TRUSTED_CONFIG, *where, *args], capture_output=True, text=True, cwd=cwd,
                           env=git_env(extra_env))
+
+
+def git(args: Sequence[str], *, git_dir: Path | None = None, cwd: Path | None = None,
+        extra_env: Mapping[str, str] | None = None) -> str:
+    """git with the trusted settings; a failure is InfraFailure with git's own words."""
+    proc = run_git(args, git_dir=git_dir, cwd=cwd, extra_env=extra_env)
     if proc.returncode != 0:
-        raise InfraFailure(f"git {' '.join(args[:2])} failed (exit {proc.returncode})", detail=proc.stderr[-2000:])
+        where = f" in {cwd or git_dir}" if cwd or git_dir else ""
+        raise InfraFailure(f"git {' '.join(args[:2])}{where} failed (exit {proc.returncode})",
+                           detail=proc.stderr[-2000:])
     return proc.stdout
 
 

@@ -35,7 +35,7 @@ from perfci.model.outputs import CheckVerdict
 from perfci.model.scenario import cases, parse_scenario
 from perfci.model.verdicts import Outcome
 from perfci.providers.servers import load_servers
-from perfci.providers.trusted_git import git_env
+from perfci.providers.trusted_git import git, run_git
 from perfci.report.thresholds_report import diff_markdown
 from perfci.sessions.harness import judge_harness
 from perfci.sessions.rounds import round_order
@@ -76,22 +76,13 @@ class CheckRun:
 
 # --- git in the PR's checkout: the trusted settings (no global config, hooks or replace refs) -----------------
 
-def checkout_git(args: Sequence[str], cwd: Path, check: bool = True) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(["git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", *args], cwd=cwd,
-                          capture_output=True, text=True, env=git_env())
-    if check and proc.returncode != 0:
-        raise InfraFailure(f"git {' '.join(args[:2])} in {cwd} failed (exit {proc.returncode})",
-                           detail=proc.stderr[-2000:])
-    return proc
-
-
 def changed_files(base: str, checkout: Path, *paths: str) -> list[str]:
-    return checkout_git(["diff", "--name-only", base, "HEAD", "--", *paths], checkout).stdout.split()
+    return git(["diff", "--name-only", base, "HEAD", "--", *paths], cwd=checkout).split()
 
 
 def file_at(base: str, path: str, checkout: Path) -> str | None:
     """PATH as the base commit has it, or None where it has none."""
-    proc = checkout_git(["show", f"{base}:{path}"], checkout, check=False)
+    proc = run_git(["show", f"{base}:{path}"], cwd=checkout)
     return proc.stdout if proc.returncode == 0 else None
 
 
@@ -182,10 +173,10 @@ def baselines_diff(base: str, checkout: Path, report: Path) -> bool:
     with tempfile.TemporaryDirectory() as tmp:
         before = Path(tmp) / "baselines"
         before.mkdir()
-        archive = subprocess.run(["git", "archive", base, "baselines"], cwd=checkout, capture_output=True,
-                                 env=git_env())
-        if archive.returncode == 0:  # (the PR may add baselines/)
-            subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
+        if run_git(["cat-file", "-e", f"{base}:baselines"], cwd=checkout).returncode == 0:  # (the PR may add it)
+            archive = Path(tmp) / "base.tar"
+            git(["archive", "-o", str(archive), base, "baselines"], cwd=checkout)
+            subprocess.run(["tar", "-x", "-f", str(archive), "-C", tmp], check=True)
         diff = thresholds.diff(read_tree(before), read_tree(checkout / "baselines"))
     text = diff_markdown(diff)
     write_atomic(report, text)
@@ -255,7 +246,7 @@ def harness_ab(base: str, checkout: Path, run: CheckRun, scenario: str, server: 
     `perfci harness-check` does (the same work, no judged metric moved)."""
     with tempfile.TemporaryDirectory(prefix="perfci-harness-") as tmp:
         base_tool = Path(tmp) / "base"
-        checkout_git(["worktree", "add", "-q", "--detach", str(base_tool), base], checkout)
+        git(["worktree", "add", "-q", "--detach", str(base_tool), base], cwd=checkout)
         try:
             tools = (base_tool, checkout)
             for r in range(rounds):
@@ -268,7 +259,7 @@ def harness_ab(base: str, checkout: Path, run: CheckRun, scenario: str, server: 
                         return code
             text, changed, verdict = judge_harness(Path(tmp) / "a", Path(tmp) / "b")
         finally:
-            checkout_git(["worktree", "remove", "--force", str(base_tool)], checkout, check=False)
+            run_git(["worktree", "remove", "--force", str(base_tool)], cwd=checkout)
     report = run.report("harness")
     write_atomic(report, text)
     write_atomic(report.with_suffix(".json"), json.dumps(verdict.dump(), indent=1) + "\n")
@@ -307,12 +298,8 @@ def submodule_refusal(mirror: Path, base: str, head: str, upstream_fetch: Upstre
     """A fork PR may not move what the build fetches from elsewhere: .gitmodules unchanged,
     and each gitlink it moves to a commit its submodule's upstream has (else the runner
     would fetch and build code nobody reviewed, from where the fork chose)."""
-    diff = subprocess.run(["git", "--git-dir", str(mirror), "diff", "--raw", "--no-renames", "-r", base, head],
-                          capture_output=True, text=True, env=git_env())
-    if diff.returncode != 0:
-        raise InfraFailure(f"git diff {base[:12]}..{head[:12]} in {mirror} failed", detail=diff.stderr[-2000:])
     moved = []
-    for line in diff.stdout.splitlines():
+    for line in git(["diff", "--raw", "--no-renames", "-r", base, head], git_dir=mirror).splitlines():
         meta, _, path = line.partition("\t")
         fields = meta.split()
         if path == ".gitmodules":
@@ -321,9 +308,8 @@ def submodule_refusal(mirror: Path, base: str, head: str, upstream_fetch: Upstre
             moved.append((path, fields[3]))
     if not moved:
         return None
-    modules = subprocess.run(["git", "--git-dir", str(mirror), "config", "--blob", f"{base}:.gitmodules",
-                              "--get-regexp", r"^submodule\..*\.(path|url)$"], capture_output=True, text=True,
-                             env=git_env())
+    modules = run_git(["config", "--blob", f"{base}:.gitmodules", "--get-regexp", r"^submodule\..*\.(path|url)$"],
+                      git_dir=mirror)
     urls: dict[str, str] = {}
     paths: dict[str, str] = {}
     for line in modules.stdout.splitlines():
@@ -350,16 +336,13 @@ class UpstreamCheck:
     def __call__(self, url: str, sha: str) -> bool:
         repo = self.scratch / "upstream.git"
         shutil.rmtree(repo, ignore_errors=True)
-        env = git_env()
-        subprocess.run(["git", "init", "-q", "--bare", str(repo)], check=True, env=env, capture_output=True)
-        fetched = subprocess.run(["git", "-c", "core.hooksPath=/dev/null", "--git-dir", str(repo), "fetch", "-q",
-                                  "--no-tags", "--filter=tree:0", url, "+refs/heads/*:refs/heads/*",
-                                  "+refs/tags/*:refs/tags/*"], capture_output=True, text=True, env=env)
+        git(["init", "-q", "--bare", str(repo)])
+        fetched = run_git(["fetch", "-q", "--no-tags", "--filter=tree:0", url, "+refs/heads/*:refs/heads/*",
+                           "+refs/tags/*:refs/tags/*"], git_dir=repo)
         if fetched.returncode != 0:
             raise InfraFailure(f"submodule upstream {url}: cannot fetch (exit {fetched.returncode})",
                                detail=fetched.stderr[-2000:])
-        found = subprocess.run(["git", "--git-dir", str(repo), "for-each-ref", "--contains", sha, "--count=1"],
-                               capture_output=True, text=True, env=env)
+        found = run_git(["for-each-ref", "--contains", sha, "--count=1"], git_dir=repo)
         return found.returncode == 0 and bool(found.stdout.strip())
 
 
