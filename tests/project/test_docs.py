@@ -83,3 +83,29 @@ def test_every_test_security_md_names_exists():
     missing = [f"{path}::{name}" for path, name in named
                if not re.search(rf"^def {name}\(", (REPO / path).read_text(), re.MULTILINE)]
     assert missing == []
+
+
+ENV_NAME = re.compile(r"\bPERFCI_[A-Z0-9_]*[A-Z0-9]\b")
+ENV_PAGE = REPO / "docs" / "environment.md"
+
+
+def env_names_read(roots: list[Path]) -> set[str]:
+    """Every PERFCI_* name in the files under `roots` (the package, scripts, workflows)."""
+    return {name for root in roots for path in root.rglob("*") if path.is_file() and "__pycache__" not in path.parts
+            for name in ENV_NAME.findall(path.read_text(errors="replace"))}
+
+
+def test_every_environment_variable_is_on_the_reference_page():
+    """docs/environment.md lists every PERFCI_* variable the code, scripts and workflows read,
+    and nothing that no longer exists (benchmarks' PERFCI_BENCH_* are documented in place)."""
+    read = env_names_read([REPO / "ci", REPO / "scripts", REPO / ".github"])
+    listed = set(ENV_NAME.findall(ENV_PAGE.read_text())) - {"PERFCI_BENCH"}
+    assert len(read) > 50
+    assert sorted(read - listed) == [], "read but not on docs/environment.md"
+    tested = env_names_read([REPO / "tests"])
+    assert sorted(listed - read - tested) == [], "on docs/environment.md but nothing reads it"
+
+
+def test_the_environment_check_sees_an_unlisted_variable(tmp_path: Path):
+    (tmp_path / "x.py").write_text('os.environ.get("PERFCI_NEW_KNOB")\n')
+    assert env_names_read([tmp_path]) - set(ENV_NAME.findall(ENV_PAGE.read_text())) == {"PERFCI_NEW_KNOB"}

@@ -46,7 +46,7 @@ from perfci.util.paths import source_checkout
 
 PR_SCENARIOS = 2            # a servers.yaml change is A/B'd on this many scenarios: a PR check ends in minutes
 HARNESS_ROUNDS = 3          # base perfci vs head perfci: the fewest rounds whose throughput is judged
-PERFCI_ITSELF = ("ci/", "scripts/", "requirements.lock")  # what makes a PR of perfci's own a harness change
+HARNESS_PATHS = ("ci/", "scripts/", "requirements.lock")  # what makes a PR of perfci's own a harness change
 FORK_OPT_IN = Path("/etc/perfci/fork-server-builds")     # root's yes to a fork's build on a kept runner
 
 
@@ -188,7 +188,7 @@ def baselines_diff(base: str, checkout: Path, report: Path) -> bool:
 
 
 def touches_perfci(base: str, checkout: Path) -> bool:
-    return bool(changed_files(base, checkout, *PERFCI_ITSELF))
+    return bool(changed_files(base, checkout, *HARNESS_PATHS))
 
 
 # --- running perfci's own commands ------------------------------------------------------------------------------
