@@ -30,6 +30,7 @@ COMMANDS = {
     "calibrate": ("calibrate_cmd", "calibrate"),
     "compare": ("compare_cmd", "compare"),
     "dashboard": ("dashboard_cmd", "dashboard"),
+    "diff": ("diff_cmd", "diff"),
     "doctor": ("doctor_cmd", "doctor"),
     "explain": ("explain_cmd", "explain"),
     "harness-check": ("harness_cmd", "harness_check"),

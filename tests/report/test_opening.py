@@ -67,3 +67,30 @@ def test_a_rounds_regression_says_its_interval_not_a_p_it_does_not_have():
                                     sizing="3 paired rounds"))
     assert sure == ("**How sure**: flagged by its 99.5% interval [1.040, 1.182] of B/A, beyond its tolerance; "
                     "3 paired rounds, each metric at that level (no correction over metrics).")
+
+
+@pytest.mark.parametrize("current_tps", [700.0, 1000.0], ids=["regression", "unchanged"])
+def test_a_comparison_case_opens_with_the_four_lines_before_its_tables(tmp_path, current_tps):
+    """compare's (and diff's) report: each case's first lines are the four, its tables after;
+    queries/s and latency that repeat throughput's change are not said twice."""
+    from perfci.judge.compare import compare_cases
+    from perfci.report.markdown import comparison_markdown
+    from perfci.store.baseline_files import update_baselines
+    from perfci.store.case_inputs import load_cases
+
+    from factories import make_result, write_results
+
+    root = tmp_path / "b"
+    update_baselines(write_results(tmp_path / "r", [make_result(tps=1000 + 7 * i) for i in range(5)]), root=root)
+    comps = compare_cases(load_cases([make_result(tps=current_tps)], baseline_root=root))
+    text = comparison_markdown(comps, 0.995).splitlines()
+    case = text.index(next(line for line in text if line.startswith("### ")))
+    four = text[case + 2:case + 6]
+    assert [line.split("**")[1] for line in four] == list(LABELS)
+    assert four[3].startswith("- **Reproduce**: `perfci run tiny")
+    if current_tps < 1000:
+        assert "before: throughput −31.0 %" in four[0] and "queries/s" not in four[0] and "latency" not in four[0]
+        assert "(against its baseline (5 samples))" in four[0] and "per metric, no correction" in four[1]
+    else:
+        assert "nothing worse beyond its tolerance" in four[0]
+    assert text.index(next(line for line in text if line.startswith("| metric"))) > case + 6 or current_tps == 1000

@@ -132,6 +132,16 @@ def new_baseline(result: Result, window: int, follow: Follow = DEFAULT_FOLLOW) -
     )
 
 
+def baseline_of_results(results: list[Result], follow: Follow = DEFAULT_FOLLOW) -> Baseline | None:
+    """A baseline made of results themselves (`perfci diff`: side A judged as B's
+    baseline), every one that may join a baseline; None when none may."""
+    usable = [r for r in results if not refusals(r, None)]
+    if not usable:
+        return None
+    base = new_baseline(usable[0], max(len(usable), DEFAULT_WINDOW), follow)
+    return base.model_copy(update={"samples": [sample_from(r, []) for r in usable]})
+
+
 def baseline_from_history(hist: CaseHistory, result: Result, window: int = DEFAULT_HISTORY_WINDOW,
                           follow: Follow = DEFAULT_FOLLOW) -> Baseline | None:
     """The case's baseline made from its history: the last `window` baseline records

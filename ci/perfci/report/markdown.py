@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from perfci.judge.compare import CaseComparison, MetricRow
@@ -11,6 +13,7 @@ from perfci.judge.stats import t_half_width
 from perfci.model.metrics import presentation
 from perfci.model.result import Interval, Result, TableSize
 from perfci.model.verdicts import Outcome
+from perfci.report.opening import comparison_opening
 from perfci.report.plots import matrix_plots, mermaid_intervals
 from perfci.report.table import VERDICT_LABEL, table
 
@@ -172,25 +175,56 @@ def case_verdict(comp: CaseComparison) -> str:
 COMPARISON_COLUMNS = ["metric", "baseline mean ± CI", "current", "change", "ratio CI", "tolerance", "unit", "verdict"]
 
 
+def against_baseline(comp: CaseComparison) -> str:
+    n = len(comp.baseline.samples) if comp.baseline else 0
+    return f"its baseline ({n} sample{'s' if n != 1 else ''})"
+
+
+def own_reproduce(comp: CaseComparison) -> str:
+    return comp.results[0].reproduce
+
+
+def no_notes(comp: CaseComparison) -> list[str]:
+    return []
+
+
+@dataclass(frozen=True)
+class Framing:
+    """What a comparison report says around its tables: `compare` (results against their
+    baselines) or `diff` (B against A): its title, what a case was judged against, the
+    command that reproduces it, and lines of its own after each case's warnings."""
+
+    title: str = "## perfci comparison"
+    against: Callable[[CaseComparison], str] = against_baseline
+    reproduce: Callable[[CaseComparison], str] = own_reproduce
+    notes: Callable[[CaseComparison], list[str]] = no_notes
+
+
 def comparison_markdown(comparisons: list[CaseComparison], confidence: float,
-                        plots: list[list[str]] | None = None) -> str:
+                        plots: list[list[str]] | None = None, framing: Framing = Framing()) -> str:
     """The report for a job summary or an issue body; `plots[i]` are image paths for
-    comparison i. Each case reads first: its verdict, its warnings, the metrics that
-    need a look; the unchanged rows and how it was judged are folded."""
-    lines = ["## perfci comparison", ""]
+    comparison i. Each case opens with the four lines (report/opening.py), then its
+    verdict, its warnings, the metrics that need a look; the unchanged rows and how it
+    was judged are folded."""
+    lines = [framing.title, ""]
     for i, comp in enumerate(comparisons):
         first = comp.results[0]
         lines += [f"### {comp.label}", ""]
         if comp.skipped:
             lines += [f"**Skipped:** {comp.skipped}", ""]
             continue
-        lines += [case_verdict(comp), ""]
+        lines += [f"- {line}" for line in comparison_opening(comp, framing.against(comp), framing.reproduce(comp))]
+        lines += ["", case_verdict(comp), ""]
         lines += [f"- ⚠️ {w}" for w in comp.warnings]
+        if notes := framing.notes(comp):
+            lines += ["", *notes]
         method = [f"- current: {len(comp.results)} run(s): " + ", ".join(f"`{r.id}`" for r in comp.results),
                   f"- scenario hash `{first.scenario.hash[:19]}…` · host `{first.host.hostname}` "
                   f"({first.host.cpu_model}, {first.host.cpus} CPUs) · server "
                   f"{first.server.full_version or first.server.version}"]
-        if comp.baseline is not None:
+        if comp.baseline is not None and comp.baseline_file is None:
+            method.append(f"- against {framing.against(comp)}")
+        elif comp.baseline is not None:
             b = comp.baseline
             method.append(f"- baseline `{comp.baseline_file}`: {len(b.samples)} sample(s) from "
                           f"{b.samples[0].date[:10] if b.samples else '–'} to {b.samples[-1].date[:10] if b.samples else '–'}")
@@ -223,9 +257,6 @@ def comparison_markdown(comparisons: list[CaseComparison], confidence: float,
             lines += ["", *mermaid_intervals(comp),
                       "PNG: " + ", ".join(f"`{p}`" for p in plots[i]) + " (in the run's artifact)"]
         lines += ["", "<details><summary>What was compared, and how</summary>", "", *method, "", "</details>"]
-        reproduce = first.reproduce
-        if reproduce:
-            lines += ["", f"Reproduce: `{reproduce}`"]
         lines.append("")
     return "\n".join(lines)
 

@@ -5,6 +5,7 @@ shows), and the command that reproduces it. The tables follow them."""
 
 from __future__ import annotations
 
+from perfci.judge.compare import CaseComparison
 from perfci.model.ab_verdict import AbMetric, AbVerdict
 from perfci.model.verdicts import Outcome
 from perfci.util.text import code_span, markdown
@@ -40,11 +41,24 @@ def change_words(m: AbMetric) -> str:
     return f"{metric_words(m.key)} {percent((ratio - 1) * 100)}"
 
 
+def same_series(change: float, shown: list[float]) -> bool:
+    """A change that repeats one already said (queries/s moves with throughput; one
+    client's mean latency is its inverse): its ratio equals a shown one's, or its inverse."""
+    r = 1 + change / 100
+    return any(abs(r / (1 + s / 100) - 1) < 5e-4 or abs(r * (1 + s / 100) - 1) < 5e-4 for s in shown)
+
+
 def by_phase(changes: list[tuple[str, float]]) -> str:
-    """`full-scan: throughput −9.9 %, CPU per transaction +11.0 %; point: …` of (key, change %)."""
+    """`full-scan: throughput −9.9 %, CPU per transaction +11.0 %; point: …` of (key, change %);
+    a metric that repeats one already said in its phase is left out (the tables have it)."""
     phases: dict[str, list[str]] = {}
+    said: dict[str, list[float]] = {}
     for key, change in changes:
-        phases.setdefault(key.split(".", 1)[0], []).append(f"{metric_words(key)} {percent(change)}")
+        phase = key.split(".", 1)[0]
+        if same_series(change, said.setdefault(phase, [])):
+            continue
+        said[phase].append(change)
+        phases.setdefault(phase, []).append(f"{metric_words(key)} {percent(change)}")
     shown = [f"{markdown(phase)}: {', '.join(words)}" for phase, words in list(phases.items())[:PHASES_SHOWN]]
     more = len(phases) - PHASES_SHOWN
     return "; ".join(shown) + (f"; and {more} more phase(s)" if more > 0 else "")
@@ -110,3 +124,36 @@ def with_opening(report: str, v: AbVerdict) -> str:
     """REPORT with the four lines after its title line."""
     title, _, rest = report.partition("\n")
     return title + "\n\n" + "\n".join(f"- {line}" for line in opening(v)) + "\n\n" + rest.lstrip("\n")
+
+
+def comparison_opening(comp: CaseComparison, against: str, reproduce: str) -> list[str]:
+    """The four lines of one case of `compare` or `diff` (results against `against`: its
+    baseline, or side A): what moved, how sure (each metric's interval at the
+    comparison's level, no correction over metrics: say so), why (the counter that moved
+    most; nothing is profiled here), and the command that runs it again."""
+    judged = [r for r in comp.rows if r.verdict.verdict != Outcome.NO_BASELINE]
+    level = f"{comp.rules.confidence:.1%}"
+    flagged = comp.regressions
+    if flagged:
+        what = f"{by_phase([(r.key, r.verdict.change_pct or 0) for r in flagged])} (against {against})."
+        sure = (f"each flagged metric's {level} interval of the ratio excludes no change and lies beyond its "
+                f"tolerance; per metric, no correction over the {len(judged)} judged.")
+    elif not judged:
+        what, sure = f"nothing judged: no baseline ({against}).", "nothing to be sure of."
+    else:
+        undecided = [r for r in judged if r.verdict.verdict in (Outcome.INCONCLUSIVE, Outcome.UNSTABLE)]
+        what = (f"nothing worse beyond its tolerance in {len(judged)} judged metrics, against {against}"
+                + (f"; {len(undecided)} not decided either way." if undecided else "."))
+        sure = (f"not sure for {len(undecided)}: their {level} intervals span their tolerance (too few runs, or "
+                "noisy)." if undecided else f"each judged metric's change lies within its tolerance ({level} "
+                "intervals).")
+    moved = next((r for r in flagged if r.movers), None)
+    if moved is not None:
+        name, before, after = moved.movers[0]
+        why = f"not profiled; the counter that moved most: {code_span(name)} {before:.4g} → {after:.4g} per transaction."
+    elif flagged:
+        why = "not profiled, and no counter moved beyond its noise: the same work may have taken longer."
+    else:
+        why = "nothing to explain."
+    return [f"**What**: {what}", f"**How sure**: {sure}", f"**Why**: {why}",
+            f"**Reproduce**: {code_span(reproduce) if reproduce else 'not recorded in the results'}"]
