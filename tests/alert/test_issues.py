@@ -101,7 +101,7 @@ def test_dry_run_writes_issue_files_named_by_fingerprint(setup, tmp_path):
     assert proc.returncode == 0, proc.stderr
     fp = fingerprint(CaseIdentity.of(make_result()))
     text = (out / f"{fp}.md").read_text()
-    assert text.startswith("# Perf regression: before.tps") and "labels: perf-regression" in text
+    assert text.startswith("# tiny before: throughput −30.") and "labels: perf-regression" in text
     # the phase's tps per interval as a chart GitHub draws itself (an image would need a public URL)
     assert "<details><summary>tps per interval, tonight against the baseline</summary>" in text
     chart = text.split("```mermaid\n", 1)[1].split("```", 1)[0].splitlines()
@@ -162,7 +162,9 @@ def test_axis_values_are_escaped_in_issue_titles_and_bodies(tmp_path):
         [issue] = fake.issues.values()  # tps, latency and their counters moved: one issue for the case
     body, title = issue["body"], issue["title"]
     assert "`before.tps`" in body and "`before.latency_ms_avg`" in body
-    assert title.startswith("Perf regression: before.tps -30.7 % and 9 more · tiny/smoke/")
+    # the decision first: the case, its phase and what moved in words, then where
+    assert title.startswith("tiny before: throughput −30.7 %, p95 latency +44.3 %; and 1 more phase(s) "
+                            "(mariadb-10.11, smoke, opt=")
     assert "@someone" not in title and "@\u200bsomeone" in title
     # (the opening's reproduce line is one code span: no mention renders inside code)
     outside_code = "\n".join(line for line in body.split("````sh")[0].splitlines()

@@ -38,7 +38,7 @@ def test_a_failing_api_keeps_the_night_in_the_history_and_a_rerun_replays_the_is
         assert proc.returncode == 1, proc.stdout + proc.stderr
         assert [r.result_id for r in read_history(path)].count(result.id) == 1
         [issue] = fake.issues.values()
-        assert issue["title"].startswith("Perf regression: before.tps")
+        assert issue["title"].startswith("tiny before: throughput −")
 
 
 @pytest.mark.slow

@@ -269,7 +269,7 @@ def test_a_team_projects_nightly_opens_its_issue_the_night_its_server_changes(re
     texts = [p.read_text() for p in issues]
     assert any("### A/B against the reference" in t and "- **confirmed**: the A/B flags" in t for t in texts), texts[0]
     confirmed = next(t for t in texts if "- **confirmed**: the A/B flags" in t)
-    assert confirmed.startswith("# Perf regression"), confirmed[:300]  # the server's, not the runner's
+    assert confirmed.startswith("# tiny only: "), confirmed[:300]  # the server's, not the runner's ("Runner or ...")
     assert f"B, tonight: `local:{build}`" in confirmed and "A, reference: `local`" in confirmed
     [night] = pushed_history(tmp_path, "mariadb-10.11/tiny")
     assert night["regressed"], night

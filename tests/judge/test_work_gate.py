@@ -60,11 +60,11 @@ def test_more_work_per_transaction_is_flagged_by_the_work_gate_at_the_familys_le
     text = comparison_markdown([comp], comp.rules.confidence)
     assert "🔴 work changed (more per txn)" in text
     assert "**Work changed**: 1 of 4 counters" in text and "`after.global_status.Innodb_pages_written` +5.0 %" in text
-    assert title_for(comp.identity, lead_first(comp.regressions)).startswith(
-        "Work changed: after.global_status.Innodb_pages_written +5.0 % · ")
+    assert title_for(comp.identity, lead_first(comp.regressions)) == (
+        "Work changed: tiny after: Innodb_pages_written +5.0 % (mariadb-10.11, smoke, local)")
     tps = next(r for r in comp.rows if r.key == "after.tps")  # with a metric beside it, the metric leads
-    assert title_for(comp.identity, lead_first([row, tps])).startswith("Perf regression: after.tps ")
-    assert title_for(comp.identity, lead_first([row, tps])).split(" · ")[0].endswith(" and 1 more")
+    assert title_for(comp.identity, lead_first([row, tps])).startswith("tiny after: throughput ")
+    assert ", Innodb_pages_written +5.0 % (" in title_for(comp.identity, lead_first([row, tps]))
 
 
 def test_less_work_is_reported_as_work_changed_but_is_no_regression(tmp_path):

@@ -89,7 +89,7 @@ def test_a_comparison_case_opens_with_the_four_lines_before_its_tables(tmp_path,
     assert [line.split("**")[1] for line in four] == list(LABELS)
     assert four[3].startswith("- **Reproduce**: `perfci run tiny")
     if current_tps < 1000:
-        assert "before: throughput −31.0 %" in four[0] and "queries/s" not in four[0] and "latency" not in four[0]
+        assert "before: throughput −31.0 %" in four[0] and "queries/s" not in four[0] and ", latency" not in four[0]
         assert "(against its baseline (5 samples))" in four[0] and "per metric, no correction" in four[1]
     else:
         assert "nothing worse beyond its tolerance" in four[0]

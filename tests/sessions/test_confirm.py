@@ -78,7 +78,7 @@ def test_a_run_on_the_baselines_own_server_and_config_is_not_ab_tested(tmp_path)
     assert proc.returncode == 0, proc.stderr
     texts = [p.read_text() for p in (tmp_path / "issues").glob("*.md")]
     assert texts and all(t.startswith("# Runner or harness drift: ") for t in texts)
-    [text] = [t for t in texts if t.startswith("# Runner or harness drift: before.tps")]
+    [text] = [t for t in texts if t.startswith("# Runner or harness drift: tiny before: throughput")]
     assert "what moved is this runner, perfci or the data, not the server" in text and "`perfci doctor`" in text
 
 
@@ -195,7 +195,7 @@ def test_a_regression_only_the_reference_ab_sees_opens_its_issue_that_night(tmp_
     the issue opens on the first night and starts with B/A, its interval and the MDE."""
     comp, root = regressed(tmp_path, "perfci run tiny --profile smoke --server local --config x=1", tps=1010)
     text = issue_with(tmp_path, root, _ab_confirmation(comp.results[0].id, comp.label))
-    assert text.startswith("# Perf regression (A/B vs reference): before.tps -4.9 %")
+    assert text.startswith("# tiny before: throughput −4.9 % (A/B vs reference) (mariadb-10.11, smoke, local)")
     first = next(line for line in text.splitlines() if line.startswith("**"))
     assert first == ("**before.tps** is worse on tonight's server than on the reference, side by side on this runner: "
                      "B/A 0.951 [0.930, 0.972] (99.97% interval); this A/B could see 3.1% (90 % power).")

@@ -12,6 +12,7 @@ from perfci.alert.regression_issues import (
     TRIAGE_HELP,
     Record,
     fingerprint,
+    headline_title,
     ignore_night,
     labels_for,
     markers,
@@ -26,7 +27,7 @@ from perfci.model.outputs import CaseNight
 from perfci.report.table import table
 from perfci.store.history_files import Histories, case_history
 from perfci.util.files import write_atomic
-from perfci.util.text import code_fence, code_span, issue_title, markdown
+from perfci.util.text import code_fence, code_span, markdown
 
 CHANGE_MARK = "<!-- perfci-change: {} -->"
 SPARKS = "▁▂▃▄▅▆▇█"
@@ -81,8 +82,7 @@ def change_text(case: CaseIdentity, change: Change, reproduce: str, site_url: st
 
 
 def title_for(case: CaseIdentity, change: Change) -> str:
-    return issue_title(f"Perf change point: {change.key} {change.change_pct:+.1f} % at {change.location.date[:10]} · "
-                       f"{case.scenario}/{case.series_profile}/{case.case} on {case.server} ({case.runner_class})")
+    return headline_title(case, [(change.key, change.change_pct)], f" since {change.location.date[:10]} (change point)")
 
 
 def _told(gh: GitHub, issue: Issue, mark: str) -> bool:

@@ -79,21 +79,21 @@ def lead_first(rows: list[MetricRow]) -> list[MetricRow]:
     return sorted(rows, key=lambda r: r.gate == "work")
 
 
-def _and_more(lead: str, n: int) -> str:
-    return lead + (f" and {n - 1} more" if n > 1 else "")
-
-
-def _where(case: CaseIdentity) -> str:
-    return f"{case.scenario}/{case.series_profile}/{case.case} on {case.server} ({case.runner_class})"
+def headline_title(case: CaseIdentity, changes: list[tuple[str, float]], since: str = "", kind: str = "") -> str:
+    """An issue's title, the decision first: "microbench full-scan: throughput −9.9 % since
+    6fcb623 (mariadb-10.11, nightly, local)" of (key, change %), the lead first; `kind`
+    prefixes what is not a server regression ("Runner or harness drift: …"). Case ids
+    carry axis values from scenario files: no mentions, one line."""
+    where = ", ".join([case.server, case.series_profile, *([case.case] if case.case != "default" else []),
+                       case.runner_class])
+    said = by_phase(changes, phases_shown=1, per_phase=2, escape=str)
+    return issue_title(f"{kind + ': ' if kind else ''}{case.scenario} {said}{since} ({where})")
 
 
 def title_for(case: CaseIdentity, rows: list[MetricRow], confirmation: Confirmation | None = None) -> str:
-    # case ids carry axis values from scenario files: no mentions, one line
-    lead = rows[0]
     kind = ("Runner or harness drift" if confirmation is not None and confirmation.unchanged_server else
-            "Work changed" if all(r.gate == "work" for r in rows) else "Perf regression")
-    return issue_title(f"{kind}: {_and_more(f'{lead.key} {lead.verdict.change_pct or 0:+.1f} %', len(rows))} · "
-                       f"{_where(case)}{since_commit(confirmation)}")
+            "Work changed" if all(r.gate == "work" for r in rows) else "")
+    return headline_title(case, [(r.key, r.verdict.change_pct or 0) for r in rows], since_commit(confirmation), kind)
 
 
 def markers(fp: str, case: CaseIdentity, since: str) -> list[str]:
@@ -461,14 +461,14 @@ def _post(gh: GitHub | None, dry_run_dir: Path | None, open_issues: dict[str, Is
 
 
 def since_commit(c: Confirmation | None) -> str:
-    """A title's " · since COMMIT" when the night's search named the first slower commit."""
-    return f" · since {_short(c.culprit.first_bad)}" if c is not None and c.culprit and c.culprit.first_bad else ""
+    """A title's " since COMMIT" when the night's search named the first slower commit."""
+    return f" since {_short(c.culprit.first_bad)[:7]}" if c is not None and c.culprit and c.culprit.first_bad else ""
 
 
 def ab_title_for(case: CaseIdentity, keys: list[str], c: Confirmation) -> str:
-    r = c.ratios[keys[0]]
-    return issue_title(f"Perf regression (A/B vs reference): {_and_more(f'{keys[0]} {(r.ratio - 1) * 100:+.1f} %', len(keys))}"
-                       f" · {_where(case)}{since_commit(c)}")
+    """A regression only the reference A/B saw: its B/A changes, then "(A/B vs reference)"."""
+    return headline_title(case, [(k, (c.ratios[k].ratio - 1) * 100) for k in keys],
+                          f"{since_commit(c)} (A/B vs reference)".rstrip())
 
 
 def reproduce_ab(scenario: str, c: Confirmation, case: str) -> str:

@@ -23,7 +23,10 @@ LABELS = ("What", "How sure", "Why", "Reproduce")
 def metric_words(key: str) -> str:
     """A key's metric as people call it (`full-scan.tps` -> throughput)."""
     name = key.split(".", 1)[-1]
-    return WORDS.get(name, name.replace("_", " "))
+    if name in WORDS:
+        return WORDS[name]
+    last = name.rsplit(".", 1)[-1]  # a server counter (global_status.Innodb_pages_written): its own name
+    return last if any(c.isupper() for c in last) else last.replace("_", " ")
 
 
 def percent(change: float) -> str:
@@ -41,26 +44,42 @@ def change_words(m: AbMetric) -> str:
     return f"{metric_words(m.key)} {percent((ratio - 1) * 100)}"
 
 
-def same_series(change: float, shown: list[float]) -> bool:
-    """A change that repeats one already said (queries/s moves with throughput; one
-    client's mean latency is its inverse): its ratio equals a shown one's, or its inverse."""
+# series a run derives from its transaction count: queries/s move with throughput, and
+# one client's mean latency is its inverse (more clients: near enough to say once)
+THROUGHPUT_SERIES = frozenset({"tps", "qps", "qps_write", "qps_read", "latency_ms_avg"})
+
+
+def same_series(key: str, change: float, shown: list[tuple[str, float]]) -> bool:
+    """A change that repeats one already said: both of THROUGHPUT_SERIES, its ratio equal
+    to the shown one's or its inverse."""
+    if key.split(".", 1)[-1] not in THROUGHPUT_SERIES:
+        return False
     r = 1 + change / 100
-    return any(abs(r / (1 + s / 100) - 1) < 5e-4 or abs(r * (1 + s / 100) - 1) < 5e-4 for s in shown)
+    return any(k.split(".", 1)[-1] in THROUGHPUT_SERIES and (abs(r / (1 + s / 100) - 1) < 5e-4
+                                                             or abs(r * (1 + s / 100) - 1) < 5e-4)
+               for k, s in shown)
 
 
-def by_phase(changes: list[tuple[str, float]]) -> str:
+def by_phase(changes: list[tuple[str, float]], phases_shown: int = PHASES_SHOWN, per_phase: int | None = None,
+             escape=markdown) -> str:
     """`full-scan: throughput −9.9 %, CPU per transaction +11.0 %; point: …` of (key, change %);
-    a metric that repeats one already said in its phase is left out (the tables have it)."""
+    a metric that repeats one already said in its phase is left out (the tables have it).
+    `per_phase`: at most so many metrics a phase, then "and N more"."""
     phases: dict[str, list[str]] = {}
-    said: dict[str, list[float]] = {}
+    said: dict[str, list[tuple[str, float]]] = {}
     for key, change in changes:
         phase = key.split(".", 1)[0]
-        if same_series(change, said.setdefault(phase, [])):
+        if same_series(key, change, said.setdefault(phase, [])):
             continue
-        said[phase].append(change)
+        said[phase].append((key, change))
         phases.setdefault(phase, []).append(f"{metric_words(key)} {percent(change)}")
-    shown = [f"{markdown(phase)}: {', '.join(words)}" for phase, words in list(phases.items())[:PHASES_SHOWN]]
-    more = len(phases) - PHASES_SHOWN
+
+    def metrics(words: list[str]) -> str:
+        if per_phase is None or len(words) <= per_phase:
+            return ", ".join(words)
+        return ", ".join(words[:per_phase]) + f" and {len(words) - per_phase} more"
+    shown = [f"{escape(phase)}: {metrics(words)}" for phase, words in list(phases.items())[:phases_shown]]
+    more = len(phases) - phases_shown
     return "; ".join(shown) + (f"; and {more} more phase(s)" if more > 0 else "")
 
 
