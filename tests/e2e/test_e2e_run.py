@@ -32,6 +32,10 @@ def test_smoke_result_has_both_phases_with_throughput_and_intervals(smoke_result
         assert phase["metrics"]["events"] == phase["transactions_target"] == 3000, name
         assert (phase["bound"], phase["rand_seed"], phase["time_s"]) == ("transactions", 1, 300), name
         assert "--events=3000" in phase["command"] and "--rand-seed=1" in phase["command"]
+        # the tail from sysbench's histogram: 3000 transactions give p99, too few for p99.9
+        assert "--histogram=on" in phase["command"]
+        assert phase["metrics"]["latency_ms_p99"] >= phase["metrics"]["latency_ms_p95"] > 0, name
+        assert phase["metrics"].get("latency_ms_p99_9") is None, name
         assert set(phase["host_cpu"]) == {"host", "server", "client", "perfci", "kernel", "others"}
     assert set(res["validity"]) == {"valid", "reasons"}
 

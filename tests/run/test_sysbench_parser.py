@@ -3,7 +3,7 @@
 import pytest
 
 from perfci.model.connection import Connection
-from perfci.run.sysbench import command, parse_interval, parse_report, run, time_limit
+from perfci.run.sysbench import command, histogram, parse_interval, parse_report, run, tail_latencies, time_limit
 from perfci.util.errors import InfraFailure
 
 from conftest import DATA
@@ -89,3 +89,26 @@ def test_a_server_that_does_not_answer_the_watchdog_either_is_said_so(tmp_path):
         run([str(stuck), "oltp_read_only", "--time=1", "run"], overrun_s=0.2, stalled=refused)
     assert "(the server did not answer either: Lost connection)" in failed.value.detail
     assert time_limit(["sysbench", "--time=0", "run"]) is None and time_limit(["sysbench", "--time=30"]) == 30.0
+
+
+def test_tails_come_from_the_histogram_as_sysbench_computes_its_own_percentile():
+    text = (DATA / "sysbench-1.0.20-oltp_write_only-histogram.txt").read_text()
+    rep = parse_report(text)
+    m = rep.metrics
+    assert m["events"] == 3000 and len(rep.intervals) == 10  # the histogram rows are no interval lines
+    assert m["latency_ms_p99"] == 45.793  # 3,000 transactions: 30 beyond p99
+    assert "latency_ms_p99_9" not in m  # 3 beyond p99.9: the slowest few, not a tail
+    rows = histogram(text)
+    assert sum(c for _, c in rows) == 3000 and rows == sorted(rows)
+    # the same rule gives sysbench's own 95th percentile (11.65 ms, printed to 2 places)
+    cumulative, p95 = 0, None
+    for value, count in rows:
+        cumulative += count
+        if cumulative >= 0.95 * 3000:
+            p95 = value
+            break
+    assert p95 == pytest.approx(m["latency_ms_p95"], abs=0.005)
+    assert tail_latencies(text, 10_000).keys() == {"latency_ms_p99", "latency_ms_p99_9"}
+    assert tail_latencies(text, 999) == {}
+    assert tail_latencies((DATA / "sysbench-1.0.20-oltp_write_only.txt").read_text(), 8104) == {}  # no histogram
+

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from perfci.host import policy
 from perfci.judge.paired import ALPHA, WORK_MIN_EFFECT, PairedVerdict, PairTable, judge_instances
 from perfci.model.bursts import Burst, InterleavedRun
-from perfci.model.metrics import DEFAULT_COMPARED, WORK_METRIC, MetricSpec, default_spec
+from perfci.model.metrics import AB_DEFAULT_COMPARED, TAIL_LATENCIES, WORK_METRIC, MetricSpec, default_spec
 from perfci.model.noise import InstancePrior
 from perfci.model.scenario import CompareSpec
 from perfci.model.verdicts import Outcome
@@ -74,7 +74,7 @@ def judged_specs(table: PairTable, compare: list[CompareSpec]) -> dict[str, Metr
     """The keys that can fail the A/B: the scenario's `compare:` metrics (default:
     throughput, latency and the key work counters) in every phase, and the instructions
     per transaction of an A/B that counted them."""
-    specs = ({c.metric: _spec(c) for c in compare} if compare else {m: default_spec(m) for m in DEFAULT_COMPARED})
+    specs = ({c.metric: _spec(c) for c in compare} if compare else {m: default_spec(m) for m in AB_DEFAULT_COMPARED})
     specs.setdefault(WORK_METRIC, default_spec(WORK_METRIC))  # counted work is judged whatever the scenario lists
     out = {}
     for key in table:
@@ -107,7 +107,7 @@ WORK_TOLERANCE = 0.001  # relative; beyond it the sides did different work
 # or a duplicate key sends its statements again. Such phases are held to the
 # statements sent, within 1 %.
 CONCURRENT_WORK_TOLERANCE = 0.01
-TIME_METRICS = ("tps", "qps", "qps_read", "qps_write", "latency_ms_avg", "latency_ms_p95")
+TIME_METRICS = ("tps", "qps", "qps_read", "qps_write", "latency_ms_avg", *TAIL_LATENCIES)
 
 
 @dataclass(frozen=True)

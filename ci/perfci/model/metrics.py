@@ -25,6 +25,11 @@ DEFAULT_COMPARED = (
     "instructions_per_txn",
 )
 WORK_METRIC = "instructions_per_txn"
+# Tail latencies (run/sysbench.py TAILS, from sysbench's histogram; p95 its own line). A
+# burst's tail is its slowest few dozen transactions: an A/B judges tails only where the
+# scenario's `compare:` lists them; a run's p95 is judged by default as before.
+TAIL_LATENCIES = ("latency_ms_p95", "latency_ms_p99", "latency_ms_p99_9")
+AB_DEFAULT_COMPARED = tuple(m for m in DEFAULT_COMPARED if m not in TAIL_LATENCIES)
 
 # (pattern on the base metric name, direction, default tolerance), first match wins.
 DEFAULT_SPECS = (

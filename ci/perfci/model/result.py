@@ -296,6 +296,8 @@ class Metrics(BaseModel):
     reconnects_per_s: float = 0.0
     latency_ms_avg: float | None = None
     latency_ms_p95: float | None = None
+    latency_ms_p99: float | None = Field(None, description="from sysbench's histogram, where >= 1,000 transactions ran")
+    latency_ms_p99_9: float | None = Field(None, description="from sysbench's histogram, where >= 10,000 transactions ran")
     index_page_splits_per_txn: float | None = None
     compress_failures_per_txn: float | None = None
     uncompress_ops_per_txn: float | None = None

@@ -25,6 +25,8 @@ SUMMARY_METRICS = (
     ("qps_read", "qps read", "{:.1f}"),
     ("latency_ms_avg", "latency avg (ms)", "{:.2f}"),
     ("latency_ms_p95", "latency p95 (ms)", "{:.2f}"),
+    ("latency_ms_p99", "latency p99 (ms)", "{:.2f}"),
+    ("latency_ms_p99_9", "latency p99.9 (ms)", "{:.2f}"),
     ("errors_per_s", "errors/s", "{:.2f}"),
     ("index_page_splits_per_txn", "page splits / txn", "{:.3f}"),
     ("index_page_merge_attempts_per_txn", "merge attempts / txn", "{:.3f}"),

@@ -13,6 +13,7 @@ from perfci.util.text import code_span, markdown
 # what people call a metric (the key's second part); anything else keeps its key's name
 WORDS = {"tps": "throughput", "qps": "queries/s", "qps_write": "writes/s", "qps_read": "reads/s",
          "latency_ms_avg": "latency", "latency_ms_p95": "p95 latency", "latency_ms_p99": "p99 latency",
+         "latency_ms_p99_9": "p99.9 latency",
          "cpu_us_per_txn": "CPU per transaction", "server_cpu_us_per_txn": "server CPU per transaction",
          "instructions_per_txn": "instructions per transaction", "fsyncs_per_txn": "fsyncs per transaction",
          "pages_written_per_txn": "pages written per transaction"}

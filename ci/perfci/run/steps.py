@@ -229,9 +229,10 @@ def sysbench_script(ctx: StepContext, name: str) -> str:
 def sysbench_options(ctx: StepContext, step: MeasureStep, threads: int,
                      bound: dict[str, SysbenchValue]) -> dict[str, SysbenchValue]:
     """sysbench's options for a measured phase or one burst of it: the dataset, the
-    client threads, how it ends (`bound`), the step's own options last."""
+    client threads, how it ends (`bound`), its latency histogram printed (the tails,
+    sysbench.TAILS; it keeps the histogram anyway), the step's own options last."""
     return {"tables": ctx.resolved.dataset.tables, "table-size": ctx.resolved.dataset.rows,
-            "threads": threads, **bound, **step.options}
+            "threads": threads, **bound, "histogram": True, **step.options}
 
 
 @dataclass(frozen=True)

@@ -217,5 +217,43 @@ def parse_report(text: str) -> SysbenchReport:
             metrics[key] = float(value)
     if pct:
         metrics[f"latency_ms_p{pct.group(1)}"] = float(pct.group(2))
+    for key, tail in tail_latencies(text, int(events)).items():
+        metrics.setdefault(key, tail)
     intervals = [iv for iv in (parse_interval(line) for line in text.splitlines()) if iv]
     return SysbenchReport(version, metrics, intervals)
+
+
+# The tails a run records from sysbench's latency histogram (--histogram=on: every
+# measured run asks for it; sysbench keeps the histogram anyway, it only prints it), by
+# metric name. A percentile is recorded only where at least TAIL_EVENTS_BEYOND
+# transactions lie beyond it: p99 from 1,000 transactions, p99.9 from 10,000 (fewer, and
+# it is the slowest one or two transactions, not a tail).
+TAILS = {"latency_ms_p99": 0.99, "latency_ms_p99_9": 0.999}
+TAIL_EVENTS_BEYOND = 10
+_HISTOGRAM_ROW = re.compile(rf"^\s*{_NUM} \|\**\s*(\d+)$", re.MULTILINE)
+
+
+def histogram(text: str) -> list[tuple[float, int]]:
+    """sysbench's latency histogram: (bucket value in ms, count) in increasing value."""
+    if "Latency histogram" not in text:
+        return []
+    section = text.split("Latency histogram", 1)[1].split("SQL statistics:", 1)[0]
+    return [(float(v), int(c)) for v, c in _HISTOGRAM_ROW.findall(section)]
+
+
+def tail_latencies(text: str, events: int) -> dict[str, float]:
+    """p99 and p99.9 from the histogram, as sysbench computes its own percentile: the
+    value of the bucket where the cumulative count first reaches the share."""
+    rows = histogram(text)
+    total = sum(c for _, c in rows)
+    out: dict[str, float] = {}
+    for key, share in TAILS.items():
+        if not total or events * (1 - share) < TAIL_EVENTS_BEYOND - 1e-9:
+            continue
+        cumulative = 0
+        for value, count in rows:
+            cumulative += count
+            if cumulative >= share * total:
+                out[key] = value
+                break
+    return out

@@ -37,7 +37,7 @@ from perfci.judge.burst_verdicts import TIME_METRICS
 from perfci.model.bursts import Burst, InstancePair, InterleavedRun, SideInfo
 from perfci.model.flavor import ServerInfo
 from perfci.model.identity import server_line
-from perfci.model.metrics import WORK_METRIC
+from perfci.model.metrics import TAIL_LATENCIES, WORK_METRIC
 from perfci.model.scenario import MeasureStep, cases, load_scenario
 from perfci.providers.basedirs import build_provenance
 from perfci.providers.capabilities import parse_size
@@ -224,7 +224,7 @@ def burst_metrics(raw: dict, report: dict) -> dict[str, float]:
     """A burst's numbers: throughput and latency, the derived per-transaction metrics
     and every counter that moved, per transaction."""
     events = report["events"]
-    out = {k: float(report[k]) for k in ("tps", "qps", "latency_ms_avg") if report.get(k) is not None}
+    out = {k: float(report[k]) for k in ("tps", "qps", "latency_ms_avg", *TAIL_LATENCIES) if report.get(k) is not None}
     out.update({k: float(v) for k, v in collectors.derived(raw, report).items()
                 if v is not None and k.endswith("_per_txn")})
     for group in ("innodb_metrics", "global_status", "innodb_cmp"):
