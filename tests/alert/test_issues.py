@@ -242,7 +242,7 @@ def test_issues_opened_per_metric_by_an_older_perfci_hand_over_to_the_case_issue
             fake.comments[number] = []
         proc = sync(fake, tmp_path, root, candidate(1010))
         assert proc.returncode == 0, proc.stderr
-        assert all("Clean run 1 of 2" in fake.comments[n][-1]["body"] for n in (1, 2)) and len(fake.issues) == 2
+        assert all("Clean runs: 1 of 2" in fake.comments[n][-1]["body"] for n in (1, 2)) and len(fake.issues) == 2
         proc = sync(fake, tmp_path, root, candidate(700))
         assert proc.returncode == 0, proc.stderr
         assert "opened #3 (before.tps)" in proc.stdout

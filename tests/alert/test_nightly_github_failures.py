@@ -98,8 +98,9 @@ def test_a_write_whose_answer_was_lost_after_github_made_it_is_not_made_twice(tm
 
 
 def test_a_clean_night_counts_once_whatever_replays_it(tmp_path, monkeypatch):
-    """Clean-night comments name their night: the same night replayed adds nothing, the
-    next night counts (removed once: with no run URL the second night looked the same)."""
+    """Clean nights are counted in one comment each night edits, naming the nights: the
+    same night replayed adds nothing, the next night counts (removed once: with no run
+    URL the second night looked the same), the last closes; one notification a streak."""
     from perfci.alert.regression_issues import clean_night
     with FakeGitHub(tmp_path) as fake:
         for key, value in fake.env(tmp_path / "gh").items():
@@ -108,5 +109,13 @@ def test_a_clean_night_counts_once_whatever_replays_it(tmp_path, monkeypatch):
         issue = gh.create("Perf regression: x", "body", ["perf-regression"])
         said = [clean_night(gh, issue, "tps unchanged", 3, "", night) for night in ("n1", "n1", "n2")]
         assert said[0] == said[2].replace("2/3", "1/3") and "already counted" in said[1]
-        assert [c["body"].splitlines()[-1] for c in fake.comments[issue["number"]]] == [
-            "Clean run 1 of 3 (`n1`): tps unchanged.", "Clean run 2 of 3 (`n2`): tps unchanged."]
+        [counting] = fake.comments[issue["number"]]
+        assert counting["body"].splitlines()[-1] == (
+            "Clean runs: 2 of 3 (tps unchanged); 1 more close this issue. Nights: `n1`, `n2`.")
+        gh.comment(issue["number"], "<!-- perfci-regression -->\nStill regressed in `n3`")  # the streak breaks
+        assert clean_night(gh, issue, "tps unchanged", 3, "", "n4").startswith(f"clean run 1/3 on #{issue['number']}")
+        assert len(fake.comments[issue["number"]]) == 3  # a new count after the regression, the old one kept
+        for night in ("n5", "n6"):
+            clean_night(gh, issue, "tps unchanged", 3, "", night)
+        assert fake.issues[issue["number"]]["state"] == "closed"
+        assert fake.comments[issue["number"]][-1]["body"].splitlines()[-1].startswith("3 consecutive clean runs")

@@ -272,7 +272,8 @@ def open_by_fingerprint(gh: GitHub) -> dict[str, Issue]:
 
 
 def clean_streak(comments: list[Comment], author: str | None) -> int:
-    """perfci's clean-run comments since its last regression comment. Only comments by
+    """The clean nights perfci's clean-run comments count since its last regression comment
+    (one comment edited each night names them all; older ones, one each). Only comments by
     the issue's author (the account perfci opened it with) count: anyone can paste a
     marker into a comment to close an issue."""
     streak = 0
@@ -282,8 +283,8 @@ def clean_streak(comments: list[Comment], author: str | None) -> int:
         body = body_of(c)
         if REGRESSION_MARK in body:
             streak = 0
-        elif CLEAN_MARK in body:
-            streak += 1
+        elif CLEAN_MARK in body:  # the nights it names (a comment of an older perfci: one)
+            streak += len(NIGHT_RE.findall(body)) or 1
     return streak
 
 
@@ -612,21 +613,49 @@ def ab_body_for(comp: CaseComparison, keys: list[str], c: Confirmation, fp: str,
     return "\n".join(lines)
 
 
+NIGHT_MARK = "<!-- perfci-night: {night} -->"
+NIGHT_RE = re.compile(r"<!-- perfci-night: ([^ ]+) -->")
+
+
 def clean_night(gh: GitHub, issue: Issue, what: str, close_after: int, run_url: str, night: str,
                 record: Record = ignore_night, case: str = "") -> str:
-    """A clean night on an open issue: counted once (the comment names its night: a
-    replay or a retry does not count it twice), and the K-th closes it."""
+    """A clean night on an open issue, counted in one comment that each clean night edits
+    (one notification, not one a night): the comment names every night it counts, so a
+    replay or a retry does not count one twice; the K-th closes the issue."""
     comments = gh.comments(issue["number"])
-    mark = f"{CLEAN_MARK}\n<!-- perfci-night: {night} -->"
-    if any(login(c) == login(issue) and body_of(c).startswith(mark) for c in comments):
+    counting = counting_comment(comments, login(issue))
+    counted = NIGHT_RE.findall(body_of(counting)) if counting else []
+    if night in counted:
         return f"clean run of {night} already counted on #{issue['number']}"
     streak = clean_streak(comments, login(issue)) + 1
-    record(CaseNight(case=case, status="closed" if streak >= close_after else "clean", issue=issue["number"],
+    nights = [*counted, night]
+    closing = streak >= close_after
+    record(CaseNight(case=case, status="closed" if closing else "clean", issue=issue["number"],
                      why=f"clean run {min(streak, close_after)} of {close_after}: {what}"))
-    if streak >= close_after:
-        gh.comment(issue["number"], f"{mark}\n{close_after} consecutive clean runs ({what}); closing. "
-                                    f"{run_url}".rstrip())
+    said = (f"{close_after} consecutive clean runs ({what}); closing." if closing else
+            f"Clean runs: {streak} of {close_after} ({what}); {close_after - streak} more close this issue.")
+    text = "\n".join([CLEAN_MARK, *(NIGHT_MARK.format(night=n) for n in nights),
+                      f"{said} Nights: {', '.join(code_span(n) for n in nights)}. {run_url}".rstrip()])
+    if counting is not None and "id" in counting:
+        gh.edit_comment(counting["id"], text)
+    else:
+        gh.comment(issue["number"], text)
+    if closing:
         gh.close(issue["number"])
         return f"closed #{issue['number']} ({what})"
-    gh.comment(issue["number"], f"{mark}\nClean run {streak} of {close_after} (`{night}`): {what}. {run_url}".rstrip())
     return f"clean run {streak}/{close_after} on #{issue['number']} ({what})"
+
+
+def counting_comment(comments: list[Comment], author: str | None) -> Comment | None:
+    """perfci's clean-run comment since its last regression comment (the one a clean
+    night edits), if any."""
+    found = None
+    for c in comments:
+        if author is None or login(c) != author:
+            continue
+        body = body_of(c)
+        if REGRESSION_MARK in body:
+            found = None
+        elif CLEAN_MARK in body:
+            found = c
+    return found
