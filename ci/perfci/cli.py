@@ -41,6 +41,7 @@ COMMANDS = {
     "list": ("scenarios_cmd", "list_scenarios"),
     "lock": ("lock_cmd", "lock"),
     "nightly": ("nightly_cmd", "nightly"),
+    "plan": ("plan_cmd", "plan"),
     "pr-check": ("pr_check_cmd", "pr_check_group"),
     "pr-fetch": ("pr_fetch_cmd", "pr_fetch"),
     "run": ("run_cmd", "run"),

@@ -45,7 +45,7 @@ def test_first_regression_opens_second_comments_clean_runs_close(setup, tmp_path
         proc = sync(fake, tmp_path, root, candidate(700))
         assert proc.returncode == 0, proc.stderr
         assert len(fake.issues) >= 1 and "opened #1" in proc.stdout
-        tps_issue = next(i for i in fake.issues.values() if "before.tps" in i["title"])
+        tps_issue = next(i for i in fake.issues.values() if "before: throughput" in i["title"])
         labels = {lab["name"] for lab in tps_issue["labels"]}
         assert labels == {"perf-regression", "scenario:tiny", "server:mariadb-10.11"}  # the line, not the patch
         fp = fingerprint(CaseIdentity.of(make_result()))
@@ -135,7 +135,7 @@ def test_only_perfcis_own_clean_comments_count_towards_closing(setup, tmp_path):
     root, candidate = setup
     with FakeGitHub(tmp_path) as fake:
         assert sync(fake, tmp_path, root, candidate(700)).returncode == 0
-        issue = next(i for i in fake.issues.values() if "before.tps" in i["title"])
+        issue = next(i for i in fake.issues.values() if "before: throughput" in i["title"])
         for _ in range(120):  # more than one page of chatter, each with the marker
             fake.comment_as(issue["number"], "mallory", "<!-- perfci-clean -->\nlooks fine to me")
         proc = sync(fake, tmp_path, root, candidate(1010))

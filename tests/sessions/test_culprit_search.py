@@ -54,7 +54,7 @@ def test_the_issue_names_the_first_slower_commit_with_its_ratio_interval_and_mde
     comp, root = regressed(tmp_path, f"perfci run tiny --profile smoke --server {spec(LAST)}", tps=1010)
     text = issue_with(tmp_path, root, _ab_confirmation(comp.results[0].id, comp.label).model_copy(
         update={"a": spec(GOOD), "b": spec(LAST), "culprit": search()}))
-    assert text.splitlines()[0].endswith(f" · since {CULPRIT[:12]}")
+    assert text.splitlines()[0].startswith(f"# tiny before: throughput −4.9 % since {CULPRIT[:7]} (A/B vs reference) (")
     assert ("**First slower commit: `cccccccccccc` InnoDB: start from a clean row** — `tps` in `full-scan` B/A 0.912 "
             "[0.892, 0.932] against its parent `bbbbbbbbbbbb` docs: a README; that A/B could see 1.8%.") in text
     assert "over the 4 commits from the reference to tonight's" in text

@@ -22,6 +22,7 @@ from perfci.model.outputs import (
     CHECK_VERDICT,
     CONFIRM_RUN,
     DOCTOR_REPORT,
+    NIGHT_PLAN,
     NIGHT_SUMMARY,
     SCENARIO_LIST,
     SERVER_LIST,
@@ -55,6 +56,7 @@ FORMATS: dict[str, tuple[type[BaseModel], str]] = {
     "changes": (CHANGE_LIST.model, "change points in history files: perfci history changes --json"),
     "doctor": (DOCTOR_REPORT.model, "this host as a benchmark runner: perfci doctor --json"),
     "nightly": (NIGHT_SUMMARY.model, "one night's actions and standing regressions: perfci nightly --json"),
+    "plan": (NIGHT_PLAN.model, "what a nightly costs and the runners it needs: perfci plan nightly --json"),
     "confirm": (CONFIRM_RUN.model, "the nightly's A/Bs against the reference: perfci confirm --json"),
     "bisect": (BISECT_RECORD.model, "which release or commit first made a scenario slower: perfci bisect --json"),
     "check-verdict": (CHECK_VERDICT.model, "the PR check's harness check and baselines diff: perfci harness-check "

@@ -118,12 +118,9 @@ def build_images(images: tuple[str, ...], force: bool) -> int:
     return 0
 
 
-@servers.command()
-@click.option("--servers", "server_ids", default="", help="Server ids, comma-separated (empty: every enabled one).")
-@click.option("--scenarios", default="", help="Scenario names, comma-separated (empty: every scenario of the project).")
-def matrix(server_ids: str, scenarios: str) -> int:
-    """The nightly's job matrix (servers x scenarios) as a GitHub output line:
-    matrix={"include": [{"server": ID, "spec": SPEC, "scenario": NAME}, ...]}"""
+def nightly_jobs(server_ids: str, scenarios: str) -> tuple[list[ServerEntry], list[str]]:
+    """What the nightly runs, one bench job each: the servers (comma-separated ids; empty:
+    every enabled one) and the project's scenarios (names; empty: all)."""
     known = load_servers()
     wanted = [s for s in server_ids.split(",") if s]
     unknown = sorted(set(wanted) - {e.id for e in known.servers})
@@ -136,6 +133,22 @@ def matrix(server_ids: str, scenarios: str) -> int:
     for name in names:
         if not (root / "scenarios" / f"{name}.yaml").is_file():
             raise BadInput(f"scenarios/{name}.yaml: no such scenario")
+    return chosen, names
+
+
+job_servers = click.option("--servers", "server_ids", default="",
+                           help="Server ids, comma-separated (empty: every enabled one).")
+job_scenarios = click.option("--scenarios", default="",
+                             help="Scenario names, comma-separated (empty: every scenario of the project).")
+
+
+@servers.command()
+@job_servers
+@job_scenarios
+def matrix(server_ids: str, scenarios: str) -> int:
+    """The nightly's job matrix (servers x scenarios) as a GitHub output line:
+    matrix={"include": [{"server": ID, "spec": SPEC, "scenario": NAME}, ...]}"""
+    chosen, names = nightly_jobs(server_ids, scenarios)
     include = [{"server": e.id, "spec": e.spec, "scenario": name} for e in chosen for name in names]
     click.echo("matrix=" + json.dumps({"include": include}, separators=(",", ":")))
     return 0

@@ -5,6 +5,7 @@ whose output is one of those prints that (sweep: the sweep file; ab: the A/B ver
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 from pydantic import Field
@@ -198,3 +199,60 @@ class CheckVerdict(Output):
 
 
 CHECK_VERDICT = FileFormat("check verdict", CheckVerdict, "perfci.check-verdict/1")
+
+
+# perfci plan nightly
+class PlanRow(StrictModel):
+    server: str
+    scenario: str
+    cases: int
+    minutes: float = Field(description="the profile's expected_minutes: one bench job, every case of the scenario")
+
+
+class NightPlan(Output):
+    """What a nightly costs: one bench job per server and scenario, packed onto runners
+    so that each runner's night fits the window with room for one reference A/B, and
+    the false-issue budget's case count per runner."""
+
+    schema_: Literal["perfci.plan/1"] = Field("perfci.plan/1", alias="schema")
+    profile: str
+    rows: list[PlanRow]
+    window_hours: float
+    confirm_minutes: float = Field(description="kept free per runner for a reference A/B on a night that flags")
+    total_minutes: float
+    total_cases: int
+    runners: list[list[int]] = Field(description="per runner, the rows (indexes) it runs; empty when a job cannot fit")
+    too_long: list[int] = Field([], description="rows whose job alone does not fit one runner's night")
+
+    @property
+    def cases_per_runner(self) -> int:
+        """The budget's --cases (PERFCI_CASES): the most cases one runner runs a night."""
+        return max((sum(self.rows[i].cases for i in jobs) for jobs in self.runners), default=self.total_cases)
+
+    @classmethod
+    def of(cls, profile: str, rows: list[PlanRow], window_hours: float, confirm_minutes: float) -> NightPlan:
+        """The fewest runners whose nights fit the window (each runner's jobs plus one
+        reference A/B), jobs spread longest first onto the least-loaded runner, so the
+        runners' minutes (and cases) come out even, as GitHub hands queued jobs to
+        whichever runner is free."""
+        usable = window_hours * 60 - confirm_minutes
+        too_long = [i for i, r in enumerate(rows) if r.minutes > usable]
+        jobs = sorted((i for i in range(len(rows)) if i not in too_long), key=lambda i: -rows[i].minutes)
+        total = sum(rows[i].minutes for i in jobs)
+        n = max(1, math.ceil(total / usable)) if jobs and usable > 0 else 0
+        while n:
+            bins: list[list[int]] = [[] for _ in range(n)]
+            loads = [0.0] * n
+            for i in jobs:
+                least = loads.index(min(loads))
+                bins[least].append(i)
+                loads[least] += rows[i].minutes
+            if max(loads) <= usable:
+                break
+            n += 1
+        return cls(profile=profile, rows=rows, window_hours=window_hours, confirm_minutes=confirm_minutes,
+                   total_minutes=sum(r.minutes for r in rows), total_cases=sum(r.cases for r in rows),
+                   runners=bins if n else [], too_long=too_long)
+
+
+NIGHT_PLAN = FileFormat("night plan", NightPlan, "perfci.plan/1")
