@@ -246,3 +246,17 @@ def test_bisect_over_commits_refuses_refs_out_of_order_in_one_line(tmp_path):
                       "--out", str(tmp_path / "o"), env=env)
     assert same.returncode == 2 and "the same commit" in same.stderr
     assert not list((tmp_path / "o").glob("*.md"))  # nothing measured, no report
+
+
+def test_what_a_bisect_may_cost_is_counted_before_it_runs():
+    """At least the ends and one midpoint per halving; at most also a second A/B at each
+    midpoint and the last pair's check, each undecided and retried."""
+    from perfci.judge.bisect import bisect_steps
+    from perfci.sessions.sized_ab import AbPlan, cost_line
+
+    assert bisect_steps(2) == (1, 2)  # the ends only
+    assert bisect_steps(13, retries=0) == (1 + 4, 1 + 8 + 1)  # twelve commits apart: four halvings
+    least, most = bisect_steps(13)
+    line = cost_line("the bisect", least, most, AbPlan(budget_minutes=10))
+    assert line == (f"the bisect: {least}-{most} A/Bs, each sized within 10 min: up to about {least * 10}-{most * 10} "
+                    "min (an A/B clear at its interim look stops sooner)")

@@ -12,7 +12,7 @@ import click
 
 from perfci.commands import options
 from perfci.host.hostlock import command_line, exclusive_host
-from perfci.judge.bisect import Bisection, Step, bisect, step_of
+from perfci.judge.bisect import Bisection, Step, bisect, bisect_steps, step_of
 from perfci.judge.burst_verdicts import TIME_METRICS
 from perfci.model.metrics import WORK_METRIC
 from perfci.model.outputs import BisectRecord, BisectStep
@@ -21,7 +21,7 @@ from perfci.providers.basedirs import build_line
 from perfci.providers.servers import load_servers, resolve_server
 from perfci.providers.spec import ServerSpec, parse_spec
 from perfci.sessions.session import handle_cancellation
-from perfci.sessions.sized_ab import AbPlan, run_sized, sides_of
+from perfci.sessions.sized_ab import AbPlan, cost_line, run_sized, sides_of
 from perfci.util.errors import EXIT_INTERRUPTED, EXIT_REGRESSION, BadInput
 from perfci.util.files import write_atomic
 from perfci.util.progress import Progress
@@ -147,6 +147,7 @@ def bisect_command(scenario: str, good: str, bad: str, metric: str | None, case_
         with exclusive_host(command_line(), allow_busy=False, wait_s=host_wait):
             releases, listing = releases_known or commit_line(ends or [])
             progress.info(f"bisect over {len(releases)}: {', '.join(releases)}")
+            progress.info(cost_line("the bisect", *bisect_steps(len(releases), retries), ab))
             found = bisect(releases, measure, retries=retries)
     except KeyboardInterrupt:
         click.echo(f"interrupted: both servers were shut down; the steps so far are in {log}", err=True)

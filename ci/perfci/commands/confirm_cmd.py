@@ -15,9 +15,9 @@ from perfci.judge.compare import Rules, compare_cases
 from perfci.model.outputs import ConfirmRun
 from perfci.model.verdicts import Outcome
 from perfci.sessions import culprit_search
-from perfci.sessions.confirm import DEFAULT_PROFILE, confirm_case
+from perfci.sessions.confirm import DEFAULT_PROFILE, confirm_case, triggered
 from perfci.sessions.session import handle_cancellation
-from perfci.sessions.sized_ab import AbPlan
+from perfci.sessions.sized_ab import AbPlan, cost_line
 from perfci.store import confirmation_files
 from perfci.store.case_inputs import load_cases
 from perfci.store.results import expand, load_result
@@ -74,6 +74,10 @@ def confirm(results: tuple[Path, ...], baseline_dir: Path | None, profile: str, 
                                 Rules(follow=follow, noise_dir=ab.noise_dir))
     parent = Path(workdir or tempfile.gettempdir())
     found = []
+    if n := triggered(comparisons):
+        progress.info(cost_line("tonight's reference A/Bs", n, n, ab)
+                      + (f", and up to {culprit_minutes:g} min of commit search for a regression confirmed on a "
+                         "build: line" if culprit_minutes else ""))
     try:
         with exclusive_host(command_line(), allow_busy=False, wait_s=host_wait):
             for comp in comparisons:

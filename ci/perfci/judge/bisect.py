@@ -27,6 +27,7 @@ next and what the measurements say.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -121,6 +122,16 @@ class Bisection:
         assert self.undecided_between
         a, b = self.undecided_between
         return f"undecided between {a} and {b}: an A/B stayed inconclusive{self.passed_over()}"
+
+
+def bisect_steps(releases: int, retries: int = 1) -> tuple[int, int]:
+    """How many A/Bs a bisect over `releases` takes (what it can cost, said before it
+    runs): at least the ends and each midpoint (one per halving); at most, also a second
+    A/B at each midpoint (the rest after an undecided one) and the last pair's check,
+    every one undecided and tried `retries` more times."""
+    halvings = math.ceil(math.log2(releases - 1)) if releases > 2 else 0
+    least = 1 + halvings
+    return least, (1 + 2 * halvings + (1 if halvings else 0)) * (retries + 1)
 
 
 def bisect(releases: Sequence[str], compare: Compare, retries: int = 1, ends: Step | None = None) -> Bisection:

@@ -139,6 +139,13 @@ def trigger_of(comp: CaseComparison, good: Sample | None) -> Trigger | None:
     return None
 
 
+def triggered(comparisons: list[CaseComparison]) -> int:
+    """How many cases have a reason for a reference A/B tonight (each runs one, unless its
+    records cannot say how the reference ran): what the night's confirmations may cost."""
+    return sum(trigger_of(comp, last_good(comp.baseline) if comp.baseline else None) is not None
+               for comp in comparisons if comp.results)
+
+
 def confirm_case(comp: CaseComparison, profile: str, ab: AbPlan, parent: Path, out_dir: Path,
                  progress: Progress, runner_class: str, culprit_minutes: float = 0,
                  history_root: Path | None = None) -> Confirmation | None:

@@ -80,6 +80,17 @@ class AbPlan:
         return self.bursts - self.warmup if self.bursts else None
 
 
+def cost_line(what: str, least: int, most: int, ab: AbPlan) -> str:
+    """What a command of several A/Bs may cost, said before it starts (#57: costs in the
+    open): `least` to `most` A/Bs, each sized within --budget-minutes (an A/B clear at its
+    interim look stops sooner; one whose plan is over the budget says so itself)."""
+    count = f"{least}" if least == most else f"{least}-{most}"
+    minutes = f"{most * ab.budget_minutes:g}" if least == most else \
+        f"{least * ab.budget_minutes:g}-{most * ab.budget_minutes:g}"
+    return (f"{what}: {count} A/B{'s' if most > 1 else ''}, each sized within {ab.budget_minutes:g} min: "
+            f"up to about {minutes} min (an A/B clear at its interim look stops sooner)")
+
+
 @dataclass(frozen=True)
 class Sized:
     """An A/B planned and sized, before any server starts: both sides' run plans, the

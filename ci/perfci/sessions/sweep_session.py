@@ -14,7 +14,7 @@ from perfci.model.scenario import cases, load_scenario, only_phases
 from perfci.model.sweep import SWEEP_FILE, Sweep, SweepCell
 from perfci.providers.servers import resolve_server
 from perfci.sessions.confirm import ratios_of
-from perfci.sessions.sized_ab import AbPlan, run_sized, sides_of
+from perfci.sessions.sized_ab import AbPlan, cost_line, run_sized, sides_of
 from perfci.util.errors import BadInput, InfraFailure
 from perfci.util.files import write_atomic
 from perfci.util.progress import Progress
@@ -53,7 +53,10 @@ def run(sweep: Sweep, scenario: str, ab: AbPlan, parent: Path, out_dir: Path, pr
     loaded, scenario_path = load_scenario(scenario)
     path = sweep_path(out_dir, sweep.scenario, sweep.profile)
     base = sweep.servers[0]
-    for resolved in cases(loaded, sweep.profile, str(scenario_path), case_patterns):
+    chosen = cases(loaded, sweep.profile, str(scenario_path), case_patterns)
+    left = sum(1 for r in chosen for s in sweep.servers[1:] if (c := sweep.cell(r.case, s)) is None or c.status == "failed")
+    progress.info(cost_line(f"the sweep ({left} of {len(chosen) * (len(sweep.servers) - 1)} left)", left, left, ab))
+    for resolved in chosen:
         for server in sweep.servers[1:]:
             done = sweep.cell(resolved.case, server)
             if done is not None and done.status != "failed":
