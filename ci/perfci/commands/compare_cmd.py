@@ -10,6 +10,7 @@ from perfci.commands import options
 from perfci.judge.compare import Rules, compare_cases
 from perfci.model.identity import Follow
 from perfci.report.comparison import record
+from perfci.report.csv_tables import COMPARISON_COLUMNS, comparison_rows, to_csv
 from perfci.report.markdown import comparison_markdown
 from perfci.report.plots import interval_plot
 from perfci.store.case_inputs import load_cases
@@ -25,6 +26,7 @@ from perfci.util.files import write_atomic
 @options.baseline_dir
 @options.verdict_rules
 @options.report
+@options.csv_out
 @options.json_output("comparison")
 @options.noise_dir
 @options.history
@@ -32,7 +34,8 @@ from perfci.util.files import write_atomic
 @click.option("--plots", "plots_dir", type=click.Path(path_type=Path),
               help="Write PNG plots (per-interval throughput current vs baseline) to this directory.")
 def compare(results: tuple[Path, ...], baseline_file: Path | None, baseline_dir: Path | None, confidence: float,
-            cv_floor: float, prior_cv: float, follow: Follow, report_file: Path | None, json_out: Path | None,
+            cv_floor: float, prior_cv: float, follow: Follow, report_file: Path | None, csv_out: Path | None,
+            json_out: Path | None,
             noise_dir: Path | None, history_dir: Path | None, window: int, plots_dir: Path | None) -> int:
     """Judge RESULT files (or directories of them) against stored baselines.
 
@@ -50,6 +53,8 @@ def compare(results: tuple[Path, ...], baseline_file: Path | None, baseline_dir:
     text = comparison_markdown(comparisons, confidence, plots)
     if report_file:
         write_atomic(report_file, text)
+    if csv_out:
+        write_atomic(csv_out, to_csv(COMPARISON_COLUMNS, comparison_rows(comparisons)))
     options.emit_json(record(comparisons, rules).model_dump(mode="json", by_alias=True), json_out)
     options.text_out(json_out)(text)
     if any(c.regressions for c in comparisons):

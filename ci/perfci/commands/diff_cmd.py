@@ -11,6 +11,7 @@ from perfci.judge.compare import CaseComparison, Rules
 from perfci.judge.diff import DiffPair, ab_instead, blind_spot, blind_spot_lines, case_key, diff_cases, pair_results
 from perfci.model.identity import Follow
 from perfci.report.comparison import record
+from perfci.report.csv_tables import COMPARISON_COLUMNS, comparison_rows, to_csv
 from perfci.report.markdown import Framing, comparison_markdown
 from perfci.store.results import expand, load_result
 from perfci.util.errors import EXIT_INFRA, EXIT_REGRESSION
@@ -22,9 +23,10 @@ from perfci.util.files import write_atomic
 @click.argument("b", type=click.Path(path_type=Path, exists=True))
 @options.verdict_rules
 @options.report
+@options.csv_out
 @options.json_output("comparison")
 def diff(a: Path, b: Path, confidence: float, cv_floor: float, prior_cv: float, follow: Follow,
-         report_file: Path | None, json_out: Path | None) -> int:
+         report_file: Path | None, csv_out: Path | None, json_out: Path | None) -> int:
     """B against A: result files (or directories of them) of the same cases, A's runs
     standing as B's baseline, judged and reported as `perfci compare` does (one case per
     scenario, profile and case on both sides), with what the diff cannot see.
@@ -50,6 +52,8 @@ def diff(a: Path, b: Path, confidence: float, cv_floor: float, prior_cv: float, 
         text += "\n" + "\n".join(unpaired) + "\n"
     if report_file:
         write_atomic(report_file, text)
+    if csv_out:
+        write_atomic(csv_out, to_csv(COMPARISON_COLUMNS, comparison_rows(comparisons)))
     options.emit_json(record(comparisons, rules).model_dump(mode="json", by_alias=True), json_out)
     options.text_out(json_out)(text)
     if any(c.regressions for c in comparisons):

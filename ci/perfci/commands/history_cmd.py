@@ -1,7 +1,8 @@
-"""`perfci history append|changes`: the history of result summaries, and change points."""
+"""`perfci history append|exclude|export|changes`: the history of result summaries, and change points."""
 
 from __future__ import annotations
 
+import fnmatch
 from pathlib import Path
 
 import click
@@ -10,10 +11,12 @@ from perfci.commands import options
 from perfci.judge.changes import DEFAULT_PVALUE, detect, series
 from perfci.model.identity import Follow, slug
 from perfci.model.outputs import ChangeList, ChangePoint
+from perfci.report.csv_tables import HISTORY_COLUMNS, history_rows, to_csv
 from perfci.report.plots import history_plot
-from perfci.store.history_files import append, case_files, exclude, read_history
+from perfci.store.history_files import Histories, append, case_files, exclude, read_history
 from perfci.store.results import expand, load_result
 from perfci.util.errors import BadInput
+from perfci.util.files import write_atomic
 
 
 @click.group()
@@ -30,6 +33,31 @@ def history_append(results: tuple[Path, ...], history_dir: Path, follow: Follow)
     loaded = [load_result(p) for p in expand(list(results))]
     for path, added in append(loaded, history_dir, follow):
         click.echo(f"{path}: +{added}")
+
+
+@history.command("export")
+@options.history_to_read
+@click.option("--case", "case_pattern", default="*", show_default=True, metavar="GLOB",
+              help="Only cases whose path under the history matches (runner class/server/scenario/profile/case).")
+@click.option("--out", "out", type=click.Path(path_type=Path, dir_okay=False, allow_dash=True), default=Path("-"),
+              show_default=True, help="Where the CSV goes (-: stdout).")
+def history_export(history_dir: Path, case_pattern: str, out: Path) -> None:
+    """The history as CSV, one row per night and metric (long format: pivot it in a
+    spreadsheet or pandas): case, result id, date, server version, scenario hash, measure,
+    valid, excluded, metric, value, and whether that night regressed or stood on it."""
+    histories = Histories(history_dir)
+    rows = []
+    for path in case_files(history_dir):
+        case = str(path.relative_to(history_dir).with_suffix(""))
+        if fnmatch.fnmatchcase(case, case_pattern):
+            rows += list(history_rows(case, histories.case(path)))
+    if not rows:
+        raise BadInput(f"{history_dir}: no history file matches --case {case_pattern!r}")
+    text = to_csv(HISTORY_COLUMNS, rows)
+    if str(out) == "-":
+        click.echo(text, nl=False)
+    else:
+        write_atomic(out, text)
 
 
 @history.command("exclude")

@@ -98,6 +98,9 @@ profile = click.option(
     "--profile", "-p", default="smoke", show_default=True,
     help="The scenario's profile, the scale of the runs: smoke (minutes; tests and PR checks), nightly (~30 min), "
          "seed (the original report's size).")
+csv_out = click.option(
+    "--csv", "csv_out", type=click.Path(path_type=Path, dir_okay=False), default=None, metavar="PATH",
+    help="Also write every judged metric as CSV (one row per case and metric: means, change, interval, verdict).")
 quiet = click.option("--quiet", "-q", is_flag=True, help="No progress output; print only results and summaries.")
 
 
