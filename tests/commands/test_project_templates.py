@@ -45,7 +45,8 @@ def test_a_teams_workflows_carry_its_runner_its_pins_and_a_private_perfcis_token
     assert nightly["uses"] == f"acme/perfci/.github/workflows/perfci-nightly.yml@{REF}"
     assert nightly["with"]["runner-labels"] == '["self-hosted", "bench-7"]'
     assert nightly["with"]["runner-class"] == "c7-nvme" and nightly["with"]["perfci-ref"] == REF
-    assert nightly["secrets"] == {"perfci-token": "${{ secrets.PERFCI_TOKEN }}"}
+    assert nightly["secrets"] == {"perfci-token": "${{ secrets.PERFCI_TOKEN }}",
+                                  "webhook-url": "${{ secrets.PERFCI_WEBHOOK_URL }}"}
     for name in ("pr-checks.yml", "pr-comment.yml", "bisect.yml"):
         job = next(iter(yaml.safe_load(files[f".github/workflows/{name}"])["jobs"].values()))
         assert job["with"]["perfci-ref"] == REF and job["secrets"]["perfci-token"], name
@@ -53,7 +54,9 @@ def test_a_teams_workflows_carry_its_runner_its_pins_and_a_private_perfcis_token
     assert approval["jobs"]["revoke"]["permissions"] == {"pull-requests": "write"}
     assert "c7-nvme" in files["README.md"] and "perfci init --upgrade" in files["README.md"]
     public = project_files(Caller("acme/perfci", REF), "tiny")
-    assert "secrets" not in public[".github/workflows/nightly.yml"] and "PERFCI_TOKEN" not in public[".github/workflows/bisect.yml"]
+    assert "PERFCI_TOKEN" not in public[".github/workflows/nightly.yml"] and "PERFCI_TOKEN" not in public[".github/workflows/bisect.yml"]
+    assert yaml.safe_load(public[".github/workflows/nightly.yml"])["jobs"]["nightly"]["secrets"] == {
+        "webhook-url": "${{ secrets.PERFCI_WEBHOOK_URL }}"}  # the chat webhook: a secret of the team's, optional
     assert yaml.safe_load(public[".github/workflows/nightly.yml"])["jobs"]["nightly"]["with"]["runner-class"] == "epyc-nvme"
     # what the reusable workflows declare is what the callers pass
     for name, reusable in (("nightly.yml", "perfci-nightly.yml"), ("bisect.yml", "perfci-bisect.yml"),

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from perfci.alert import regression_issues
+from perfci.alert import regression_issues, webhook
 from perfci.alert.github import GitHub
 from perfci.alert.nightly import NightOptions, run_night
 from perfci.commands import options
@@ -16,10 +16,11 @@ from perfci.judge.compare import Rules
 from perfci.model.identity import CaseIdentity, Follow
 from perfci.model.outputs import NightSummary, StandingRegression
 from perfci.model.verdicts import Outcome
-from perfci.report.night_summary import night_summary
+from perfci.report.night_summary import chat_message, night_summary
 from perfci.store.confirmation_files import load_all
 from perfci.store.results import expand, load_result
 from perfci.util.errors import EXIT_REGRESSION
+from perfci.util.files import write_atomic
 
 
 @click.command()
@@ -45,11 +46,15 @@ from perfci.util.errors import EXIT_REGRESSION
 @click.option("--summary", "summary_out", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="Append the night's summary (Markdown, one row per case: opened, commented, pending and why, "
                    "clean) to this file, e.g. $GITHUB_STEP_SUMMARY.")
+@click.option("--webhook", "webhook_url", default=None, envvar="PERFCI_WEBHOOK_URL", metavar="URL",
+              help="Also post the night in one chat message to this incoming webhook (Slack, Mattermost, Google Chat: "
+                   "{\"text\"}; Discord: {\"content\"}); with --dry-run it is written to OUT/webhook.txt instead. "
+                   "A failed post is said and changes nothing else. Env: PERFCI_WEBHOOK_URL (a secret).")
 @options.json_output("nightly")
 def nightly(results: tuple[Path, ...], history_dir: Path, baseline_dir: Path | None, window: int, min_nights: int,
             close_after: int, repo: str | None, dry_run: bool, issues_out: Path, run_url: str, site_url: str,
             confirm_dir: Path | None, noise_dir: Path | None, follow: Follow, budget: IssueBudget,
-            summary_out: Path | None, json_out: Path | None) -> int:
+            summary_out: Path | None, webhook_url: str | None, json_out: Path | None) -> int:
     """After a nightly's bench jobs: triage accepted issues (reset their baselines), open,
     comment or close threshold issues against the history, append RESULTS to the
     history, and open one issue per persisting change point. Change points and threshold
@@ -61,6 +66,8 @@ def nightly(results: tuple[Path, ...], history_dir: Path, baseline_dir: Path | N
     A/B, or a persisting change point; the history is written either way), 2 bad input,
     3 infrastructure or internal error."""
     dry_run_dir = options.dry_run_dir(dry_run, issues_out)
+    if webhook_url:
+        webhook.check_url(webhook_url)  # before the night: a bad URL is exit 2 with nothing done
     loaded = [load_result(p) for p in expand(list(results))]
     gh = None if dry_run_dir else GitHub(repo or os.environ.get("GITHUB_REPOSITORY", ""), run_url)
     opts = NightOptions(history_root=history_dir, baseline_root=baseline_dir, rules=Rules(follow=follow, noise_dir=noise_dir),
@@ -76,9 +83,17 @@ def nightly(results: tuple[Path, ...], history_dir: Path, baseline_dir: Path | N
             say(f"regression stands: {result_id}: {', '.join(keys)}")
     if not night.told:
         say("nothing opened or commented tonight" + (" (pending: see above)" if night.regression_stands else ""))
+    repo_url = run_url.split("/actions/runs/")[0] if run_url else ""
     if summary_out is not None:
         with open(summary_out, "a") as f:
-            f.write(night_summary(night.cases, run_url, run_url.split("/actions/runs/")[0] if run_url else ""))
+            f.write(night_summary(night.cases, run_url, repo_url))
+    if webhook_url:
+        message = chat_message(night.cases, run_url, repo_url)
+        if dry_run_dir is not None:
+            write_atomic(dry_run_dir / "webhook.txt", message + "\n")
+            say(f"webhook: the night's message written to {dry_run_dir / 'webhook.txt'} (dry run)")
+        else:
+            say(webhook.post(webhook_url, message))
     options.emit_json(NightSummary(
         outcome=Outcome.REGRESSION if night.told else Outcome.UNCHANGED, actions=night.actions, cases=night.cases,
         standing=[StandingRegression(result_id=rid, case=cases.get(rid, ""), keys=keys)

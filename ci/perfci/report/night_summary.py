@@ -3,6 +3,7 @@ what the night did about it, linked to its issue."""
 
 from __future__ import annotations
 
+from perfci.model.outputs import TOLD as TOLD_STATUSES
 from perfci.model.outputs import CaseNight
 from perfci.report.table import table
 from perfci.util.text import code_span, markdown
@@ -34,3 +35,21 @@ def night_summary(cases: list[CaseNight], run_url: str = "", repo_url: str = "")
     if run_url:
         lines += ["", f"[The run, its artifacts]({run_url})"]
     return "\n".join(lines) + "\n"
+
+
+def chat_message(cases: list[CaseNight], run_url: str = "", repo_url: str = "") -> str:
+    """The night in one chat message (plain text with links; the webhook's one post a
+    night): whether anyone needs to look, each case told of a regression with its issue,
+    the counts of the rest."""
+    told = [c for c in cases if c.told]
+    counts: dict[str, int] = {}
+    for c in cases:
+        counts[c.status] = counts.get(c.status, 0) + 1
+    head = (f"perfci nightly: {len(told)} regression{'s' if len(told) != 1 else ''} told tonight" if told
+            else "perfci nightly: nothing opened or commented tonight")
+    rest = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()) if status not in TOLD_STATUSES)
+    lines = [head + (f" ({rest})" if rest else "") + (f" · {run_url}" if run_url else "")]
+    for c in sorted(told, key=lambda c: c.case):
+        where = (f"{repo_url}/issues/{c.issue}" if repo_url and c.issue else f"#{c.issue}" if c.issue else c.status)
+        lines.append(f"• {c.case}: {', '.join(c.keys[:3])}{' …' if len(c.keys) > 3 else ''} — {c.status} {where}")
+    return "\n".join(lines)
