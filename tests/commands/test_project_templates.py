@@ -54,7 +54,8 @@ def test_a_teams_workflows_carry_its_runner_its_pins_and_a_private_perfcis_token
     assert approval["jobs"]["revoke"]["permissions"] == {"pull-requests": "write"}
     assert "c7-nvme" in files["README.md"] and "perfci init --upgrade" in files["README.md"]
     public = project_files(Caller("acme/perfci", REF), "tiny")
-    assert "PERFCI_TOKEN" not in public[".github/workflows/nightly.yml"] and "PERFCI_TOKEN" not in public[".github/workflows/bisect.yml"]
+    assert "PERFCI_TOKEN" not in public[".github/workflows/nightly.yml"]
+    assert "PERFCI_TOKEN" not in public[".github/workflows/bisect.yml"]
     assert yaml.safe_load(public[".github/workflows/nightly.yml"])["jobs"]["nightly"]["secrets"] == {
         "webhook-url": "${{ secrets.PERFCI_WEBHOOK_URL }}"}  # the chat webhook: a secret of the team's, optional
     assert yaml.safe_load(public[".github/workflows/nightly.yml"])["jobs"]["nightly"]["with"]["runner-class"] == "epyc-nvme"

@@ -106,6 +106,26 @@ class NightOptions:
     budget: IssueBudget = IssueBudget()  # the false-issue budget: each road's level per case and night
 
 
+def at_the_nights_scale(confirmations: dict[str, Confirmation], results: list[Result]) -> dict[str, Confirmation]:
+    """A reference A/B that did not confirm a regression clears it only when it ran at the
+    night's scale (its profile): one at a smaller scale (confirm's smoke: 200k rows in
+    memory, against a nightly's 1M) cannot see what shows only at the night's, so the
+    night's regression stays pending on its own road (more nights, its change point),
+    and the issue says at which scale the A/B could not confirm it. A confirmed one
+    stands at any scale: it found the regression there too."""
+    profiles = {r.id: r.scenario.profile for r in results}
+    out = dict(confirmations)
+    for rid, c in confirmations.items():
+        night = profiles.get(rid)
+        if c.status == "not-confirmed" and c.profile and night and c.profile != night:
+            out[rid] = c.model_copy(update={
+                "status": "not-run",
+                "reason": f"the A/B ran at profile {c.profile}, the night at {night}: not confirmed at {c.profile} "
+                          f"({c.reason}), which does not clear a regression seen at {night}; it stays pending "
+                          "until more nights or its change point call it"})
+    return out
+
+
 def night_verdicts(comparisons: list[CaseComparison],
                    confirmations: dict[str, Confirmation]) -> dict[str, NightVerdict]:
     """What each result was worse on (MetricRow.worse) and judged a regression on; a
@@ -177,7 +197,7 @@ class Night:
 def run_night(results: list[Result], opts: NightOptions, gh: GitHub | None = None, dry_run_dir: Path | None = None,
               confirmations: dict[str, Confirmation] | None = None) -> Night:
     """Steps 1-4 above."""
-    confirmations = confirmations or {}
+    confirmations = at_the_nights_scale(confirmations or {}, results)
     histories = Histories(opts.history_root)
     comparisons = compare_cases(load_cases(results, baseline_root=opts.baseline_root, follow=opts.rules.follow,
                                      noise_dir=opts.rules.noise_dir, history_root=histories, window=opts.window),

@@ -9,6 +9,7 @@ import click
 
 from perfci.alert import pr_comment, regression_issues
 from perfci.alert.github import GitHub
+from perfci.alert.nightly import at_the_nights_scale
 from perfci.commands import options
 from perfci.judge.budget import IssueBudget
 from perfci.judge.compare import Rules, compare_cases
@@ -49,7 +50,7 @@ def issues_sync(results: tuple[Path, ...], baseline_dir: Path | None, repo: str 
     loaded = [load_result(p) for p in expand(list(results))]
     comparisons = compare_cases(load_cases(loaded, baseline_root=baseline_dir, follow=follow, noise_dir=noise_dir,
                                      history_root=history_dir, window=window), Rules(follow=follow, noise_dir=noise_dir))
-    confirmations = load_all(confirm_dir) if confirm_dir else None
+    confirmations = at_the_nights_scale(load_all(confirm_dir), loaded) if confirm_dir else None
     for line in regression_issues.sync(comparisons, run_url, repo, dry_run_dir, close_after, confirmations,
                                 history_dir, min_nights if history_dir else 1, budget=budget):
         click.echo(line)
