@@ -418,7 +418,7 @@ def smoke_result(real_server_tools, tmp_path_factory):
     work = tmp_path_factory.mktemp("smoke-work")
     own = tmp_path_factory.mktemp("smoke-snapshots")
     proc = run_perfci("run", "rebuild-after-delete", "--profile", "smoke", "--out", str(out), "--workdir", str(work),
-                      env={"PERFCI_SNAPSHOT_DIR": str(own)})
+                      "--json", str(own.parent / "smoke-run.json"), env={"PERFCI_SNAPSHOT_DIR": str(own)})
     assert proc.returncode == 0, proc.stderr[-3000:]
     # the dataset it prepared seeds the session's cache: the later smoke runs of the
     # scenario (the verdict tests' baseline and candidates) restore it instead of
@@ -428,4 +428,5 @@ def smoke_result(real_server_tools, tmp_path_factory):
         shutil.copytree(own, session_cache, dirs_exist_ok=True)
     files = result_files(out)
     assert len(files) == 1, files
-    return {"path": files[0], "result": json.loads(files[0].read_text()), "proc": proc, "workdir": work}
+    return {"path": files[0], "result": json.loads(files[0].read_text()), "proc": proc, "workdir": work,
+            "json": json.loads((own.parent / "smoke-run.json").read_text())}

@@ -21,6 +21,11 @@ pytestmark = [pytest.mark.e2e, pytest.mark.alone]
 
 def test_smoke_result_has_both_phases_with_throughput_and_intervals(smoke_result):
     res = smoke_result["result"]
+    # --json: the result file and its run-level metrics, for a script
+    [entry] = smoke_result["json"]["results"]
+    assert smoke_result["json"]["schema"] == "perfci.run/1" and entry["path"] == str(smoke_result["path"])
+    assert entry["id"] == res["id"] and entry["valid"] is True
+    assert entry["metrics"]["before.tps"] == res["phases"]["before"]["metrics"]["tps"]
     assert res["schema"] == "perfci.result/2" and res["status"] == "ok"
     assert list(res["phases"]) == ["before", "after"]
     for name, phase in res["phases"].items():

@@ -9,8 +9,11 @@ import click
 
 from perfci.commands import options
 from perfci.host.hostlock import command_line, exclusive_host
+from perfci.model.metrics import flatten
+from perfci.model.outputs import RunEntry, RunOutput
 from perfci.providers.mycnf import parse_config_file, parse_override
 from perfci.sessions.session import handle_cancellation, run_session
+from perfci.store.results import load_result
 from perfci.util.errors import EXIT_INTERRUPTED
 from perfci.util.progress import Progress
 
@@ -69,10 +72,11 @@ SERVER_HELP = ("Server to test: an id from servers.yaml (perfci servers list), o
 @options.allow_busy
 @options.host_wait
 @options.quiet
+@options.json_output("run")
 def run(scenario: str, profile: str, server_spec: str, configs: tuple[str, ...], config_file: Path | None,
         case_patterns: tuple[str, ...], out_dir: Path, repeat: int, workdir: Path | None, keep_workdir: bool,
         no_snapshot: bool, snapshot_dir: Path | None, measure: str, work_counter: str, runner_class: str,
-        allow_busy: bool, host_wait: float, quiet: bool) -> int:
+        allow_busy: bool, host_wait: float, quiet: bool, json_out: Path | None) -> int:
     """Run SCENARIO (a name from scenarios/ or a path to a .yaml file)."""
     handle_cancellation()
     progress = Progress(quiet=quiet)
@@ -81,9 +85,15 @@ def run(scenario: str, profile: str, server_spec: str, configs: tuple[str, ...],
         overrides = parse_config_file(config_file) + overrides
     [server_spec] = options.check_inputs(scenario, profile, server_spec)  # typos: exit 2 even on a busy host
 
+    say = options.text_out(json_out)
+    saved: list[RunEntry] = []
+
     def show(path: Path, summary: str) -> None:
-        click.echo(summary)
-        click.echo(f"result: {path}")
+        say(summary)
+        say(f"result: {path}")
+        r = load_result(path)
+        saved.append(RunEntry(path=str(path), id=r.id, case=r.case, status=r.status.value, valid=r.validity.valid,
+                              reasons=r.validity.reasons, metrics=flatten(r)))
 
     try:
         with exclusive_host(command_line(), allow_busy, ignore_servers=server_spec.startswith("dsn:"),
@@ -96,5 +106,6 @@ def run(scenario: str, profile: str, server_spec: str, configs: tuple[str, ...],
         click.echo("interrupted: the server was shut down and no result was written", err=True)
         return EXIT_INTERRUPTED
     if matrix:
-        click.echo(f"matrix report: {matrix}")
+        say(f"matrix report: {matrix}")
+    options.emit_json(RunOutput(results=saved, matrix_report=str(matrix) if matrix else None).dump(), json_out)
     return 0

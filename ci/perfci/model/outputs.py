@@ -201,6 +201,24 @@ class CheckVerdict(Output):
 CHECK_VERDICT = FileFormat("check verdict", CheckVerdict, "perfci.check-verdict/1")
 
 
+# perfci run
+class RunEntry(StrictModel):
+    path: str = Field(description="the result file (`perfci schema result`)")
+    id: str
+    case: str
+    status: str = Field(description="ok, or skipped (the server cannot run this case)")
+    valid: bool = Field(description="the validity gate's verdict: an invalid run is never judged")
+    reasons: list[str] = Field([], description="why it is invalid")
+    metrics: dict[str, float] = Field({}, description="run-level metrics, `phase.metric` and `headline.metric a/b` "
+                                                      "(what baselines and compare judge)")
+
+
+class RunOutput(Output):
+    schema_: Literal["perfci.run/1"] = Field("perfci.run/1", alias="schema")
+    results: list[RunEntry]
+    matrix_report: str | None = Field(None, description="the matrix's Markdown report, when the scenario has axes")
+
+
 # perfci plan nightly
 class PlanRow(StrictModel):
     server: str
@@ -255,4 +273,5 @@ class NightPlan(Output):
                    runners=bins if n else [], too_long=too_long)
 
 
+RUN_OUTPUT = FileFormat("run output", RunOutput, "perfci.run/1")
 NIGHT_PLAN = FileFormat("night plan", NightPlan, "perfci.plan/1")
