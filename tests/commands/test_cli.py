@@ -297,7 +297,9 @@ def test_every_option_says_what_it_does():
 def test_the_profile_is_smoke_by_default_and_the_same_option_everywhere():
     profiles = {path: option for path, option in every_option() if option.name == "profile"}
     assert {"ab", "bisect", "calibrate", "confirm", "doctor", "run", "sweep"} <= set(profiles)
-    assert {path: option.default for path, option in profiles.items()} == {path: "smoke" for path in profiles}
+    # `plan nightly` plans the nightly: its profile is the nightly's
+    assert {path: option.default for path, option in profiles.items()} == {
+        path: "nightly" if path == "plan nightly" else "smoke" for path in profiles}
     assert all("-p" in option.opts for option in profiles.values())
 
 
