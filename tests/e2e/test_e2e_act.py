@@ -150,7 +150,7 @@ def test_a_clean_night_under_act_writes_no_issue(real_server_tools, tmp_path):
     assert "Summary - ## perfci comparison" in proc.stdout and "🔴 regression" not in proc.stdout
     assert not (tmp_path / "issues").exists()
     [night] = pushed_history(tmp_path, "mariadb-10.11/tiny")
-    assert night["regressed"] == [] and night["standing"] == [] and night["schema"] == "perfci.history/3"
+    assert night["regressed"] == [] and night["standing"] == [] and night["schema"] == "perfci.history/4"
     assert_site_written(tmp_path, "tiny")
 
 

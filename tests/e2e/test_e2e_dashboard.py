@@ -3,8 +3,8 @@ the nightly loop (issues written as files), `perfci dashboard` through the CLI, 
 headless Chromium loading the pages from disk: no console message of any kind (script
 errors, failed loads), the script ran and found every chart, the case page leads with
 the last night's table and labels every chart with its unit, grouped, the zoom (#recent)
-shows the recent nights, and a screenshot of the case with the step, kept under
-test-artifacts/, shows the change-point mark."""
+shows the recent nights, the brush's zoom (#nights=A-B) draws those nights only, and a
+screenshot of the case with the step, kept under test-artifacts/, shows the change-point mark."""
 
 from __future__ import annotations
 
@@ -65,6 +65,12 @@ def test_the_dashboard_draws_the_month_in_chromium_without_console_errors(tmp_pa
     zoomed = chromium("--dump-dom", case_page.as_uri() + "#recent")
     assert console_lines(zoomed) == [] and re.search(r'<body[^>]* data-zoom="recent"', zoomed.stdout)
     assert zoomed.stdout.count('class="zoom-all" hidden=""') == 19 and 'class="zoom-recent" hidden' not in zoomed.stdout
+    # the brush's zoom, as its link gives it: every whole-month chart drawn on nights 20-28 only
+    brushed = chromium("--dump-dom", case_page.as_uri() + "#nights=20-28")
+    assert console_lines(brushed) == [] and re.search(r'<body[^>]* data-nights="20-28"', brushed.stdout)
+    whole = re.findall(r'<div class="zoom-all"><svg class="chart[^"]*"[^>]*>', brushed.stdout)
+    assert len(whole) == 19 and all("zoomed" in s and 'data-shown="9"' in s for s in whole), whole[:2]
+    assert '<button type="button" id="unzoom">' in brushed.stdout  # shown: the way back
     shot = tmp_path / "dashboard.png"
     taken = chromium("--window-size=900,1800", f"--screenshot={shot}", case_page.as_uri())
     assert taken.returncode == 0 and shot.exists(), taken.stderr[-2000:]

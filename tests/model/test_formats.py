@@ -48,7 +48,7 @@ def test_an_older_history_line_is_upgraded_and_a_bad_field_names_file_line_and_f
     v1 = {"result_id": "r1", "scenario_hash": "sha256:x", "metrics": {"before.tps": 1.0}}  # /1: no schema
     path.write_text(json.dumps(v1) + "\n" + json.dumps({**v1, "result_id": "r2", "metrics": "x"}) + "\n{")
     [record] = read_history(path)  # the damaged line and the torn last one are skipped, each said
-    assert record.schema_ == "perfci.history/3" and record.valid and record.counters == {}
+    assert record.schema_ == "perfci.history/4" and record.valid and record.counters == {}
     warned = capsys.readouterr().err.splitlines()
     assert warned[0].startswith(f"perfci: warning: {path}:2: damaged line skipped ((corrupt history record): field metrics")
     assert warned[1].startswith(f"perfci: warning: {path}:3: damaged line skipped (corrupt history record (not JSON")
@@ -65,7 +65,7 @@ def test_a_v2_history_line_keeps_its_worse_nights_out_of_the_baseline_as_standin
           "regressed": ["before.tps"], "judged_since": None}
     path.write_text(json.dumps(v2) + "\n")
     [record] = read_history(path)
-    assert record.schema_ == "perfci.history/3" and record.standing == ["before.tps"] == record.regressed
+    assert record.schema_ == "perfci.history/4" and record.standing == ["before.tps"] == record.regressed
 
 
 def test_kept_raw_data_loads_gzipped_and_a_bad_gzip_is_one_line():

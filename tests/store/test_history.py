@@ -28,7 +28,7 @@ def test_append_is_idempotent_and_keyed_like_baselines(tmp_path):
     entries = read_history(path)
     assert [e.result_id for e in entries] == [r.id for r in results]
     assert entries[0].metrics["before.tps"] == 1000 and entries[0].server_version == "10.11.19-MariaDB"
-    assert json.loads(path.read_text().splitlines()[0])["schema"] == "perfci.history/3"
+    assert json.loads(path.read_text().splitlines()[0])["schema"] == "perfci.history/4"
 
 
 def test_lines_written_before_records_had_a_schema_still_load(tmp_path):
@@ -36,7 +36,7 @@ def test_lines_written_before_records_had_a_schema_still_load(tmp_path):
     path.write_text(json.dumps({"result_id": "r1", "date": "", "harness_sha": "abc", "scenario_hash": "sha256:aaaa",
                                 "server_version": "10.11.19", "metrics": {"after.tps": 1.0}}) + "\n")
     [entry] = read_history(path)
-    assert entry.result_id == "r1" and entry.schema_ == "perfci.history/3"  # upgraded on load
+    assert entry.result_id == "r1" and entry.schema_ == "perfci.history/4"  # upgraded on load
 
 
 def test_a_history_path_never_leaves_the_history_dir(tmp_path):

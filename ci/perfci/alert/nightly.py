@@ -136,7 +136,7 @@ def night_verdicts(comparisons: list[CaseComparison],
         for r in comp.results:
             c = confirmations.get(r.id)
             if c is not None and c.status == "not-confirmed":
-                out[r.id] = NightVerdict()
+                out[r.id] = NightVerdict(ab="not-confirmed")
                 continue
             worse = tuple(row.key for row in comp.rows if row.worse)
             regressions = tuple(row.key for row in comp.regressions)
@@ -144,7 +144,8 @@ def night_verdicts(comparisons: list[CaseComparison],
                 found = tuple(k for k in c.ab_regressions if k not in regressions)
                 worse += tuple(k for k in found if k not in worse)
                 regressions += found
-            out[r.id] = NightVerdict(worse=worse, regressions=regressions)
+            out[r.id] = NightVerdict(worse=worse, regressions=regressions,
+                                     ab="confirmed" if c is not None and c.status == "confirmed" else None)
     return out
 
 
@@ -173,7 +174,7 @@ def with_change_points(verdicts: dict[str, NightVerdict], comparisons: list[Case
                       if persisting_changes(records, row.key, row.spec, len(comp.rows), alpha=alpha)]
             if called:
                 out[tonight.id] = NightVerdict((*verdict.worse, *(k for k in called if k not in verdict.worse)),
-                                               (*verdict.regressions, *called))
+                                               (*verdict.regressions, *called), verdict.ab)
     return out
 
 

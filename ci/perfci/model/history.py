@@ -30,14 +30,14 @@ from perfci.model.formats import FileFormat, JsonObject
 from perfci.model.metrics import counters_per_txn, flatten
 from perfci.model.result import HostSignature, Rerun, Result
 
-HISTORY_SCHEMA = "perfci.history/3"
+HISTORY_SCHEMA = "perfci.history/4"
 DEFAULT_HISTORY_WINDOW = 10
 
 
 class HistoryRecord(StrictModel):
     """One run of one case, as the history keeps it (one JSON line)."""
 
-    schema_: Literal["perfci.history/3"] = Field("perfci.history/3", alias="schema")
+    schema_: Literal["perfci.history/4"] = Field("perfci.history/4", alias="schema")
     result_id: str
     date: str = ""
     harness_sha: str | None = None
@@ -59,6 +59,11 @@ class HistoryRecord(StrictModel):
                                                 "of the baseline for them")
     measure: Literal["time", "work"] = Field("time", description="work: a counted run (its series is the case's "
                                                                  "`<profile>.work`; only instructions_per_txn is judged)")
+    # /4
+    server_commit: str | None = Field(None, description="the commit a build: server was built from (the dashboard's "
+                                                        "axis and compare links)")
+    ab: Literal["confirmed", "not-confirmed"] | None = Field(None, description="what that night's reference A/B found "
+                                                                               "(None: none ran)")
 
 
 def _v1_to_v2(data: JsonObject) -> JsonObject:
@@ -68,11 +73,17 @@ def _v1_to_v2(data: JsonObject) -> JsonObject:
 
 def _v2_to_v3(data: JsonObject) -> JsonObject:
     """/2 kept every worse night out of the baseline: its regressed keys stood."""
-    return {**data, "schema": HISTORY_SCHEMA, "standing": data.get("regressed", [])}
+    return {**data, "schema": "perfci.history/3", "standing": data.get("regressed", [])}
+
+
+def _v3_to_v4(data: JsonObject) -> JsonObject:
+    """/3 recorded no server commit and no A/B outcome: none known."""
+    return {**data, "schema": HISTORY_SCHEMA}
 
 
 HISTORY_LINE = FileFormat("history record", HistoryRecord, HISTORY_SCHEMA,
-                          upgrades={"perfci.history/1": _v1_to_v2, "perfci.history/2": _v2_to_v3},
+                          upgrades={"perfci.history/1": _v1_to_v2, "perfci.history/2": _v2_to_v3,
+                                    "perfci.history/3": _v3_to_v4},
                           unversioned="perfci.history/1")
 
 
@@ -83,6 +94,7 @@ class NightVerdict:
 
     worse: tuple[str, ...] = ()
     regressions: tuple[str, ...] = ()
+    ab: Literal["confirmed", "not-confirmed"] | None = None  # the night's reference A/B, where one ran
 
 
 class Annotation(StrictModel):
@@ -121,9 +133,11 @@ def run_summary(result: Result) -> RunSummary:
 
 
 def summary_line(result: Result, regressed: list[str] | None = None, judged_since: str | None = None,
-                 run_url: str = "", standing: list[str] | None = None) -> HistoryRecord:
+                 run_url: str = "", standing: list[str] | None = None,
+                 ab: Literal["confirmed", "not-confirmed"] | None = None) -> HistoryRecord:
     return HistoryRecord(**run_summary(result), valid=result.validity.valid, run_url=run_url, measure=result.measure,
-                         regressed=sorted(regressed or []), judged_since=judged_since, standing=sorted(standing or []))
+                         regressed=sorted(regressed or []), judged_since=judged_since, standing=sorted(standing or []),
+                         server_commit=result.server.commit, ab=ab)
 
 
 def case_name(root: Path, path: Path) -> str:

@@ -7,15 +7,18 @@ draws each judged metric over the nights, grouped (headline ratios, throughput, 
 CPU, work counters) and labelled with its unit, as inline SVG (drawn here, so the page needs no chart library), its tolerance
 band shaded (the y-axis spans at least twice the band: noise does not look like a step), with change
 points (red, dashed), resets (green) and excluded samples (hollow) marked, server
-versions on the axis where they change, each point linked to its run, and the last
-night against its baseline; a case of more than ZOOM_NIGHTS nights also draws its
-recent nights on their own scale (the zoom). The CSS and the little script (hover
-read-out, zoom, index filter) ship in the wheel (perfci/report/dashboard_assets) and are copied next to the pages.
+versions (and a build's commit) on the axis where they change, each point linked to its
+run and, for a build, to its upstream's commits since the night before, the nights a
+reference A/B judged ringed, and the last night against its baseline; a case of more
+than ZOOM_NIGHTS nights also draws its recent nights on their own scale (the zoom). The
+CSS and the little script (hover read-out, zoom, a brush over any nights, index filter)
+ship in the wheel (perfci/report/dashboard_assets) and are copied next to the pages.
 """
 
 from __future__ import annotations
 
 import html
+import re
 import shutil
 import statistics
 from dataclasses import dataclass
@@ -33,6 +36,10 @@ from perfci.util.text import web_link
 W, H, PAD_L, PAD_R, PAD_T, PAD_B = 760, 220, 60, 20, 24, 46
 SPARK_W, SPARK_H = 160, 28
 ZOOM_NIGHTS = 14  # a case with more nights also draws its last 14 on their own scale
+# where a flavor's commits are browsed (a build: server's commits, compared night to night)
+UPSTREAMS = {"mysql": "https://github.com/mysql/mysql-server", "percona": "https://github.com/percona/percona-server",
+             "mariadb": "https://github.com/MariaDB/server"}
+COMMIT_RE = re.compile(r"[0-9a-f]{7,40}")
 
 
 def judged(records: list[HistoryRecord]) -> list[tuple[str, MetricSpec]]:
@@ -105,6 +112,7 @@ def chart(key: str, page: CasePage, spec: MetricSpec | None = None, last: int | 
         out.append(f'<text x="12" y="{mid:.1f}" class="unit" text-anchor="middle" '
                    f'transform="rotate(-90 12 {mid:.1f})">{html.escape(unit)}</text>')
     ids = [r.result_id for r in points]
+    night = {r.result_id: i for i, r in enumerate(page.records)}  # a point's night on the page (the brush's unit)
     for reset in page.hist.resets:
         if reset.result_id in ids:
             i = ids.index(reset.result_id)
@@ -117,24 +125,46 @@ def chart(key: str, page: CasePage, spec: MetricSpec | None = None, last: int | 
         out.append(f'<line x1="{x(i):.1f}" x2="{x(i):.1f}" y1="{PAD_T}" y2="{H - PAD_B}" class="change"/>'
                    f'<text x="{x(i) + 3:.1f}" y="{PAD_T + 22}" class="change-label">change {change.change_pct:+.1f} %</text>')
     previous = None
-    for i, r in enumerate(points):  # server versions on the axis where they change
-        if r.server_version != previous:
-            out.append(f'<text x="{x(i):.1f}" y="{H - PAD_B + 28}" class="version">{html.escape(r.server_version or "?")}</text>')
-            previous = r.server_version
+    for i, r in enumerate(points):  # server versions (and the commit a build was built from) where they change
+        if server_label(r) != previous:
+            out.append(f'<text x="{x(i):.1f}" y="{H - PAD_B + 28}" class="version">{html.escape(server_label(r))}</text>')
+            previous = server_label(r)
         if i in (0, n - 1) or i % max(n // 6, 1) == 0:
             out.append(f'<text x="{x(i):.1f}" y="{H - PAD_B + 14}" class="tick" text-anchor="middle">'
                        f'{html.escape(r.date[5:10])}</text>')
     line = " ".join(f"{x(i):.1f},{y(r.metrics[key]):.1f}" for i, r in enumerate(points))
     out.append(f'<polyline points="{line}" class="series"/>')
+    flavor = page.hist.key.split("/")[1].split("-", 1)[0]  # the case's server line: mariadb-10.11
     for i, r in enumerate(points):
         kind = "excluded" if r.result_id in page.hist.excluded else ("worse" if key in r.regressed else "point")
-        label = f"{r.date[:10]} · {r.server_version} · {r.result_id} · {r.metrics[key]:.4g}"
-        dot = (f'<circle cx="{x(i):.1f}" cy="{y(r.metrics[key]):.1f}" r="3.5" class="{kind}" '
-               f'data-label="{html.escape(label)}"><title>{html.escape(label)}</title></circle>')
+        ab = {"confirmed": " · its reference A/B confirmed it", "not-confirmed": " · its reference A/B did not"}
+        label = f"{r.date[:10]} · {server_label(r)} · {r.result_id} · {r.metrics[key]:.4g}{ab.get(r.ab or '', '')}"
+        compare = compare_url(flavor, points[i - 1].server_commit if i else None, r.server_commit)
+        at = f'data-i="{night[r.result_id]}" data-v="{r.metrics[key]!r}"'
+        if r.ab:  # the nights a reference A/B judged: a ring (solid: confirmed, dashed: not)
+            out.append(f'<circle cx="{x(i):.1f}" cy="{y(r.metrics[key]):.1f}" r="7" class="ab-{r.ab}" {at}/>')
+        dot = (f'<circle cx="{x(i):.1f}" cy="{y(r.metrics[key]):.1f}" r="3.5" class="{kind}" {at} '
+               f'data-label="{html.escape(label)}"' + (f' data-compare="{html.escape(compare)}"' if compare else "")
+               + f'><title>{html.escape(label)}</title></circle>')
         link = web_link(r.run_url)  # history lines are input: only http(s) links
         out.append(f'<a href="{html.escape(link)}">{dot}</a>' if link else dot)
     out.append("</svg>")
     return "".join(out)
+
+
+def server_label(r: HistoryRecord) -> str:
+    """A night's server on the axis: its version, and the commit a build: server was built from."""
+    return (r.server_version or "?") + (f" @{r.server_commit[:7]}" if r.server_commit else "")
+
+
+def compare_url(flavor: str, before: str | None, after: str | None) -> str:
+    """The upstream's compare view of the commits between two nights' builds ("" when
+    either night records no commit, they are the same, or the flavor has no known upstream)."""
+    upstream = UPSTREAMS.get(flavor)
+    if not (upstream and before and after and before != after and COMMIT_RE.fullmatch(before)
+            and COMMIT_RE.fullmatch(after)):
+        return ""
+    return f"{upstream}/compare/{before}...{after}"
 
 
 def sparkline(values: list[float]) -> str:
@@ -194,7 +224,11 @@ def case_html(page: CasePage, issues_url: str, window: int) -> str:
     parts += ["<h2>Last night against its baseline</h2>", last_night_table(page, window)]
     parts += ["<h2>Metrics over the nights</h2>",
               "<p class='legend'><span class='k change'>change point</span> <span class='k reset'>reset</span> "
-              "<span class='k worse'>worse than its baseline</span> <span class='k excluded'>excluded</span></p>"]
+              "<span class='k worse'>worse than its baseline</span> <span class='k excluded'>excluded</span> "
+              "<span class='k ab'>ring: a reference A/B judged the night (dashed: it did not confirm)</span></p>",
+              "<p class='brush-help'>Drag across a chart to zoom every chart to those nights "
+              "(<code>#nights=A-B</code> links to it); <button type='button' id='unzoom' hidden>show all nights</button>"
+              "</p>"]
     zoom = len(page.records) > ZOOM_NIGHTS
     if zoom:  # the recent nights drawn on their own scale: a zoom without a chart library
         parts.append(f"<p class='zoom'>show: <button type='button' data-zoom='all' aria-pressed='true'>all "

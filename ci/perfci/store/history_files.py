@@ -119,7 +119,7 @@ class Histories:
                 written.setdefault(hist.path, 0)
                 continue
             verdict = (verdicts or {}).get(result.id, NightVerdict())
-            record = summary_line(result, list(verdict.worse), hist.reset_id, run_url, hist.standing(verdict))
+            record = summary_line(result, list(verdict.worse), hist.reset_id, run_url, hist.standing(verdict), verdict.ab)
             jsonl.append(hist.path, record, _parse_record)
             hist.records.append(record)
             written[hist.path] = written.get(hist.path, 0) + 1
