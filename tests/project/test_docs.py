@@ -109,3 +109,16 @@ def test_every_environment_variable_is_on_the_reference_page():
 def test_the_environment_check_sees_an_unlisted_variable(tmp_path: Path):
     (tmp_path / "x.py").write_text('os.environ.get("PERFCI_NEW_KNOB")\n')
     assert env_names_read([tmp_path]) - set(ENV_NAME.findall(ENV_PAGE.read_text())) == {"PERFCI_NEW_KNOB"}
+
+
+@pytest.mark.parametrize("name", ["issue.md", "ab-full-scan.md", "pr-comment.md"])
+def test_every_kept_example_opens_with_the_four_lines(name: str):
+    """docs/examples/ (benchmarks/regenerate_examples.py): each writer's output says what,
+    how sure, why and how to reproduce before any table."""
+    lines = (REPO / "docs/examples" / name).read_text().splitlines()
+    four = [i for i, line in enumerate(lines) if re.match(r"- \*\*(What|How sure|Why|Reproduce)\*\*: ", line)][:4]
+    assert [lines[i].split("**")[1] for i in four] == ["What", "How sure", "Why", "Reproduce"], name
+    assert four == list(range(four[0], four[0] + 4)), name  # together
+    table = next((i for i, line in enumerate(lines) if line.startswith("| ")), len(lines))
+    assert four[-1] < table, name
+    assert "perfci " in lines[four[3]], name  # a command

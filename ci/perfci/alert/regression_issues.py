@@ -87,7 +87,9 @@ def headline_title(case: CaseIdentity, changes: list[tuple[str, float]], since: 
     where = ", ".join([case.server, case.series_profile, *([case.case] if case.case != "default" else []),
                        case.runner_class])
     said = by_phase(changes, phases_shown=1, per_phase=2, escape=str)
-    return issue_title(f"{kind + ': ' if kind else ''}{case.scenario} {said}{since} ({where})")
+    lead_phase = changes[0][0].split(".", 1)[0] if changes else ""
+    name = "" if lead_phase == case.scenario else f"{case.scenario} "  # a one-phase scenario named for its phase
+    return issue_title(f"{kind + ': ' if kind else ''}{name}{said}{since} ({where})")
 
 
 def title_for(case: CaseIdentity, rows: list[MetricRow], confirmation: Confirmation | None = None) -> str:
@@ -578,23 +580,37 @@ def which_release(scenario: str, c: Confirmation, case: str, key: str) -> list[s
             code_fence(command, "sh")]
 
 
+def ab_issue_opening(comp: CaseComparison, keys: list[str], c: Confirmation) -> list[str]:
+    """The four lines of an issue only the reference A/B found: B/A by phase, how sure
+    (the A/B's level), why (its top mover), the `perfci ab` that reruns it."""
+    what = (f"{by_phase([(k, (c.ratios[k].ratio - 1) * 100) for k in keys])}: tonight's server against the "
+            f"reference's, side by side on this runner (the nights alone could not tell).")
+    level = f" at {c.alpha:.2%} family-wise over its metrics and looks" if c.alpha is not None else ""
+    sure = f"sure: the interleaved A/B flags it{level}; each flagged interval excludes no change."
+    why = inert_markdown(c.why_line) if c.why_line else "not explained (the A/B's explain pass profiled nothing)."
+    return [f"**What**: {what}", f"**How sure**: {sure}", f"**Why**: {why}",
+            f"**Reproduce**: {code_span(reproduce_ab(comp.results[0].scenario.name, c, comp.results[0].case))}"]
+
+
 def ab_body_for(comp: CaseComparison, keys: list[str], c: Confirmation, fp: str, run_url: str,
                 level: str = "") -> str:
     """The issue of a case whose reference A/B flags `keys` (the first leads) that the
     nightly threshold did not see."""
     tonight = comp.results[0]
     key, r = keys[0], c.ratios[keys[0]]
-    could = f"this A/B could see {r.mde:.1%} (90 % power)" if r.mde is not None else "its MDE is unknown"
+    could = f"achieved: it could see {r.mde:.1%} at 90 % power" if r.mde is not None else "its achieved MDE is unknown"
     lines = [
         *markers(fp, comp.identity, tonight.id),
         REGRESSION_MARK,
+        *(f"- {line}" for line in ab_issue_opening(comp, keys, c)),
+        "",
         f"**{key}** is worse on tonight's server than on the reference, side by side on this runner: B/A "
         f"{r.ratio:.3f} [{r.low:.3f}, {r.high:.3f}] ({r.confidence:.2%} interval); {could}"
         + (f"; with {len(keys) - 1} more metric{'s' if len(keys) > 2 else ''} (table below)." if len(keys) > 1 else "."),
         "",
         f"- reference (A): {code_span(c.a)} ({markdown(c.reference_version or 'version not recorded')}) · "
         f"tonight (B): {code_span(c.b)} ({markdown(tonight.server.full_version or tonight.server.version)})",
-        f"- the A/B: {markdown(c.sizing)}" if c.sizing else "- the A/B: size not recorded",
+        f"- the A/B as planned, before it ran: {markdown(c.sizing)}" if c.sizing else "- the A/B: size not recorded",
         "- the nightly threshold against the baseline saw no regression of these (inside the nights' noise)",
         *([level] if level else []),
         f"- case: {markdown(comp.label)} · host {code_span(tonight.host.hostname)} ({markdown(tonight.host.cpu_model)}, "

@@ -15,6 +15,7 @@ WORDS = {"tps": "throughput", "qps": "queries/s", "qps_write": "writes/s", "qps_
          "latency_ms_avg": "latency", "latency_ms_p95": "p95 latency", "latency_ms_p99": "p99 latency",
          "latency_ms_p99_9": "p99.9 latency",
          "cpu_us_per_txn": "CPU per transaction", "server_cpu_us_per_txn": "server CPU per transaction",
+         "statement_cpu_us_per_txn": "statement CPU per transaction",
          "instructions_per_txn": "instructions per transaction", "fsyncs_per_txn": "fsyncs per transaction",
          "pages_written_per_txn": "pages written per transaction"}
 PHASES_SHOWN = 3
