@@ -94,3 +94,33 @@ def test_a_comparison_case_opens_with_the_four_lines_before_its_tables(tmp_path,
     else:
         assert "nothing worse beyond its tolerance" in four[0]
     assert text.index(next(line for line in text if line.startswith("| metric"))) > case + 6 or current_tps == 1000
+
+
+def test_a_bisect_and_a_sweep_open_with_the_four_lines():
+    """Every writer (#57): the bisect's and the sweep's reports say what, how sure, why
+    and the command before their tables."""
+    from perfci.judge.bisect import Bisection, Step
+    from perfci.model.abratio import AbRatio
+    from perfci.model.sweep import Sweep, SweepCell
+    from perfci.report.opening import bisect_opening, sweep_opening
+    from perfci.report.sweep_report import sweep_markdown
+
+    found = Bisection(steps=[Step("8.0.12", "8.0.31", "regression", 0.9, 0.85, 0.95),
+                             Step("8.0.12", "8.0.15", "regression", 0.74, 0.60, 0.90, mde=0.08)],
+                      first_bad="8.0.15", last_good="8.0.12", ends_apart=True)
+    lines = bisect_opening(found, "qps", 0.005, "perfci bisect microbench --good 8.0.12 --bad 8.0.31")
+    assert [line.split("**")[1] for line in lines] == list(LABELS)
+    assert lines[0] == "**What**: first slower in `8.0.15`: queries/s −26.0 % against `8.0.12`."
+    assert "[0.600, 0.900]" in lines[1] and lines[3].endswith("`perfci bisect microbench --good 8.0.12 --bad 8.0.31`")
+    undecided = bisect_opening(Bisection(steps=found.steps[:1], undecided_between=("a", "b")), "qps", 0.005, "c")
+    assert undecided[1].startswith("**How sure**: not sure where")
+
+    slow = AbRatio(a=100, b=90, ratio=0.9, low=0.85, high=0.95, confidence=0.995, mde=0.05, verdict="regression")
+    sweep = Sweep(scenario="microbench", scenario_hash="sha256:x", profile="smoke", servers=["m-8.0.12", "m-8.0.31"],
+                  runner_class="local", started_at="2026-11-29T00:00:00Z",
+                  cells=[SweepCell(case="default", server="m-8.0.31", status="measured",
+                                   ratios={"full-scan.qps": slow}, regressions=["full-scan.qps"])])
+    opening = sweep_opening(sweep, 0.005, "perfci sweep microbench --servers m-8.0.12,m-8.0.31")
+    assert opening[0] == "**What**: slower than the base `m-8.0.12`: `m-8.0.31` (full-scan: queries/s −10.0 %)."
+    text = sweep_markdown(sweep, None, opening).splitlines()
+    assert text[2].startswith("- **What**") and text[5].startswith("- **Reproduce**")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shlex
 import tempfile
 import time
 from pathlib import Path
@@ -14,12 +15,14 @@ from perfci.commands import options
 from perfci.host.hostlock import command_line, exclusive_host
 from perfci.judge.bisect import Bisection, Step, bisect, bisect_steps, step_of
 from perfci.judge.burst_verdicts import TIME_METRICS
+from perfci.judge.paired import ALPHA
 from perfci.model.metrics import WORK_METRIC
 from perfci.model.outputs import BisectRecord, BisectStep
 from perfci.model.scenario import cases, load_scenario, only_phases
 from perfci.providers.basedirs import build_line
 from perfci.providers.servers import load_servers, resolve_server
 from perfci.providers.spec import ServerSpec, parse_spec
+from perfci.report.opening import bisect_opening
 from perfci.sessions.session import handle_cancellation
 from perfci.sessions.sized_ab import AbPlan, cost_line, run_sized, sides_of
 from perfci.util.errors import EXIT_INTERRUPTED, EXIT_REGRESSION, BadInput
@@ -153,7 +156,12 @@ def bisect_command(scenario: str, good: str, bad: str, metric: str | None, case_
         click.echo(f"interrupted: both servers were shut down; the steps so far are in {log}", err=True)
         return EXIT_INTERRUPTED
     judged = f"{metric} in {', '.join(phases)}" if phases else metric
+    again = shlex.join(["perfci", "bisect", scenario, "--good", good, "--bad", bad, "--metric", metric,
+                        "--profile", profile, *(["--measure", "work"] if counted else []),
+                        *(["--case", case_pattern] if case_pattern else []), *[x for p in phases for x in ("--phase", p)]])
+    opening = bisect_opening(found, metric, ab.alpha if ab.alpha is not None else ALPHA, again)
     text = "\n".join([f"## perfci bisect: {scenario} · profile {profile} · {judged}", "",
+                      *(f"- {line}" for line in opening), "",
                       f"**{found.summary()}**", "", *listing, "", "Steps:", "",
                       *[f"{i}. {s.line()}" for i, s in enumerate(found.steps, 1)], "", f"Log: {log}", "",
                       *culprit_why(found, whys)])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import tempfile
 from pathlib import Path
 
@@ -9,7 +10,9 @@ import click
 
 from perfci.commands import options
 from perfci.host.hostlock import command_line, exclusive_host
+from perfci.judge.paired import ALPHA
 from perfci.providers.servers import load_servers
+from perfci.report.opening import sweep_opening
 from perfci.report.sweep_report import heatmap, sweep_markdown
 from perfci.sessions import sweep_session
 from perfci.sessions.session import handle_cancellation
@@ -72,7 +75,11 @@ def sweep(scenario: str, server_list: str | None, between: tuple[str, str] | Non
         return EXIT_INTERRUPTED
     base = sweep_session.sweep_path(out_dir, found.scenario, found.profile)
     picture = heatmap(found, base.with_suffix(".png"))
-    text = sweep_markdown(found, picture)
+    again = shlex.join(["perfci", "sweep", scenario, *(["--between", *between] if between else
+                                                       ["--servers", ",".join(servers)]),
+                        "--profile", profile, *[x for p in phases for x in ("--phase", p)],
+                        *[x for c in case_patterns for x in ("--case", c)]])
+    text = sweep_markdown(found, picture, sweep_opening(found, ab.alpha if ab.alpha is not None else ALPHA, again))
     write_atomic(base.with_suffix(".md"), text)
     options.text_out(json_out)(text)
     options.emit_json(found.model_dump(mode="json", by_alias=True), json_out)

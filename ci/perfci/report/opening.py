@@ -5,8 +5,10 @@ shows), and the command that reproduces it. The tables follow them."""
 
 from __future__ import annotations
 
+from perfci.judge.bisect import Bisection
 from perfci.judge.compare import CaseComparison
 from perfci.model.ab_verdict import AbMetric, AbVerdict
+from perfci.model.sweep import Sweep
 from perfci.model.verdicts import Outcome
 from perfci.util.text import code_span, markdown
 
@@ -178,3 +180,47 @@ def comparison_opening(comp: CaseComparison, against: str, reproduce: str) -> li
         why = "nothing to explain."
     return [f"**What**: {what}", f"**How sure**: {sure}", f"**Why**: {why}",
             f"**Reproduce**: {code_span(reproduce) if reproduce else 'not recorded in the results'}"]
+
+
+def bisect_opening(found: Bisection, metric: str, level: float, command: str) -> list[str]:
+    """The four lines of a bisect's report: where it got slower (or why it could not
+    say), how sure (the deciding A/B's interval, each A/B at `level` family-wise), why
+    (the first slower step's explain pass, below when it ran), and the command."""
+    final = next((s for s in reversed(found.steps) if (s.reference, s.candidate) == (found.last_good, found.first_bad)),
+                 None)
+    if found.first_bad and final is not None:
+        what = (f"first slower in {code_span(found.first_bad)}: {metric_words(metric)} "
+                f"{percent((final.ratio - 1) * 100)} against {code_span(found.last_good or '')}.")
+        sure = (f"its A/B's interval of B/A, [{final.low:.3f}, {final.high:.3f}], excludes no change (each A/B judged "
+                f"at {level:.2%} family-wise); {len(found.steps)} A/Bs in all.")
+    else:
+        what = f"{markdown(found.summary())}."
+        sure = ("sure there is no regression between the ends." if found.no_regression else
+                f"not sure where: no single step decided it ({len(found.steps)} A/Bs, each at {level:.2%}).")
+    why = ("the first slower step's explain pass, below." if found.first_bad else "no single step to explain.")
+    return [f"**What**: {what}", f"**How sure**: {sure}", f"**Why**: {why}", f"**Reproduce**: {code_span(command)}"]
+
+
+def sweep_opening(sweep: Sweep, level: float, command: str) -> list[str]:
+    """The four lines of a sweep's report: which servers are slower than the base and
+    where, how sure (each cell an A/B at `level`), why (the regressed cells' reports),
+    and the command."""
+    measured = [c for c in sweep.cells if c.status == "measured"]
+    slower: dict[str, list[tuple[str, float]]] = {}
+    for c in measured:
+        for key in c.regressions:
+            if key in c.ratios:
+                slower.setdefault(c.server, []).append((key, (c.ratios[key].ratio - 1) * 100))
+    if slower:
+        what = "slower than the base " + code_span(sweep.servers[0]) + ": " + "; ".join(
+            f"{code_span(server)} ({by_phase(changes, phases_shown=2, per_phase=2)})"
+            for server, changes in list(slower.items())[:PHASES_SHOWN]) + "."
+    else:
+        what = f"no server slower than the base {code_span(sweep.servers[0])} in {len(measured)} A/Bs."
+    undecided = sum(1 for c in measured for r in c.ratios.values() if r.verdict == "inconclusive")
+    sure = (f"each cell an interleaved A/B judged at {level:.2%} family-wise"
+            + (f"; {undecided} metric(s) not decided (n.s.: the MDE row says what each could see)." if undecided
+               else "."))
+    why = ("each slower cell's explain pass, below." if any(c.why for c in measured if c.regressions) else
+           "not profiled." if slower else "nothing to explain.")
+    return [f"**What**: {what}", f"**How sure**: {sure}", f"**Why**: {why}", f"**Reproduce**: {code_span(command)}"]

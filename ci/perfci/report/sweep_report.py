@@ -53,12 +53,15 @@ def _cell_text(r: AbRatio | None, metric: str) -> str:
     return f"{r.ratio:.3f} [{r.low:.3f}, {r.high:.3f}] {marks.get(r.verdict, r.verdict)}"
 
 
-def sweep_markdown(sweep: Sweep, heatmap: Path | None = None) -> str:
+def sweep_markdown(sweep: Sweep, heatmap: Path | None = None, opening: list[str] | None = None) -> str:
+    """The sweep's report: its four lines (`opening`, report/opening.py), then per metric
+    the table of B/base, the slower cells' Why, what was not measured, the sizes."""
     base = sweep.servers[0]
     others = sweep.servers[1:]
     measured = [c for c in sweep.cells if c.status == "measured"]
     base_version = next((c.base_version for c in measured), "")
     lines = [f"## perfci sweep: {markdown(sweep.scenario)} · profile {code_span(sweep.profile)}", "",
+             *(f"- {line}" for line in opening or []), *([""] if opening else []),
              f"Each server A/B'd against the base {code_span(base)} ({markdown(base_version)}) on this runner "
              f"(class {code_span(sweep.runner_class)}), interleaved bursts; cells are B/base with the decision's "
              "interval (at the metric's Holm step: it excludes 1 exactly when significant); `n.s.`: not "
