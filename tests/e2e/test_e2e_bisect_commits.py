@@ -125,7 +125,7 @@ def test_a_nightly_of_a_branch_names_the_commit_that_made_it_slower_by_itself(re
     assert proc.returncode == 1, proc.stdout + proc.stderr
     [issue] = issues.glob("*.md")
     text = issue.read_text()
-    assert text.splitlines()[0].endswith(f" · since {culprit[:12]}"), text.splitlines()[0]
+    assert f" since {culprit[:7]} (" in text.splitlines()[0], text.splitlines()[0]  # the title names the commit
     assert f"**First slower commit: `{culprit[:12]}` log: flush at every commit** — `fsyncs_per_txn` in" in text
     assert f"against its parent `{good[:12]}` server: as released" in text
     assert "- **confirmed**: the A/B flags" in text and "perfci A/B (interleaved)" in text
