@@ -40,3 +40,36 @@ def test_it_says_how_when_the_place_is_not_on_path_and_never_overwrites_a_file(t
     kept = link(tmp_path, bin_dir, "/usr/bin:/bin")
     assert kept.returncode == 0 and "exists and is not a link: left alone" in kept.stderr
     assert (bin_dir / "perfci").read_text() == "theirs\n"
+
+
+def bare_path(tmp_path: Path) -> str:
+    """A PATH that has bash and the few tools install-deps itself uses, and none of what it
+    installs: every package it checks for is missing."""
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    for tool in ("bash", "dirname", "id", "python3", "sed"):
+        (bare / tool).symlink_to(subprocess.run(["bash", "-c", f"command -v {tool}"], capture_output=True,
+                                                text=True).stdout.strip())
+    return str(bare)
+
+
+def test_install_deps_quickstart_installs_only_what_the_quickstart_needs(tmp_path):
+    """`scripts/install-deps --quickstart` (#57: an install without Docker, Chromium, Rust or
+    Go for the quickstart): run as a user starts it, with --dry-run on a host that has none
+    of the tools, it would install the server, sysbench and the client only."""
+    env = {"PATH": bare_path(tmp_path), "HOME": str(tmp_path), "PERFCI_DOCKER": "1"}
+
+    def would(*args: str) -> set[str]:
+        proc = subprocess.run(["bash", str(REPO / "scripts" / "install-deps"), *args, "--dry-run"],
+                              capture_output=True, text=True, timeout=60, env=env)
+        assert proc.returncode == 0, proc.stderr
+        [line] = [x for x in proc.stdout.splitlines() if x.startswith("would install: ")]
+        return set(line.removeprefix("would install: ").split())
+
+    everything, quick = would(), would("--quickstart")
+    assert {"sysbench", "mariadb-client"} <= quick
+    assert quick <= {"sysbench", "mariadb-server", "mariadb-client", "python3-venv"}
+    assert {"maven", "chromium", "valgrind", "linux-perf", "cmake", "docker.io"} <= everything
+    bad = subprocess.run(["bash", str(REPO / "scripts" / "install-deps"), "--bogus"], capture_output=True, text=True,
+                         timeout=60, env=env)
+    assert bad.returncode == 2 and "allowed: --quickstart, --dry-run" in bad.stderr
