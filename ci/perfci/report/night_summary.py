@@ -3,8 +3,7 @@ what the night did about it, linked to its issue."""
 
 from __future__ import annotations
 
-from perfci.model.outputs import TOLD as TOLD_STATUSES
-from perfci.model.outputs import CaseNight
+from perfci.model.outputs import TOLD, CaseNight
 from perfci.report.table import table
 from perfci.util.text import code_span, markdown
 
@@ -47,7 +46,7 @@ def chat_message(cases: list[CaseNight], run_url: str = "", repo_url: str = "") 
         counts[c.status] = counts.get(c.status, 0) + 1
     head = (f"perfci nightly: {len(told)} regression{'s' if len(told) != 1 else ''} told tonight" if told
             else "perfci nightly: nothing opened or commented tonight")
-    rest = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()) if status not in TOLD_STATUSES)
+    rest = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()) if status not in TOLD)
     lines = [head + (f" ({rest})" if rest else "") + (f" · {run_url}" if run_url else "")]
     for c in sorted(told, key=lambda c: c.case):
         where = (f"{repo_url}/issues/{c.issue}" if repo_url and c.issue else f"#{c.issue}" if c.issue else c.status)
