@@ -198,7 +198,7 @@ def test_a_regression_only_the_reference_ab_sees_opens_its_issue_that_night(tmp_
     assert text.startswith("# tiny before: throughput −4.9 % (A/B vs reference) (mariadb-10.11, smoke, local)")
     first = next(line for line in text.splitlines() if line.startswith("**"))
     assert first == ("**before.tps** is worse on tonight's server than on the reference, side by side on this runner: "
-                     "B/A 0.951 [0.930, 0.972] (99.97% interval); this A/B could see 3.1% (90 % power).")
+                     "B/A 0.951 [0.930, 0.972] (99.97% interval); achieved: it could see 3.1% at 90 % power.")
     assert "| `before.tps` | 1000 | 951 | 0.951 [0.930, 0.972] | 3.1% |" in text
     assert "(10.11.6-MariaDB)" in text and "9 instance pairs x 20 burst pairs" in text
     assert ("perfci ab tiny --profile smoke --a mariadb-10.11 --b local --b-config x=1" in text)
