@@ -9,14 +9,11 @@ import click
 from perfci.commands import options
 from perfci.judge.compare import Rules, compare_cases
 from perfci.model.identity import Follow
-from perfci.report.comparison import record
-from perfci.report.csv_tables import COMPARISON_COLUMNS, comparison_rows, to_csv
 from perfci.report.markdown import comparison_markdown
 from perfci.report.plots import interval_plot
 from perfci.store.case_inputs import load_cases
 from perfci.store.results import expand, load_result
 from perfci.util.errors import EXIT_INFRA, EXIT_REGRESSION
-from perfci.util.files import write_atomic
 
 
 @click.command()
@@ -51,12 +48,7 @@ def compare(results: tuple[Path, ...], baseline_file: Path | None, baseline_dir:
     if plots_dir:
         plots = [[str(interval_plot(c, plots_dir))] if c.baseline and not c.skipped else [] for c in comparisons]
     text = comparison_markdown(comparisons, confidence, plots)
-    if report_file:
-        write_atomic(report_file, text)
-    if csv_out:
-        write_atomic(csv_out, to_csv(COMPARISON_COLUMNS, comparison_rows(comparisons)))
-    options.emit_json(record(comparisons, rules).model_dump(mode="json", by_alias=True), json_out)
-    options.text_out(json_out)(text)
+    options.emit_comparison(comparisons, rules, text, report_file, csv_out, json_out)
     if any(c.regressions for c in comparisons):
         return EXIT_REGRESSION
     if any(c.invalid for c in comparisons):

@@ -10,12 +10,9 @@ from perfci.commands import options
 from perfci.judge.compare import CaseComparison, Rules
 from perfci.judge.diff import DiffPair, ab_instead, blind_spot, blind_spot_lines, case_key, diff_cases, pair_results
 from perfci.model.identity import Follow
-from perfci.report.comparison import record
-from perfci.report.csv_tables import COMPARISON_COLUMNS, comparison_rows, to_csv
 from perfci.report.markdown import Framing, comparison_markdown
 from perfci.store.results import expand, load_result
 from perfci.util.errors import EXIT_INFRA, EXIT_REGRESSION
-from perfci.util.files import write_atomic
 
 
 @click.command()
@@ -50,12 +47,7 @@ def diff(a: Path, b: Path, confidence: float, cv_floor: float, prior_cv: float, 
                 for side, keys in (("A", pairing.only_a), ("B", pairing.only_b)) for k in keys]
     if unpaired:
         text += "\n" + "\n".join(unpaired) + "\n"
-    if report_file:
-        write_atomic(report_file, text)
-    if csv_out:
-        write_atomic(csv_out, to_csv(COMPARISON_COLUMNS, comparison_rows(comparisons)))
-    options.emit_json(record(comparisons, rules).model_dump(mode="json", by_alias=True), json_out)
-    options.text_out(json_out)(text)
+    options.emit_comparison(comparisons, rules, text, report_file, csv_out, json_out)
     if any(c.regressions for c in comparisons):
         return EXIT_REGRESSION
     if all(c.invalid or c.baseline is None for c in comparisons):

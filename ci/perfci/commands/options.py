@@ -12,11 +12,14 @@ import click
 
 from perfci.judge import design
 from perfci.judge.budget import DEFAULT_CASES, DEFAULT_FALSE_ISSUES, DEFAULT_MIN_NIGHTS, IssueBudget
+from perfci.judge.compare import CaseComparison, Rules
 from perfci.judge.paired import DEFAULT_MIN_EFFECT, MIN_MEASURED_PAIRS
 from perfci.judge.stats import DEFAULT_CONFIDENCE, DEFAULT_CV_FLOOR, DEFAULT_PRIOR_CV
 from perfci.model.identity import DEFAULT_FOLLOW, FOLLOW_CHOICES
 from perfci.model.scenario import cases, load_scenario
 from perfci.providers.servers import resolve_server
+from perfci.report.comparison import record
+from perfci.report.csv_tables import COMPARISON_COLUMNS, comparison_rows, to_csv
 from perfci.run import work
 from perfci.sessions.interleave import DEFAULT_WARMUP_PAIRS
 from perfci.sessions.sized_ab import AbPlan
@@ -203,6 +206,18 @@ def emit_json(data: dict, dest: Path | None) -> None:
         click.echo(text, nl=False)
     else:
         write_atomic(dest, text)
+
+
+def emit_comparison(comparisons: list[CaseComparison], rules: Rules, text: str, report_file: Path | None,
+                    csv_out: Path | None, json_out: Path | None) -> None:
+    """What `compare` and `diff` write: the report (--report), the CSV (--csv), the JSON
+    (--json, `perfci schema comparison`) and the text (stdout, or stderr under --json -)."""
+    if report_file:
+        write_atomic(report_file, text)
+    if csv_out:
+        write_atomic(csv_out, to_csv(COMPARISON_COLUMNS, comparison_rows(comparisons)))
+    emit_json(record(comparisons, rules).model_dump(mode="json", by_alias=True), json_out)
+    text_out(json_out)(text)
 
 
 def text_out(dest: Path | None):
