@@ -83,3 +83,16 @@ def test_a_build_spec_outside_a_project_uses_the_running_perfcis_build_script(tm
     (project / "scripts" / "build-server").write_text("#!/bin/sh\n")
     monkeypatch.chdir(project)
     assert _build_server_script(spec) == project / "scripts" / "build-server"
+
+
+def test_build_server_clones_each_flavors_upstream_as_perfci_names_it():
+    """One list of upstreams (model/flavor.UPSTREAMS): scripts/build-server's `case`
+    clones the same repositories the dashboard links commits to."""
+    import re
+
+    from perfci.model.flavor import FLAVORS, UPSTREAMS
+
+    from conftest import REPO
+    script = (REPO / "scripts" / "build-server").read_text()
+    cloned = dict(re.findall(r"^\s*(\w+)\)\s+repo=(https://\S+?)\.git ;;", script, re.MULTILINE))
+    assert cloned == UPSTREAMS and set(UPSTREAMS) == set(FLAVORS)

@@ -11,6 +11,10 @@ from dataclasses import dataclass
 from typing import NotRequired, TypedDict
 
 FLAVORS = ("mysql", "percona", "mariadb")
+# each flavor's upstream repository: what scripts/build-server clones (its `case` names the
+# same, held equal by tests/providers/test_build_provenance.py) and where the dashboard links commits
+UPSTREAMS = {"mysql": "https://github.com/mysql/mysql-server", "percona": "https://github.com/percona/percona-server",
+             "mariadb": "https://github.com/MariaDB/server"}
 
 _VERSION_RE = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 

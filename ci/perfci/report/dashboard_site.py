@@ -27,6 +27,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from perfci.judge.changes import CHANGE_ALPHA, Change, persisting_changes
+from perfci.model.flavor import UPSTREAMS
 from perfci.model.history import DEFAULT_HISTORY_WINDOW, CaseHistory, HistoryRecord
 from perfci.model.metrics import DEFAULT_COMPARED, GROUPS, WORK_METRIC, MetricSpec, default_spec, presentation
 from perfci.store.history_files import case_files, case_history
@@ -36,9 +37,6 @@ from perfci.util.text import web_link
 W, H, PAD_L, PAD_R, PAD_T, PAD_B = 760, 220, 60, 20, 24, 46
 SPARK_W, SPARK_H = 160, 28
 ZOOM_NIGHTS = 14  # a case with more nights also draws its last 14 on their own scale
-# where a flavor's commits are browsed (a build: server's commits, compared night to night)
-UPSTREAMS = {"mysql": "https://github.com/mysql/mysql-server", "percona": "https://github.com/percona/percona-server",
-             "mariadb": "https://github.com/MariaDB/server"}
 COMMIT_RE = re.compile(r"[0-9a-f]{7,40}")
 
 
