@@ -23,7 +23,7 @@ LEVELS = (0.01, 0.005, 0.001)       # two-sided; a false "worse" has half of eac
 INSTANCE_SDS = (0.0, 0.005, 0.01, 0.015, 0.021, 0.03)
 BLOCK_SDS = (0.02, 0.078, 0.15)     # a microbench read, the runner default, a noisy write
 BLOCKS = 8                          # 16 burst pairs per instance pair
-TRIALS = 400_000                    # ~200 false "worse" expected at the smallest level
+TRIALS = 250_000                    # ~125 false "worse" expected at the smallest level
 TOLERANCE = 1.2
 
 
