@@ -59,7 +59,7 @@ def test_a_config_that_adds_code_to_every_statement_is_flagged_by_its_counted_wo
     scenario = write_tiny(tmp_path, steps=COUNTED_STEPS, time=60, transactions=2000, burst=400)
     out = tmp_path / "out"
     proc = run_perfci("ab", str(scenario), "--b-config", "performance_schema=ON", "--measure", "both",
-                      "--work-counter", "callgrind", "--instances", "2", "--bursts", "6", "--explain", "auto",
+                      "--work-counter", "callgrind", "--instances", "2", "--bursts", "4", "--explain", "auto",
                       "--out", str(out), "--json", str(tmp_path / "verdict.json"))
     assert proc.returncode == 1, proc.stdout + proc.stderr[-3000:]
     verdict = AbVerdict.model_validate(json.loads((tmp_path / "verdict.json").read_text()))
