@@ -49,8 +49,10 @@ def test_a_bisect_over_commits_builds_each_step_and_names_the_commit_that_did_it
         (f"build:mariadb@{good}", f"build:mariadb@{last}", "regression"),
         (f"build:mariadb@{good}", f"build:mariadb@{culprit}", "regression")]
     # ~1 fsync per transaction against next to none: hundreds of times, its interval (at the
-    # step's Holm level) far above 1
-    assert all(s["low"] > 5 for s in steps), steps
+    # step's Holm level) above 1. How far above is not asserted: against a baseline of
+    # next to nothing the log spread between bursts is wide, and a low end of 5 failed one
+    # check in two (ratio 534, low under 5) while every verdict was a regression
+    assert all(s["low"] > 1 and s["ratio"] > 50 for s in steps), steps
     # the A/B's bursts file names each side's commit and how it was built (from the fork)
     sides = json.loads(Path(steps[0]["bursts_file"]).read_text())["sides"]
     assert [s["commit"] for s in sides] == [good, last]
