@@ -104,6 +104,7 @@ def test_a_night_posts_once_to_its_webhook(tmp_path, hook):
     assert "webhook: posted" in proc.stdout and h.url not in proc.stdout + proc.stderr
 
 
+@pytest.mark.slow  # several CLI starts
 def test_a_dry_run_writes_the_message_and_a_bad_url_stops_before_the_night(tmp_path):
     history = tmp_path / "history"
     append([make_result(tps=1000 + i) for i in range(4)], history)

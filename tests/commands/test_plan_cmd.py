@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from perfci.model.outputs import NightPlan, PlanRow
 
 from conftest import run_perfci
@@ -32,6 +34,7 @@ def test_a_job_longer_than_the_night_is_named():
     assert night.too_long == [0] and [night.rows[i].minutes for jobs in night.runners for i in jobs] == [5]
 
 
+@pytest.mark.slow  # several CLI starts
 def test_the_command_plans_the_projects_nightly(tmp_path):
     out = tmp_path / "plan.json"
     proc = run_perfci("plan", "nightly", "--servers", "mariadb-10.11,mysql-8.0.31",
@@ -46,6 +49,7 @@ def test_the_command_plans_the_projects_nightly(tmp_path):
     assert "PERFCI_CASES=" in proc.stdout and "Runners for a 8 h window" in proc.stdout
 
 
+@pytest.mark.slow  # several CLI starts
 def test_a_night_too_short_or_an_unknown_server_is_exit_2_in_one_line():
     short = run_perfci("plan", "nightly", "--scenarios", "rebuild-after-delete", "--window-hours", "0.5")
     assert short.returncode == 2 and short.stderr.count("\n") == 1 and "--window-hours" in short.stderr

@@ -61,6 +61,7 @@ def test_the_ab_that_decides_is_built_from_the_typed_runs():
     assert ab_instead(pair_results(runs(1000, 1), b).pairs[0]) is None  # A's run does not say how it ran
 
 
+@pytest.mark.slow  # several CLI starts
 def test_the_command_reports_exits_1_and_writes_the_comparison_json(tmp_path):
     a = [p for p, _ in write_results(tmp_path / "a", runs(1000, 4))]
     write_results(tmp_path / "b", runs(850, 4))
@@ -80,6 +81,7 @@ def test_the_command_reports_exits_1_and_writes_the_comparison_json(tmp_path):
     assert same.returncode == 0 and "same server version" in same.stdout
 
 
+@pytest.mark.slow  # several CLI starts
 def test_bad_input_is_one_line_and_exit_2(tmp_path):
     [(a, _)] = write_results(tmp_path / "a", [make_result()])
     [(b, _)] = write_results(tmp_path / "b", [make_result(profile="nightly")])

@@ -6,6 +6,8 @@ from __future__ import annotations
 import csv
 import io
 
+import pytest
+
 from perfci.report.csv_tables import COMPARISON_COLUMNS, HISTORY_COLUMNS
 from perfci.store.history_files import append, exclude
 
@@ -17,6 +19,7 @@ def read(text: str) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(text)))
 
 
+@pytest.mark.slow  # several CLI starts
 def test_history_export_has_a_row_per_night_and_metric(tmp_path):
     results = [make_result(tps=1000 + i) for i in range(3)]
     append(results, tmp_path / "h")
@@ -36,6 +39,7 @@ def test_history_export_has_a_row_per_night_and_metric(tmp_path):
     assert none.returncode == 2 and "no history file matches" in none.stderr
 
 
+@pytest.mark.slow  # several CLI starts
 def test_compare_and_diff_write_one_row_per_case_and_metric(tmp_path):
     a = tmp_path / "a"
     write_results(a, [make_result(tps=1000 + 5 * i) for i in range(4)])
