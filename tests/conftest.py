@@ -30,7 +30,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
-# the unprivileged account a pull request's build runs as in tests (host/sandbox.py): a
+# the unprivileged account a pull request's build runs as in tests (providers/sandbox.py): a
 # uid no user of the host has, reached with setpriv (the tests run as root)
 SANDBOX_ACCOUNT = "64201:64201"
 PERFCI = [sys.executable, "-m", "perfci.cli"]

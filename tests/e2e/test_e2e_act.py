@@ -408,7 +408,7 @@ def test_a_server_repositorys_pr_is_built_ab_d_and_fails_on_its_regression_with_
     them on the scenario and fails naming it; the comment workflow writes the one sticky
     comment.
     The PR's configure step also tries to get out (small_server_tree.plant_escapes): it
-    builds in the sandbox (host/sandbox.py) as an unprivileged account, so its writes to
+    builds in the sandbox (providers/sandbox.py) as an unprivileged account, so its writes to
     the runner user's git config, a trusted cache and ~/.cargo/bin never land, it cannot
     reach a listener on the host's loopback, its renamed `setsid` sleeper ends with the
     build, and the verdict is the durable commit's. (Removed once: built unsandboxed, the

@@ -379,7 +379,7 @@ def host_users():
 
 
 def test_bootstrap_makes_the_sandbox_a_runner_user_builds_pull_requests_in(host_users, shared_dir, tmp_path):
-    """--sandbox-user: an account, one sudo rule (bubblewrap as the account, nothing else),
+    """--sandbox-user: an account, one sudo rule (bubblewrap and kill as the account, nothing else),
     a pull-request area both share, all named in .env. Then, as the real runner user (no
     root anywhere), the sandbox runs a build step: it runs as the account, writes the area,
     and what it wrote stays the runner user's to remove. (Removed once: without the group
@@ -397,11 +397,14 @@ def test_bootstrap_makes_the_sandbox_a_runner_user_builds_pull_requests_in(host_
     env = (runner / ".env").read_text().splitlines()
     assert f"PERFCI_SANDBOX_USER={SANDBOX_USER}" in env and f"PERFCI_PR_CACHE={area}" in env
     rule = Path(f"/etc/sudoers.d/perfci-sandbox-{SANDBOX_USER}").read_text()
-    assert rule == f"{TEST_RUNNER} ALL=({SANDBOX_USER}) NOPASSWD: {shutil.which('bwrap')}\n"
+    assert rule == (f"{TEST_RUNNER} ALL=({SANDBOX_USER}) NOPASSWD: {shutil.which('bwrap')}, "
+                    f"{shutil.which('kill')}\n")
     code = shared_dir / "ci"  # perfci's sandbox module where the runner user can read it (stdlib only)
     shutil.copytree(REPO / "ci" / "perfci", code / "perfci")
-    step = (f"import sys; sys.path.insert(0, {str(code)!r}); from pathlib import Path; "
-            "from perfci.host.sandbox import account_from, run_sandboxed; "
+    load = (f"import sys, importlib.util; sys.path.insert(0, {str(code)!r}); from pathlib import Path; "
+            f"spec = importlib.util.spec_from_file_location('sandbox', {str(code / 'perfci/providers/sandbox.py')!r}); "
+            "sandbox = sys.modules['sandbox'] = importlib.util.module_from_spec(spec); spec.loader.exec_module(sandbox); ")
+    step = (f"{load}account_from, run_sandboxed = sandbox.account_from, sandbox.run_sandboxed; "
             f"sys.exit(run_sandboxed(['sh', '-c', 'mkdir sub && id -un > sub/out'], account_from({SANDBOX_USER!r}), "
             f"writable=[Path({str(area / 'build')!r})]))")
     as_runner = ["setpriv", f"--reuid={TEST_RUNNER}", f"--regid={TEST_RUNNER}", "--init-groups"]
@@ -410,7 +413,24 @@ def test_bootstrap_makes_the_sandbox_a_runner_user_builds_pull_requests_in(host_
     assert ran.returncode == 0, ran.stderr
     out = area / "build" / "sub" / "out"
     assert out.read_text() == f"{SANDBOX_USER}\n" and out.owner() == SANDBOX_USER
-    # the rule starts bubblewrap as the account, nothing else
+    # a sandboxed server's process, found below sudo and bubblewrap, stopped and killed by the runner user
+    # through the rule's `kill` (as the account: no other way reaches it)
+    server = (f"import signal, subprocess, time; {load}"
+              f"account = sandbox.account_from({SANDBOX_USER!r}); "
+              "sandbox_command, sandboxed_argv, signal_argv = (sandbox.sandbox_command, sandbox.sandboxed_argv, "
+              "sandbox.signal_argv); "
+              f"proc = subprocess.Popen(sandboxed_argv(['sleep', '600'], account, writable=[Path({str(area / 'srv')!r})])); "
+              "found = None\nwhile found is None: time.sleep(0.05); found = sandbox_command(proc.pid)\n"
+              "host, inner = found; subprocess.run(signal_argv(account, host, signal.SIGSTOP), check=True); "
+              "time.sleep(0.3); state = Path(f'/proc/{host}/stat').read_text().rsplit(')', 1)[1].split()[0]; "
+              "subprocess.run(signal_argv(account, host, signal.SIGKILL), check=True); "
+              "print(inner, state, proc.wait(timeout=30))")
+    stopped = subprocess.run([*as_runner, "/usr/bin/python3", "-c", server], capture_output=True, text=True,
+                             timeout=120, env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"})
+    assert stopped.returncode == 0, stopped.stderr
+    inner, state, code_of_sandbox = stopped.stdout.split()
+    assert (inner, state) == ("2", "T") and code_of_sandbox != "0"
+    # the rule starts bubblewrap and kill as the account, nothing else
     other = subprocess.run([*as_runner, "sudo", "-n", "-u", SANDBOX_USER, "--", "/bin/sh", "-c", "true"],
                            capture_output=True, text=True, timeout=60)
     assert other.returncode != 0

@@ -1,5 +1,5 @@
 """`perfci sandbox -- COMMAND`: run untrusted code (a pull request's build) in the
-sandbox host/sandbox.py describes; scripts/build-server runs configure, build and
+sandbox providers/sandbox.py describes; scripts/build-server runs configure, build and
 install through it when the runner names a sandbox account."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from perfci.host.sandbox import ACCOUNT_ENV, BOOTSTRAP, account_from, run_sandboxed
+from perfci.providers.sandbox import ACCOUNT_ENV, BOOTSTRAP, account_from, run_sandboxed
 from perfci.util.errors import InfraFailure
 
 DIR = click.Path(file_okay=False, path_type=Path)

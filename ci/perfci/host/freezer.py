@@ -17,6 +17,7 @@ import signal
 import subprocess
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
@@ -100,15 +101,17 @@ class CgroupV2Freezer(CgroupFreezer):
 class SignalFreezer:
     method = "SIGSTOP/SIGCONT"
 
-    def __init__(self, pid: int):
+    def __init__(self, pid: int, send: Callable[[int], None] | None = None):
         self.pid = pid
+        # how a signal reaches the server (a sandboxed one's account is not ours to signal)
+        self.send = send or (lambda sig: os.kill(pid, sig))
 
     def freeze(self) -> None:
-        os.kill(self.pid, signal.SIGSTOP)
+        self.send(signal.SIGSTOP)
         self._settle(stopped=True)  # a signal is delivered asynchronously: measure only once it took
 
     def thaw(self) -> None:
-        os.kill(self.pid, signal.SIGCONT)
+        self.send(signal.SIGCONT)
         self._settle(stopped=False)
 
     def _settle(self, stopped: bool) -> None:
@@ -168,9 +171,10 @@ class NoFreezer:
 
 
 def freezer_for(pid: int | None, container: str | None = None, v1_root: Path = V1_ROOT,
-                v2_root: Path = V2_ROOT) -> Freezer:
+                v2_root: Path = V2_ROOT, send: Callable[[int], None] | None = None) -> Freezer:
     """The best freezer for a running server: its engine's pause for a container,
-    else a cgroup freezer (v1 where mounted, else v2 where writable), else signals."""
+    else a cgroup freezer (v1 where mounted, else v2 where writable), else signals
+    (through `send` where the server's process is not this user's to signal)."""
     if container:
         return DockerPause(container)
     if pid is None:
@@ -183,7 +187,7 @@ def freezer_for(pid: int | None, container: str | None = None, v1_root: Path = V
             return CgroupV2Freezer(pid, v2_root)
     except OSError:
         pass
-    return SignalFreezer(pid)
+    return SignalFreezer(pid, send)
 
 
 def cgroup_freezer(v1_root: Path = V1_ROOT, v2_root: Path = V2_ROOT) -> str | None:

@@ -13,3 +13,4 @@ class Connection:
     user: str
     database: str
     auth_file: str = ""   # sysbench --config-file holding mysql-password (never on the command line)
+    socket: str = ""      # a unix socket, instead of host and port (a sandboxed server's loopback is its own)

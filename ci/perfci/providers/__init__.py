@@ -10,7 +10,7 @@ from pathlib import Path
 from perfci.providers.basedirs import build_basedir, build_commit, build_record, tarball_basedir
 from perfci.providers.docker import LOCAL_IMAGE_PREFIX, DockerServer
 from perfci.providers.dsn import DsnServer
-from perfci.providers.local import LocalServer
+from perfci.providers.local import LocalServer, sandboxed_servers
 from perfci.providers.maven import maven_basedir
 from perfci.providers.provider import ServerProvider
 from perfci.providers.spec import GRAMMAR, ServerSpec, parse_spec
@@ -28,10 +28,10 @@ def open_provider(spec_text: str, workdir: Path) -> ServerProvider:
     """The provider a spec names; mypy checks each against the contract (base.py)."""
     spec = parse_spec(spec_text)
     if spec.scheme == "local":
-        return LocalServer(Path(spec.path) if spec.path else None, workdir)
+        return LocalServer(Path(spec.path) if spec.path else None, workdir, sandboxed_servers())
     if spec.scheme in ("tarball", "build", "maven"):
         basedir = fetched_basedir(spec)
-        server = LocalServer(basedir, workdir)
+        server = LocalServer(basedir, workdir, sandboxed_servers())
         server.kind = spec.scheme
         if spec.scheme == "build":
             server.commit, server.build = build_commit(basedir), build_record(basedir)

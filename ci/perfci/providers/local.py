@@ -3,10 +3,18 @@
 It initialises the datadir the way the flavor wants, starts the server on a free
 127.0.0.1 port and a private socket, waits until it answers, and always shuts it
 down and removes what it created (also on Ctrl-C or a failing step).
+
+A server built from a pull request runs in the sandbox (PERFCI_SANDBOX_SERVERS=DIR,
+providers/sandbox.py): every run of its binary (version, help, datadir initialisation, the
+server) as the sandbox account, no network namespace of the host's (sysbench and perfci
+reach it on its unix socket), its own process namespace (what it starts ends with it),
+nothing writable but its datadir, tmpdir, logs and socket, all under DIR (a directory
+the account may walk to: the pull-request area on a runner).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import signal
@@ -14,12 +22,14 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import pymysql
 
+from perfci.model.connection import Connection
 from perfci.model.flavor import ServerIdentity, identify_version_output
-from perfci.providers import mycnf
+from perfci.providers import mycnf, sandbox
 from perfci.providers.accounts import bench_account
 from perfci.providers.capabilities import KnownOptions, install_db_options, parse_help_options
 from perfci.util.errors import BadInput, InfraFailure
@@ -98,6 +108,29 @@ def wait_until_answers(connect, exited, log_tail, timeout_s: float, poll_s: floa
         time.sleep(poll_s)
 
 
+SANDBOX_SERVERS_ENV = "PERFCI_SANDBOX_SERVERS"
+# the sandboxed server's environment: what it makes stays the runner user's to copy and
+# remove (the account's group shares it; the server reads UMASK*, not the umask); valgrind
+# names its vgdb pipes by LOGNAME and HOST, which vgdb, run with the same, must match
+SERVER_ENV = {"UMASK": "0660", "UMASK_DIR": "0770", "LOGNAME": "sandbox", "USER": "sandbox", "HOST": "sandbox"}
+
+
+def sandboxed_servers(env: dict[str, str] | None = None) -> tuple[sandbox.Account, Path] | None:
+    """(the account, the directory) every local server of this process runs as and in,
+    when PERFCI_SANDBOX_SERVERS names a directory; None when servers run as this user."""
+    env = dict(os.environ) if env is None else env
+    area = env.get(SANDBOX_SERVERS_ENV, "").strip()
+    if not area:
+        return None
+    if not Path(area).is_absolute():
+        raise BadInput(f"{SANDBOX_SERVERS_ENV}={area!r}: an absolute directory the sandbox account may walk to")
+    account = sandbox.configured_account(env)
+    if account is None:
+        raise InfraFailure(f"{SANDBOX_SERVERS_ENV} is set but no sandbox account (PERFCI_SANDBOX_USER) is: "
+                           "run scripts/runner-bootstrap RUNNER_DIR --sandbox-user perfci-sandbox as root")
+    return account, Path(area)
+
+
 def server_search_path() -> str:
     """Where `local` looks for mariadbd/mysqld: $PERFCI_SERVER_PATH if set, else
     $PATH plus the sbin dirs packages install servers into (often not on a user's PATH)."""
@@ -130,28 +163,50 @@ class LocalServer:
     build: dict | None = None  # and how (its perfci-build.json)
     supports_snapshots = True  # the datadir is a host directory we own
 
-    def __init__(self, basedir: Path | None, workdir: Path):
+    def __init__(self, basedir: Path | None, workdir: Path, sandboxed: tuple[sandbox.Account, Path] | None = None):
         self.binary = find_binary(basedir)
         # basedir given as the binary itself: its basedir is two levels up (…/bin/mysqld)
         self.basedir = basedir if basedir is None or basedir.is_dir() else basedir.parent.parent
+        self.account: sandbox.Account | None = None
         self.workdir = Path(workdir)
-        self.identity = self._identify_binary()
+        if sandboxed is not None:  # its files where the account may walk to; this run's workdir stays ours
+            self.account, area = sandboxed
+            area.mkdir(parents=True, exist_ok=True)
+            self.workdir = Path(tempfile.mkdtemp(prefix="server-", dir=area))
+            self.workdir.chmod(0o711)  # the account passes; the password file in it stays unreadable
         self._known: KnownOptions | None = None
         self.proc: subprocess.Popen | None = None
         self.port: int | None = None
         self.socket_dir: Path | None = None
         self.datadir = self.workdir / "data"
         self.cnf_path = self.workdir / "my.cnf"
-        self.error_log = self.workdir / "error.log"
+        # what the server writes besides its datadir: in the sandbox a directory of its own
+        self.logdir = self.workdir / "log" if self.account else self.workdir
+        self.error_log = self.logdir / "error.log"
+        self._located: tuple[int, int, int] | None = None  # sandboxed: (started pid, host pid, pid inside)
+        self.identity = self._identify_binary()
         # what the server binary is started under (run/work.py: valgrind's callgrind to count
         # its work); never the datadir's initialisation
         self.launcher: list[str] = []
 
     # -------------------------------------------------------- before start
 
+    def _code_dir(self) -> Path:
+        return self.basedir if self.basedir else self.binary.parent
+
+    def _as_server(self, argv: list[str], writable: Sequence[Path] = ()) -> list[str]:
+        """How the binary's (or its scripts') command runs: in the sandbox, as the account,
+        reading the code and the config, writing only `writable`."""
+        if self.account is None:
+            return argv
+        readable = [self._code_dir(), *([self.cnf_path] if self.cnf_path.exists() else [])]
+        return sandbox.sandboxed_argv(argv, self.account, writable=writable, readable=readable,
+                              workdir=writable[0] if writable else Path("/"), env=SERVER_ENV)
+
     def _run_binary(self, *args: str) -> subprocess.CompletedProcess:
         try:
-            return subprocess.run([str(self.binary), *args], capture_output=True, text=True, timeout=60)
+            return subprocess.run(self._as_server([str(self.binary), *args]), capture_output=True, text=True,
+                                  timeout=60)
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise InfraFailure(f"cannot run {self.binary}: {exc}") from None
 
@@ -166,7 +221,7 @@ class LocalServer:
         """The options this binary accepts, from `--verbose --help`."""
         if self._known is None:
             args = ["--no-defaults", "--verbose", "--help"]
-            if os.geteuid() == 0:
+            if os.geteuid() == 0 and self.account is None:
                 args.insert(1, "--user=root")
             if self.basedir:  # older servers (MariaDB 10.2) fail the help without their messages file
                 args.insert(1, f"--basedir={self.basedir}")
@@ -192,10 +247,14 @@ class LocalServer:
     def where(self) -> str:
         return str(self.binary)
 
-    def bench_connection(self, cur, database: str):
-        """A benchmark account for sysbench, created over the root connection `cur`."""
+    def bench_connection(self, cur, database: str) -> Connection:
+        """A benchmark account for sysbench, created over the root connection `cur`: on
+        127.0.0.1, or on the socket for a sandboxed server (whose loopback is its own)."""
         assert self.port is not None, "bench_connection before start"
-        return bench_account(cur, self.identity, "127.0.0.1", "127.0.0.1", self.port, database, self.workdir)
+        if self.account is None:
+            return bench_account(cur, self.identity, "127.0.0.1", "127.0.0.1", self.port, database, self.workdir)
+        on_socket = bench_account(cur, self.identity, "localhost", "localhost", self.port, database, self.workdir)
+        return dataclasses.replace(on_socket, socket=str(self.socket_path))
 
     # -------------------------------------------------------- lifecycle
 
@@ -205,7 +264,7 @@ class LocalServer:
             "socket": str(self.socket_path),
             "port": self.port,
             "bind_address": "127.0.0.1",
-            "pid_file": str(self.workdir / "mysqld.pid"),
+            "pid_file": str(self.logdir / "mysqld.pid"),
             "log_error": str(self.error_log),
             "tmpdir": str(self.workdir / "tmp"),
             "skip_name_resolve": None,
@@ -215,7 +274,7 @@ class LocalServer:
         }
         if self.basedir:
             opts["basedir"] = str(self.basedir)
-        if os.geteuid() == 0:
+        if os.geteuid() == 0 and self.account is None:
             opts["user"] = "root"  # the server refuses to run as root unless told so
         return opts
 
@@ -240,7 +299,8 @@ class LocalServer:
         log = self.workdir / "initialize.log"
         with log.open("w") as out:
             try:
-                rc = subprocess.run(args, stdout=out, stderr=subprocess.STDOUT, timeout=600).returncode
+                rc = subprocess.run(self._as_server(args, self._server_writes()), stdout=out, stderr=subprocess.STDOUT,
+                                    timeout=600).returncode
             except OSError as exc:
                 raise InfraFailure(f"initialising the datadir failed: cannot run {program}: {exc.strerror}") from None
         if rc != 0:
@@ -260,8 +320,9 @@ class LocalServer:
                # before 10.5 the script always makes `test`, open to any user through mysql.db
                "DELETE FROM mysql.db WHERE Db = 'test' OR Db LIKE 'test\\\\_%';\nDROP DATABASE IF EXISTS test;\n")
         with log.open("a") as out:
-            done = subprocess.run([str(self.binary), f"--defaults-file={self.cnf_path}", "--bootstrap"], input=sql,
-                                  stdout=out, stderr=subprocess.STDOUT, text=True, timeout=600)
+            done = subprocess.run(self._as_server([str(self.binary), f"--defaults-file={self.cnf_path}", "--bootstrap"],
+                                                  self._server_writes()),
+                                  input=sql, stdout=out, stderr=subprocess.STDOUT, text=True, timeout=600)
         if done.returncode != 0:
             raise InfraFailure(f"locking root to the socket failed ({self.binary.name} --bootstrap exit "
                                f"{done.returncode})", detail=tail(log))
@@ -284,21 +345,79 @@ class LocalServer:
         self.workdir.mkdir(parents=True, exist_ok=True)
         (self.workdir / "tmp").mkdir(exist_ok=True)
         (self.workdir / "files").mkdir(mode=0o700, exist_ok=True)
+        self.logdir.mkdir(exist_ok=True)
         if self.socket_dir is None:
-            self.socket_dir = Path(tempfile.mkdtemp(prefix=f"{temp_prefix()}sock-"))  # short: sun_path is 108 bytes
+            # short: sun_path is 108 bytes; a sandboxed server's beside its files, where it may write
+            self.socket_dir = (self.workdir / "sock" if self.account else
+                               Path(tempfile.mkdtemp(prefix=f"{temp_prefix()}sock-")))
+            self.socket_dir.mkdir(mode=0o700, exist_ok=True)
             self.port = free_port()
         self.cnf_path.write_text(mycnf.render(self._harness_options(), options))
         if restore_from is not None:
             copy_tree(restore_from, self.datadir)
         elif not self.datadir.exists():
+            if self.account:
+                self.datadir.mkdir()
             self._initialize()
+        command = [*self._launcher(), str(self.binary), f"--defaults-file={self.cnf_path}"]
         with (self.workdir / "mysqld.out").open("w") as out:
             self.proc = subprocess.Popen(
-                [*self.launcher, str(self.binary), f"--defaults-file={self.cnf_path}"],
+                self._as_server(command, self._server_writes()),
                 stdout=out, stderr=subprocess.STDOUT,
                 start_new_session=True,  # Ctrl-C reaches us, and we shut the server down in order
             )
         self._wait_ready(timeout_s)
+
+    def _server_writes(self) -> list[Path]:
+        """Where a sandboxed server (or its initialisation) may write: the datadir first
+        (its working directory)."""
+        writes = [self.datadir, self.workdir / "tmp", self.workdir / "files", self.logdir]
+        if self.socket_dir is not None:
+            writes.append(self.socket_dir)
+        if self.launcher:
+            writes.append(self.workdir / "callgrind")
+        return writes
+
+    def _launcher(self) -> list[str]:
+        """The launcher; valgrind in the sandbox keeps its vgdb pipes beside the socket (its
+        /tmp is its own), where vgdb finds them (`vgdb_argv`)."""
+        if self.account is None or not self.launcher or Path(self.launcher[0]).name != "valgrind":
+            return list(self.launcher)
+        return [self.launcher[0], f"--vgdb-prefix={self._vgdb_prefix()}", *self.launcher[1:]]
+
+    def _vgdb_prefix(self) -> str:
+        assert self.socket_dir is not None
+        return str(self.socket_dir / "vgdb-pipe")
+
+    def vgdb_argv(self, command: str) -> tuple[list[str], int]:
+        """vgdb's command line for a monitor `command` to the running valgrind, and the pid
+        valgrind names its dumps by (%p): inside the sandbox's process namespace, its own."""
+        host = self.pid
+        assert host is not None, "vgdb before start"
+        if self.account is None or self._located is None:
+            return ["vgdb", f"--pid={host}", command], host
+        inner = self._located[2]
+        names = [f"{key}={SERVER_ENV[key]}" for key in ("LOGNAME", "USER", "HOST")]
+        vgdb = ["env", *names, "vgdb", f"--vgdb-prefix={self._vgdb_prefix()}", f"--pid={inner}", command]
+        return sandbox.entering_argv(self.account, host, vgdb), inner
+
+    def send_signal(self, sig: int) -> None:
+        """A signal to the server process (the freezer's fallback, a stuck shutdown): in the
+        sandbox, to the server itself, entering as the account when this user is not root."""
+        if self.account is None:
+            assert self.proc is not None
+            self.proc.send_signal(sig)
+            return
+        host = self.pid
+        if host is None:
+            return
+        if os.geteuid() == 0:
+            os.kill(host, sig)
+            return
+        done = subprocess.run(sandbox.signal_argv(self.account, host, sig), capture_output=True, text=True, timeout=30)
+        if done.returncode != 0 and self.proc is not None and self.proc.poll() is None:
+            raise InfraFailure(f"signal {int(sig)} to the sandboxed server (pid {host}) failed: "
+                               f"{done.stderr.strip()[-300:]}")
 
     def _wait_ready(self, timeout_s: float) -> None:
         proc = self.proc
@@ -317,7 +436,17 @@ class LocalServer:
 
     @property
     def pid(self) -> int | None:
-        return self.proc.pid if self.proc else None
+        """The server's process on this host (in the sandbox: the command below bubblewrap)."""
+        if not self.proc:
+            return None
+        if self.account is None:
+            return self.proc.pid
+        if self._located is None or self._located[0] != self.proc.pid:
+            found = sandbox.sandbox_command(self.proc.pid)
+            if found is None:
+                return None
+            self._located = (self.proc.pid, *found)
+        return self._located[1]
 
     def stop(self, slow: bool = False) -> bool:
         """Clean shutdown (`slow`: purge and change-buffer merge first, as a snapshot
@@ -326,11 +455,11 @@ class LocalServer:
             return False
         clean = ask_shutdown(self.connect, slow, send_shutdown=True)
         if not clean:
-            self.proc.send_signal(signal.SIGTERM)
+            self.send_signal(signal.SIGTERM)
         for sig in (None, signal.SIGTERM, signal.SIGKILL):
             if sig is not None:
                 clean = False
-                self.proc.send_signal(sig)
+                self.send_signal(sig)
             try:
                 rc = self.proc.wait(timeout=SHUTDOWN_TIMEOUT_S if sig is None else 60)
                 return clean and rc == 0
@@ -340,7 +469,10 @@ class LocalServer:
 
     def abandon(self) -> None:
         if self.proc and self.proc.poll() is None:
-            self.proc.kill()
+            if self.account is not None and self.pid is not None:
+                self.send_signal(signal.SIGKILL)  # the sandbox's init then ends, and everything in it
+            else:
+                self.proc.kill()
             self.proc.wait(timeout=60)
 
     def death(self) -> tuple[str, str] | None:
@@ -353,7 +485,7 @@ class LocalServer:
         return exit_description(self.proc.returncode), tail(self.error_log)
 
     def cleanup(self, keep_workdir: bool = False) -> None:
-        if self.socket_dir:
+        if self.socket_dir and self.account is None:
             shutil.rmtree(self.socket_dir, ignore_errors=True)
         if not keep_workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)

@@ -61,4 +61,4 @@ class CountedLaunches:
                 self.reconnect()
                 self.counter = None
         if measured and self.counter is None:
-            self.counter = work.counter_for(self.setup, server.pid, server.workdir / "callgrind")
+            self.counter = work.counter_for(self.setup, server)

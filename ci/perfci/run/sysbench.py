@@ -36,14 +36,9 @@ def shown(args: list[str]) -> str:
 
 def command(script: str, action: str, conn: Connection, options: dict) -> list[str]:
     """A sysbench command line; `options` are given as in the scenario (without --)."""
-    args = [
-        "sysbench", script,
-        "--db-driver=mysql",
-        f"--mysql-host={conn.host}",
-        f"--mysql-port={conn.port}",
-        f"--mysql-user={conn.user}",
-        f"--mysql-db={conn.database}",
-    ]
+    where = [f"--mysql-socket={conn.socket}"] if conn.socket else [f"--mysql-host={conn.host}",
+                                                                  f"--mysql-port={conn.port}"]
+    args = ["sysbench", script, "--db-driver=mysql", *where, f"--mysql-user={conn.user}", f"--mysql-db={conn.database}"]
     if conn.auth_file:
         args.insert(2, f"--config-file={conn.auth_file}")
     args += [render_option(k, v) for k, v in options.items()]

@@ -24,6 +24,7 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
@@ -32,6 +33,7 @@ from perfci.host import hostcpu
 from perfci.model.flavor import FLAVORS
 from perfci.model.result import ConfigValue
 from perfci.providers.capabilities import KnownOptions
+from perfci.providers.local import SANDBOX_SERVERS_ENV, LocalServer, sandboxed_servers
 from perfci.providers.provider import ServerProvider
 from perfci.run.profiler import ControlledPerf
 from perfci.util.errors import BadInput, InfraFailure
@@ -102,6 +104,11 @@ class WorkSetup:
 
 def tool_missing(method: WorkMethod) -> str | None:
     """Why this method cannot count here (None: it can)."""
+    if sandboxed_servers() is not None and os.geteuid() != 0:
+        # vgdb must enter the sandbox (providers/sandbox.entering_argv); perf stat on another uid's process needs
+        # privileges a runner user should not have
+        return (f"the servers run sandboxed ({SANDBOX_SERVERS_ENV}) and perfci is not root: a runner user cannot "
+                "count a sandboxed server's work")
     if method == "callgrind":
         missing = [t for t in ("valgrind", "vgdb") if shutil.which(t) is None]
         return (f"{' and '.join(missing)} not found: counting work with callgrind needs valgrind "
@@ -279,8 +286,11 @@ class CallgrindCounter:
     """Zero and dump a running callgrind's counters around a burst (vgdb); the dump's
     total is the burst's count, its function blocks say where it went."""
 
-    def __init__(self, pid: int, out_dir: Path):
+    def __init__(self, pid: int, out_dir: Path, vgdb: Callable[[str], tuple[list[str], int]] | None = None):
         self.pid, self.out_dir = pid, out_dir
+        # how vgdb reaches the valgrind, and the pid its dumps are named by (in a sandbox's
+        # process namespace, another than the host's)
+        self.vgdb = vgdb or (lambda command: (["vgdb", f"--pid={pid}", command], pid))
         self.last_functions: FunctionCounts | None = None
 
     def functions(self) -> FunctionCounts | None:
@@ -288,8 +298,7 @@ class CallgrindCounter:
 
     def _monitor(self, command: str) -> None:
         try:
-            done = subprocess.run(["vgdb", f"--pid={self.pid}", command], capture_output=True, text=True,
-                                  timeout=VGDB_TIMEOUT_S)
+            done = subprocess.run(self.vgdb(command)[0], capture_output=True, text=True, timeout=VGDB_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             raise InfraFailure(f"vgdb {command} on pid {self.pid} did not answer within {VGDB_TIMEOUT_S:.0f} s") from None
         if done.returncode != 0:
@@ -297,7 +306,7 @@ class CallgrindCounter:
                                f"{(done.stderr or done.stdout).strip()[-300:]}")
 
     def _dumps(self) -> list[Path]:
-        return list(self.out_dir.glob(f"callgrind.out.{self.pid}.*"))
+        return list(self.out_dir.glob(f"callgrind.out.{self.vgdb('dump')[1]}.*"))
 
     def start(self) -> None:
         for old in self._dumps():
@@ -357,7 +366,12 @@ class PmuCounter:
         return None  # a count, no places (the explain pass's perf profile says where, sampled)
 
 
-def counter_for(work: WorkSetup, pid: int | None, out_dir: Path) -> WorkCounter:
+def counter_for(work: WorkSetup, server: ServerProvider) -> WorkCounter:
+    """The counter of the server process now running (callgrind's dumps in its workdir)."""
+    pid = server.pid
     if pid is None:
         raise InfraFailure("the server has no process id on this host: its work cannot be counted")
-    return CallgrindCounter(pid, out_dir) if work.method == "callgrind" else PmuCounter(pid)
+    if work.method != "callgrind":
+        return PmuCounter(pid)
+    vgdb = server.vgdb_argv if isinstance(server, LocalServer) else None
+    return CallgrindCounter(pid, server.workdir / "callgrind", vgdb)

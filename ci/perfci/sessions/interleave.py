@@ -143,9 +143,10 @@ class SideServer:
         """The freezer (and the counter) of the server process now running."""
         server = self.plan.provider
         container = getattr(server, "container", None) if server.kind == "docker" else None
-        self.freezer = freezer_for(server.pid, container)
+        self.freezer = freezer_for(server.pid, container,
+                                   send=server.send_signal if isinstance(server, LocalServer) else None)
         if self.plan.work is not None:
-            self.counter = work.counter_for(self.plan.work, server.pid, server.workdir / "callgrind")
+            self.counter = work.counter_for(self.plan.work, server)
 
     def release_freezer(self) -> None:
         self.freezer.release()  # the latest one: a counted side gets a new process after an unmeasured step

@@ -34,6 +34,8 @@ from perfci.judge import thresholds
 from perfci.model.outputs import CheckVerdict
 from perfci.model.scenario import cases, parse_scenario
 from perfci.model.verdicts import Outcome
+from perfci.providers.basedirs import cache_root
+from perfci.providers.local import SANDBOX_SERVERS_ENV
 from perfci.providers.servers import load_servers
 from perfci.providers.trusted_git import git, run_git
 from perfci.report.thresholds_report import diff_markdown
@@ -359,16 +361,22 @@ def build_both(flavor: str, shas: Sequence[str], env: dict[str, str]) -> int:
     return 0
 
 
+# caches the runner's environment may name for trusted runs: never a pull request's
+TRUSTED_CACHE_ENV = ("CCACHE_DIR", "PERFCI_BUILD_CACHE", "PERFCI_SRC_CACHE", "PERFCI_SNAPSHOT_DIR")
+
+
 def pr_build_env(mirror: Path) -> dict[str, str]:
     """The builds' and A/Bs' environment in a server-code check: the sandbox account
-    required (a PR's code builds only there), the job's caches (PERFCI_CACHE), never ones
-    the runner's environment names for trusted builds; perfci's own build script; both
-    commits built from the runner's MIRROR, never the flavor's upstream."""
+    required (a PR's code builds and its servers run only there, their files in the job's
+    cache), the job's caches (PERFCI_CACHE), never ones the runner's environment names for
+    trusted runs; perfci's own build script; both commits built from the runner's MIRROR,
+    never the flavor's upstream."""
     if not os.environ.get("PERFCI_SANDBOX_USER"):
         raise InfraFailure("no sandbox account (PERFCI_SANDBOX_USER): a pull request's code is built only in the "
                            "sandbox; run scripts/runner-bootstrap RUNNER_DIR --sandbox-user perfci-sandbox as root")
-    env = {k: v for k, v in child_env().items() if k not in ("CCACHE_DIR", "PERFCI_BUILD_CACHE", "PERFCI_SRC_CACHE")}
-    return {**env, "PERFCI_BUILD_SCRIPT": str(trusted_build_script()), "PERFCI_BUILD_REPO": str(mirror)}
+    env = {k: v for k, v in child_env().items() if k not in TRUSTED_CACHE_ENV}
+    return {**env, "PERFCI_BUILD_SCRIPT": str(trusted_build_script()), "PERFCI_BUILD_REPO": str(mirror),
+            SANDBOX_SERVERS_ENV: str(cache_root() / "servers")}
 
 
 def server_code_abs(flavor: str, base: str, head: str, scenarios: Sequence[str], phases: Sequence[str],

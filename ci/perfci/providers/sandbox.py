@@ -10,7 +10,8 @@ scripts/runner-bootstrap), inside bubblewrap namespaces:
   of the host is in reach; writable only the directories named (the build's own);
 - no environment but a fixed PATH, HOME=/tmp and what the caller names: no token.
 The account switch: setpriv when perfci runs as root, else `sudo -n -u ACCOUNT bwrap`
-(the one rule runner-bootstrap writes). A writable directory must be the account's to
+(runner-bootstrap's rule; its second command, `kill` as the account, signals a sandboxed
+server: the freezer's fallback, a stuck shutdown). A writable directory must be the account's to
 write: root hands it over (chown); a runner user makes it group-writable for the
 sandbox's group, which runner-bootstrap gives it (setgid, so new files stay shared).
 """
@@ -70,7 +71,9 @@ def configured_account(env: Mapping[str, str] | None = None) -> Account | None:
 def bwrap_argv(argv: Sequence[str], *, bwrap: str = "bwrap", writable: Sequence[Path], readable: Sequence[Path],
                workdir: Path, env: Mapping[str, str]) -> list[str]:
     """bubblewrap's command line (run as the account): the mounts in order, hidden
-    places first so that a directory inside one is bound over its tmpfs."""
+    places first so that a directory inside one is bound over its tmpfs. The command is
+    pid 2 of its own process namespace (bubblewrap's init is 1): whatever it starts,
+    `setsid` or not, ends when it does."""
     cmd = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/", "/",
            "--dev", "/dev", "--proc", "/proc"]
     for hidden in HIDDEN:
@@ -93,10 +96,10 @@ def switch_argv(account: Account, as_root: bool) -> list[str]:
     return ["sudo", "-n", "-u", account.name, "--"]
 
 
-def run_sandboxed(argv: Sequence[str], account: Account, *, writable: Sequence[Path], readable: Sequence[Path] = (),
-                  workdir: Path | None = None, env: Mapping[str, str] | None = None) -> int:
-    """Run `argv` as `account` in the sandbox, its writable directories made the
-    account's first; the command's exit code."""
+def sandboxed_argv(argv: Sequence[str], account: Account, *, writable: Sequence[Path], readable: Sequence[Path] = (),
+                   workdir: Path | None = None, env: Mapping[str, str] | None = None) -> list[str]:
+    """The command line that runs `argv` as `account` in the sandbox, its writable
+    directories made the account's first (for a caller that starts it itself: a server)."""
     bwrap = shutil.which("bwrap")  # by its path: the sudo rule names /usr/bin/bwrap
     if bwrap is None:
         raise InfraFailure("the sandbox needs bubblewrap (Debian package bubblewrap; scripts/install-deps installs it)")
@@ -106,9 +109,69 @@ def run_sandboxed(argv: Sequence[str], account: Account, *, writable: Sequence[P
     for path in [*readable, *writable]:
         _check_reachable(Path(path), account)
     where = Path(workdir) if workdir is not None else (Path(writable[0]) if writable else Path("/"))
-    return subprocess.call([*switch_argv(account, as_root),
-                            *bwrap_argv(argv, bwrap=bwrap, writable=writable, readable=readable, workdir=where,
-                                        env=env or {})])
+    return [*switch_argv(account, as_root),
+            *bwrap_argv(argv, bwrap=bwrap, writable=writable, readable=readable, workdir=where, env=env or {})]
+
+
+def run_sandboxed(argv: Sequence[str], account: Account, *, writable: Sequence[Path], readable: Sequence[Path] = (),
+                  workdir: Path | None = None, env: Mapping[str, str] | None = None) -> int:
+    """Run `argv` as `account` in the sandbox; the command's exit code."""
+    return subprocess.call(sandboxed_argv(argv, account, writable=writable, readable=readable, workdir=workdir,
+                                          env=env))
+
+
+def entering_argv(account: Account, host_pid: int, argv: Sequence[str]) -> list[str]:
+    """A trusted tool run inside a running sandbox (whose command is `host_pid` on the
+    host), in all its namespaces and as its account: vgdb finds valgrind by the pid
+    valgrind knows itself by, and its invoker may trace it only from inside its user
+    namespace (from outside, even root's invocation never returns). Its process is then
+    the sandbox's to trace, so it holds nothing the sandbox lacks. Root only: bubblewrap
+    run by a user nests the sandbox's user namespace in one no process is in, and from
+    there its other namespaces cannot be entered."""
+    if os.geteuid() != 0:
+        raise InfraFailure("entering a running sandbox (vgdb, to count a sandboxed server's work) needs perfci to "
+                           "run as root; a runner user counts no sandboxed server (--measure time)")
+    return ["nsenter", f"--target={host_pid}", "--user", "--pid", "--mount", "--net", "--ipc", "--uts",
+            f"--setuid={account.uid}", f"--setgid={account.gid}", "--", *argv]
+
+
+def signal_argv(account: Account, host_pid: int, sig: int) -> list[str]:
+    """How a runner user signals a sandboxed process: `kill` as the account (the second
+    command of runner-bootstrap's sudo rule); signals go by the process's host pid."""
+    return ["sudo", "-n", "-u", account.name, "--", "kill", f"-{int(sig)}", str(host_pid)]
+
+
+def sandbox_command(host_pid: int) -> tuple[int, int] | None:
+    """(host pid, pid inside) of the command a sandbox started under `host_pid` (setpriv's
+    bubblewrap, or sudo's): the first process below it in a process namespace of its own
+    that is not that namespace's init. None while it is not running."""
+    children: dict[int, list[int]] = {}
+    for stat_file in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            ppid = int(stat_file.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(stat_file.parent.name))
+    todo = [host_pid]
+    while todo:
+        pid = todo.pop(0)
+        inner = _pid_inside(pid)
+        if inner is not None and inner > 1:
+            return pid, inner
+        todo.extend(sorted(children.get(pid, [])))
+    return None
+
+
+def _pid_inside(pid: int) -> int | None:
+    """The pid a process has in its innermost namespace, when that is not the host's."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("NSpid:"):
+                pids = line.split()[1:]
+                return int(pids[-1]) if len(pids) > 1 else None
+    except OSError:
+        return None
+    return None
 
 
 def _check_reachable(path: Path, account: Account) -> None:
@@ -130,17 +193,24 @@ def _check_reachable(path: Path, account: Account) -> None:
 
 
 def _hand_over(path: Path, account: Account, as_root: bool) -> None:
-    """Make `path` (made if missing) writable for the account, and nothing above it."""
+    """Make `path` (made if missing) and what it holds writable for the account (a tree an
+    earlier unsandboxed build left, a datadir restored from a snapshot), nothing above it."""
     path.mkdir(parents=True, exist_ok=True)
     if path.is_symlink():
         raise InfraFailure(f"sandbox: {path} is a symbolic link; a writable directory must be a directory")
-    if as_root:
-        for root, dirs, files in os.walk(path):  # a tree an earlier unsandboxed build left
-            for name in (root, *(os.path.join(root, n) for n in dirs + files)):
-                if os.lstat(name).st_uid != account.uid:
+    for root, dirs, files in os.walk(path):
+        for name in (root, *(os.path.join(root, n) for n in dirs + files)):
+            info = os.lstat(name)
+            if as_root:
+                if info.st_uid != account.uid:
                     os.lchown(name, account.uid, account.gid)
-        return
-    info = path.stat()
+            elif info.st_uid == os.geteuid() and not stat.S_ISLNK(info.st_mode):
+                _share_with_group(Path(name), info, account)
+
+
+def _share_with_group(path: Path, info: os.stat_result, account: Account) -> None:
+    """A runner user's file or directory, group-writable for the account's group (a
+    directory setgid: what is made in it stays shared)."""
     if info.st_gid != account.gid:
         try:
             os.chown(path, -1, account.gid)
@@ -148,7 +218,8 @@ def _hand_over(path: Path, account: Account, as_root: bool) -> None:
             group = _group_name(account.gid)
             raise InfraFailure(f"sandbox: {path} cannot be given to the group {group} of {account.name}: this user "
                                f"is not in it; {BOOTSTRAP} adds the runner user") from None
-    path.chmod(stat.S_IMODE(info.st_mode) | stat.S_IRWXG | stat.S_ISGID)
+    extra = stat.S_IRWXG | stat.S_ISGID if stat.S_ISDIR(info.st_mode) else stat.S_IRGRP | stat.S_IWGRP
+    path.chmod(stat.S_IMODE(info.st_mode) | extra)
 
 
 def _group_name(gid: int) -> str:

@@ -1,4 +1,4 @@
-"""The sandbox a pull request's build runs in (host/sandbox.py, `perfci sandbox`), run
+"""The sandbox a pull request's build runs in (providers/sandbox.py, `perfci sandbox`), run
 for real: bubblewrap as an unprivileged account, no servers."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from perfci.host.sandbox import HIDDEN, account_from, bwrap_argv, switch_argv
+from perfci.providers.sandbox import HIDDEN, account_from, bwrap_argv, switch_argv
 from perfci.util.errors import BadInput, InfraFailure
 
 from conftest import REPO, SANDBOX_ACCOUNT, require_tools, run_perfci
