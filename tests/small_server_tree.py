@@ -28,14 +28,24 @@ endforeach()
 """
 
 
-def server_tree(root: Path) -> Path:
-    """The repository at its first commit, "server: as released" (tag `good`), on main."""
-    real = Path(shutil.which("mariadbd", path="/usr/sbin:/usr/bin") or "/usr/sbin/mariadbd")
+def real_server() -> Path:
+    return Path(shutil.which("mariadbd", path="/usr/sbin:/usr/bin") or "/usr/sbin/mariadbd")
+
+
+def basedir_links() -> list[str]:
+    """NAME=TARGET links that make a basedir of the distribution's MariaDB around a wrapper."""
+    real = real_server()
     links = [f"share={real.parent.parent / 'share'}", f"lib={real.parent.parent / 'lib'}"]
     for program in ("mariadb-install-db", "my_print_defaults", "resolveip", "mariadb"):
         found = shutil.which(program, path="/usr/bin:/usr/sbin")
         if found:
             links.append(f"bin/{program}={found}")
+    return links
+
+
+def server_tree(root: Path) -> Path:
+    """The repository at its first commit, "server: as released" (tag `good`), on main."""
+    real, links = real_server(), basedir_links()
     repo = root / "server-src"
     repo.mkdir()
     (repo / "CMakeLists.txt").write_text(f'set(LINKS "{";".join(links)}")\n' + CMAKE_LISTS)
@@ -70,15 +80,31 @@ try sleeper sh -c 'setsid -f bash -c "exec -a cc1plus sleep @SLEEPER@" </dev/nul
 """
 
 
+def escape_script(home: Path, trusted_cache: Path, port: int) -> str:
+    return (ESCAPE.replace("@HOME@", str(home)).replace("@TRUSTED@", str(trusted_cache))
+            .replace("@PORT@", str(port)).replace("@SLEEPER@", SLEEPER))
+
+
+def escaping_server(escape: str, real: str) -> str:
+    """A wrapper of a server's program that tries every escape each time it starts (for
+    the server: its version, its help, its datadir's initialisation, the server), saying
+    how on stderr, then runs `real`."""
+    body = "\n".join(line for line in escape.splitlines() if not line.startswith("#"))
+    return f'#!/bin/sh\n{{\n{body}\n}} >&2\nexec {real} "$@"'
+
+
 def plant_escapes(repo: Path, home: Path, trusted_cache: Path, port: int) -> str:
-    """A commit whose configure step tries to write the runner user's git config, a
-    trusted cache and ~/.cargo/bin, to reach a listener on the host's loopback, and to
-    leave a renamed `setsid` sleeper behind; the build itself is unchanged."""
-    script = (ESCAPE.replace("@HOME@", str(home)).replace("@TRUSTED@", str(trusted_cache))
-              .replace("@PORT@", str(port)).replace("@SLEEPER@", SLEEPER))
+    """A commit whose configure step and whose server, each time it starts, try to write
+    the runner user's git config, a trusted cache and ~/.cargo/bin, to reach a listener on
+    the host's loopback, and to leave a renamed `setsid` sleeper behind; what the server
+    does is unchanged."""
+    script = escape_script(home, trusted_cache, port)
     (repo / "escape.sh").write_text(script)
     cmake = repo / "CMakeLists.txt"
     cmake.write_text(cmake.read_text() + 'execute_process(COMMAND sh "${CMAKE_SOURCE_DIR}/escape.sh")\n')
+    wrapper = repo / "mariadbd.in"
+    real = wrapper.read_text().split("exec ", 1)[1].split(" ", 1)[0]
+    wrapper.write_text(escaping_server(script, real) + " @OPTIONS@\n")
     git(repo, "add", ".")
     git(repo, "commit", "-q", "-m", "build: a step of our own")
     return git(repo, "rev-parse", "HEAD")
@@ -110,3 +136,21 @@ def server_source(root: Path) -> tuple[Path, list[str]]:
 def git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", "-C", str(repo), "-c", "user.name=dev", "-c", "user.email=dev@example.invalid",
                            *args], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def escaping_basedir(root: Path, home: Path, trusted_cache: Path, port: int) -> Path:
+    """An installed server (the distribution's MariaDB, as the small tree installs it) whose
+    datadir initialisation (its own mariadb-install-db, as a source build installs it) tries
+    every escape first; its server binary is the real one (callgrind finds its symbols)."""
+    basedir = root / "escaping-server"
+    (basedir / "sbin").mkdir(parents=True)
+    (basedir / "sbin" / "mariadbd").symlink_to(real_server())
+    for link in basedir_links():
+        name, target = link.split("=", 1)
+        (basedir / name).parent.mkdir(parents=True, exist_ok=True)
+        if name == "bin/mariadb-install-db":
+            (basedir / name).write_text(escaping_server(escape_script(home, trusted_cache, port), target) + "\n")
+            (basedir / name).chmod(0o755)
+        else:
+            (basedir / name).symlink_to(target)
+    return basedir

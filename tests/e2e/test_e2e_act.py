@@ -407,12 +407,14 @@ def test_a_server_repositorys_pr_is_built_ab_d_and_fails_on_its_regression_with_
     runner's mirror, builds both (scripts/build-server, the cache the job is given), A/Bs
     them on the scenario and fails naming it; the comment workflow writes the one sticky
     comment.
-    The PR's configure step also tries to get out (small_server_tree.plant_escapes): it
-    builds in the sandbox (providers/sandbox.py) as an unprivileged account, so its writes to
-    the runner user's git config, a trusted cache and ~/.cargo/bin never land, it cannot
-    reach a listener on the host's loopback, its renamed `setsid` sleeper ends with the
-    build, and the verdict is the durable commit's. (Removed once: built unsandboxed, the
-    three files were written and the sleeper outlived the job.)"""
+    The PR's configure step, and its server each time it starts, also try to get out
+    (small_server_tree.plant_escapes): both build and server run in the sandbox
+    (providers/sandbox.py) as an unprivileged account, the server reached on its socket,
+    so their writes to the runner user's git config, a trusted cache and ~/.cargo/bin never
+    land, they cannot reach a listener on the host's loopback, their renamed `setsid`
+    sleepers end with them, and the verdict is the durable commit's. (Removed once: built
+    unsandboxed, the three files were written and the sleeper outlived the job; the server
+    unsandboxed, the same from its escapes.)"""
     require_tools("git", "cmake", "ninja", hint="scripts/build-server's tools; scripts/install-deps installs them")
     ref = git("-C", str(REPO), "rev-parse", "HEAD").strip()
     repo = server_tree(tmp_path)

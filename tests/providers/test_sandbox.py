@@ -139,3 +139,37 @@ def test_a_ccache_config_one_pull_request_planted_is_not_read_by_the_next_build(
     assert proc.returncode == 0, proc.stderr
     assert (Path(proc.stdout.strip()) / "sbin" / "mariadbd").is_file()
     assert not list(cache.rglob("planted-ran")), "the planted prefix_command ran"
+
+
+def test_a_runner_user_signals_a_sandboxed_server_through_the_rules_kill_and_counts_none(monkeypatch):
+    """Root enters the sandbox (vgdb); a runner user cannot (bubblewrap nests its user
+    namespace) and says so in one line; its signals go by host pid through `kill` as the
+    account; and `--measure auto` times a sandboxed server rather than fail."""
+    from perfci.providers.sandbox import entering_argv, signal_argv
+    from perfci.run import work
+    account = account_from(SANDBOX_ACCOUNT)
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    assert entering_argv(account, 4242, ["vgdb"])[:3] == ["nsenter", "--target=4242", "--user"]
+    assert work.tool_missing("callgrind") in (None, "valgrind and vgdb not found: counting work with callgrind needs "
+                                              "valgrind (Debian: apt-get install valgrind)")
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    with pytest.raises(InfraFailure, match="needs perfci to run as root"):
+        entering_argv(account, 4242, ["vgdb"])
+    assert signal_argv(account, 4242, 19) == ["sudo", "-n", "-u", f"#{UID}", "--", "kill", "-19", "4242"]
+    monkeypatch.setenv("PERFCI_SANDBOX_USER", SANDBOX_ACCOUNT)
+    monkeypatch.setenv("PERFCI_SANDBOX_SERVERS", "/var/lib/perfci-pr/servers")
+    assert "perfci is not root" in (work.tool_missing("callgrind") or "")
+    assert "perfci is not root" in (work.tool_missing("pmu") or "")
+
+
+@pytest.mark.parametrize("env, error, said", [
+    ({"PERFCI_SANDBOX_SERVERS": "servers", "PERFCI_SANDBOX_USER": SANDBOX_ACCOUNT}, BadInput, "an absolute directory"),
+    ({"PERFCI_SANDBOX_SERVERS": "/srv/x"}, InfraFailure, "no sandbox account (PERFCI_SANDBOX_USER)"),
+])
+def test_sandboxed_servers_need_an_absolute_directory_and_an_account(env, error, said):
+    from perfci.providers.local import sandboxed_servers
+    assert sandboxed_servers({}) is None
+    with pytest.raises(error, match=said.replace("(", r"\(").replace(")", r"\)")):
+        sandboxed_servers(env)
+    account, area = sandboxed_servers({"PERFCI_SANDBOX_SERVERS": "/srv/x", "PERFCI_SANDBOX_USER": SANDBOX_ACCOUNT})
+    assert (account.uid, area) == (UID, Path("/srv/x"))

@@ -182,7 +182,8 @@ def stand_in_build(tmp_path: Path, code: int) -> Path:
     its environment, then exits CODE."""
     script = tmp_path / "build-server"
     script.write_text(f'#!/bin/sh\necho "$*" >> "{tmp_path}/calls"\n'
-                      f'echo "${{CCACHE_DIR:-}}${{PERFCI_BUILD_CACHE:-}}${{PERFCI_SRC_CACHE:-}}|$PERFCI_BUILD_REPO" '
+                      f'echo "${{CCACHE_DIR:-}}${{PERFCI_BUILD_CACHE:-}}${{PERFCI_SRC_CACHE:-}}${{PERFCI_SNAPSHOT_DIR:-}}'
+                      f'|$PERFCI_BUILD_REPO|${{PERFCI_SANDBOX_SERVERS:-}}" '
                       f'>> "{tmp_path}/env"\nexit {code}\n')
     script.chmod(0o755)
     return script
@@ -191,19 +192,22 @@ def stand_in_build(tmp_path: Path, code: int) -> Path:
 @pytest.mark.slow
 def test_a_pull_requests_code_is_built_only_in_the_sandbox_and_only_in_the_jobs_caches(tmp_path):
     """Removed once: without the sandbox check the builds ran; without dropping the
-    runner's cache variables the build saw /trusted."""
+    runner's cache variables the build saw /trusted. The A/Bs' servers run sandboxed, their
+    files in the job's cache."""
     script = stand_in_build(tmp_path, 3)
     argv = ["pr-check", "server-code", "--flavor", "mariadb", "--base", "0" * 40, "--head", "1" * 40, "--mirror",
             str(tmp_path), "--scenarios", "microbench"]
     trusted = {"CCACHE_DIR": "/trusted/ccache", "PERFCI_BUILD_CACHE": "/trusted/builds",
-               "PERFCI_SRC_CACHE": "/trusted/src", "PERFCI_BUILD_SCRIPT": str(script)}
+               "PERFCI_SRC_CACHE": "/trusted/src", "PERFCI_SNAPSHOT_DIR": "/trusted/snapshots",
+               "PERFCI_BUILD_SCRIPT": str(script), "PERFCI_CACHE": str(tmp_path / "job-cache")}
     done = run_perfci(*argv, cwd=tmp_path, env={**trusted, "PERFCI_SANDBOX_USER": ""})
     assert done.returncode == 3 and "no sandbox account (PERFCI_SANDBOX_USER)" in done.stderr, done.stderr
     assert not (tmp_path / "calls").exists()
     done = run_perfci(*argv, cwd=tmp_path, env={**trusted, "PERFCI_SANDBOX_USER": "64201:64201"})
     assert done.returncode == 3 and f"build of {'0' * 40} failed (exit 3)" in done.stderr, done.stderr
     assert (tmp_path / "calls").read_text() == f"mariadb {'0' * 40}\n"  # the head is not built, nothing A/B'd
-    assert (tmp_path / "env").read_text() == f"|{tmp_path}\n"  # no trusted cache; the mirror to build from
+    # no trusted cache; the mirror to build from; the servers sandboxed in the job's cache
+    assert (tmp_path / "env").read_text() == f"|{tmp_path}|{tmp_path / 'job-cache' / 'servers'}\n"
     assert not list((tmp_path / "pr-report").glob("ab-*"))
 
 

@@ -101,7 +101,9 @@ def counting_setup(provider: ServerProvider, resolved: ResolvedScenario, overrid
     config counting needs (recorded like any); the server's launcher is its counter's."""
     if work_counter is None:
         return None, overrides
-    counting = work.setup(provider, work_counter, resolved.config.get("innodb_buffer_pool_size"), workdir / "callgrind")
+    # the dumps beside the server's files (a sandboxed server's are elsewhere: its own workdir)
+    counting = work.setup(provider, work_counter, resolved.config.get("innodb_buffer_pool_size"),
+                          provider.workdir / "callgrind")
     if isinstance(provider, LocalServer):
         provider.launcher = counting.launcher
     return counting, overrides + [Requested(k, v, "override") for k, v in counting.config.items()]
