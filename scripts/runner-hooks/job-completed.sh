@@ -11,6 +11,9 @@
 #    and left (a `setsid` process named like a compiler), but for the runner's own (this
 #    hook's ancestors) and another runner's (a Runner.Listener or Runner.Worker, what
 #    started it and everything under it);
+#  - every process of the sandbox account (PERFCI_SANDBOX_USER: a pull request's build or
+#    server that outlived a cancelled job; as the account, through runner-bootstrap's sudo
+#    rule, for a runner user); one account per runner, so no other runner's is touched;
 #  - this runner's perfci temp dirs (datadirs, sockets) in ${TMPDIR:-/tmp} (never the host lock file);
 #  - the workspace, .git included, so no git hook or build output survives.
 # TAG is what perfci's util/runner.py derives from $RUNNER_NAME and $RUNNER_TEMP (sha256,
@@ -107,6 +110,24 @@ if [ "$me" != 0 ]; then
   if [ ${#strays[@]} -gt 0 ]; then
     kill -KILL "${strays[@]}" 2>/dev/null
     say "ended processes the job left: ${strays[*]}"
+  fi
+fi
+
+sandbox="${PERFCI_SANDBOX_USER:-}"
+if [ -n "$sandbox" ] && [ "$sandbox" != root ]; then
+  if [ "$me" = 0 ]; then
+    as_sandbox=(setpriv "--reuid=$sandbox" "--regid=$sandbox" --clear-groups)
+    case "$sandbox" in *:*) as_sandbox=(setpriv "--reuid=${sandbox%%:*}" "--regid=${sandbox#*:}" --clear-groups) ;; esac
+  else
+    as_sandbox=(sudo -n -u "$sandbox" --)
+  fi
+  uid=${sandbox%%:*}
+  [[ "$uid" =~ ^[0-9]+$ ]] || uid=$(id -u "$sandbox" 2>/dev/null)
+  left=$(for dir in /proc/[0-9]*; do [ "$(stat -c %u "$dir" 2>/dev/null)" = "$uid" ] && echo "${dir#/proc/}"; done)
+  if [ -n "$uid" ] && [ -n "$left" ]; then
+    # kill -1: every process the account may signal, which is its own
+    "${as_sandbox[@]}" "$(type -P kill)" -KILL -- -1 2>/dev/null
+    say "ended the sandbox account's processes ($sandbox): $(echo $left)"
   fi
 fi
 

@@ -239,6 +239,29 @@ def test_job_completed_ends_every_process_a_non_root_runner_users_job_left_but_t
         other.wait()
 
 
+def test_job_completed_ends_what_a_pull_request_left_running_as_the_sandbox_account(installed):
+    """A cancelled job's pull-request server (or build) as the sandbox account, escaped into
+    a session of its own: the hook ends every process of the account, and none of another
+    user's. (Removed once: it outlived the job.)"""
+    account = "64202:64202"  # a uid no process of the host has
+    as_account = ["setpriv", "--reuid=64202", "--regid=64202", "--clear-groups"]
+    subprocess.run([*as_account, "setsid", "-f", "bash", "-c", "exec -a mariadbd sleep 51170919"], check=True)
+    bystander = subprocess.Popen(["bash", "-c", "exec -a mariadbd sleep 51170920"])
+    try:
+        time.sleep(0.3)
+        assert command_lines("51170919")
+        proc = as_the_runner_runs(installed["completed"], {"PATH": os.environ["PATH"], "PERFCI_SANDBOX_USER": account})
+        assert proc.returncode == 0 and "ended the sandbox account's processes" in proc.stdout, proc.stdout
+        deadline = time.monotonic() + 5
+        while command_lines("51170919") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not command_lines("51170919"), "the pull request's process outlived the job"
+        assert bystander.poll() is None
+    finally:
+        subprocess.run(["pkill", "-KILL", "-f", "5117091[9]|51170920"], capture_output=True)
+        bystander.wait()
+
+
 def test_bootstrap_installs_the_hooks_outside_the_checkout_and_names_them_in_the_runner_env(tmp_path):
     runner = tmp_path / "actions-runner"
     runner.mkdir()
