@@ -40,7 +40,7 @@ SOURCE_ENV = {"PYTHONPATH": os.pathsep.join(filter(None, [str(REPO / "ci"), os.e
               # the explain pass only where a test asks for it (it adds profiled bursts)
               "PERFCI_AB_SIZE": "profile", "PERFCI_EXPLAIN": "never"}
 # fixtures that start a server or sysbench: a test using one is end-to-end
-E2E_FIXTURES = {"real_server_tools", "smoke_result", "running_server", "change_buffer", "row_formats",
+E2E_FIXTURES = {"real_server_tools", "installed_perfci", "smoke_result", "running_server", "change_buffer", "row_formats",
                 "read_only_scaling", "baseline_dir", "fetched_servers", "smoke_series"}
 SCENARIOS = ("rebuild-after-delete", "change-buffer-matrix", "row-format-compression", "compressed-read-only-scaling")
 # The smoke runs the e2e suite shares: four series side by side (see smoke_series), each
@@ -226,6 +226,48 @@ def tracked_copy(source: Path) -> Path:
             (source / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(REPO / name, source / name)
     return source
+
+
+def documented_lines(section: str, starts: str) -> list[str]:
+    """The command lines of docs/adopting.md's `section` that start with `starts`, as written."""
+    text = (REPO / "docs" / "adopting.md").read_text()
+    body = text[text.index(f"## {section}"):]
+    body = body[:body.find("\n## ", 4)] if "\n## " in body[4:] else body
+    lines = [line for block in body.split("```sh\n")[1:] for line in block.split("```")[0].splitlines()]
+    return [line for line in lines if line.startswith(starts)]
+
+
+@pytest.fixture(scope="session")
+def installed_perfci(real_server_tools):
+    """perfci installed as docs/adopting.md says (the venv route, its commands run as
+    written, in a directory where `perfci` is a clone and ~ is that directory): a fresh
+    venv of the stock python3, the locked dependencies, the package from the clone; in a
+    directory every user may read (another user's runner runs it too). scripts/check
+    builds it once for its end-to-end runs (PERFCI_TEST_INSTALL_DIR). (the console
+    script, the environment to run it with)"""
+    shared = os.environ.get("PERFCI_TEST_INSTALL_DIR")
+    base = Path(shared) if shared else Path(tempfile.mkdtemp(prefix="perfci-install-"))
+    base.mkdir(parents=True, exist_ok=True)
+    base.chmod(0o755)
+    venv = base / "perfci-venv"
+    if not (base / "installed").exists():  # written last: a venv half made by a failed install is made again
+        shutil.rmtree(base / "perfci", ignore_errors=True)
+        shutil.rmtree(venv, ignore_errors=True)
+        tracked_copy(base / "perfci")
+        commands = documented_lines("1. Install perfci, then the project", ("python3 -m venv", "~/perfci-venv/bin/pip"))
+        assert len(commands) == 3, commands
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PERFCI_ROOT", "VIRTUAL_ENV", "PYENV_VERSION")}
+        cache = subprocess.run([sys.executable, "-m", "pip", "cache", "dir"], capture_output=True, text=True).stdout.strip()
+        env.update({"HOME": str(base), "PATH": SYSTEM_PATH, "PIP_CACHE_DIR": cache})
+        proc = subprocess.run(["bash", "-euc", "\n".join(commands)], cwd=base, env=env, capture_output=True, text=True,
+                              timeout=900)
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+        (base / "installed").write_text("")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PERFCI_ROOT")}
+    env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env['PATH']}"
+    yield venv / "bin" / "perfci", env
+    if not shared:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def run_perfci(*args: str, env: dict | None = None, timeout: float = 600, cwd: Path = REPO) -> subprocess.CompletedProcess:

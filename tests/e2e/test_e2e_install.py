@@ -5,58 +5,22 @@ stock Debian python3: test_e2e_quickstart.py)."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from perfci.alert.pr_comment import body, load_reports
 from perfci.model.verdicts import Outcome
 
-from conftest import REPO, SYSTEM_PATH, tracked_copy, write_tiny
+from conftest import REPO, documented_lines, write_tiny
 
 pytestmark = pytest.mark.e2e
 
 
-def documented_lines(section: str, starts: str) -> list[str]:
-    """The command lines of docs/adopting.md's `section` that start with `starts`, as written."""
-    text = (REPO / "docs" / "adopting.md").read_text()
-    body = text[text.index(f"## {section}"):]
-    body = body[:body.find("\n## ", 4)] if "\n## " in body[4:] else body
-    lines = [line for block in body.split("```sh\n")[1:] for line in block.split("```")[0].splitlines()]
-    return [line for line in lines if line.startswith(starts)]
-
-
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory, real_server_tools):
-    """perfci installed as docs/adopting.md says (the venv route, its commands run as
-    written, in a directory where `perfci` is a clone and ~ is that directory): a fresh
-    venv of the stock python3, the locked dependencies, the package from the clone.
-    scripts/check builds it once for its two end-to-end runs (PERFCI_TEST_INSTALL_DIR)."""
-    shared = os.environ.get("PERFCI_TEST_INSTALL_DIR")
-    base = Path(shared) if shared else tmp_path_factory.mktemp("install")
-    base.mkdir(parents=True, exist_ok=True)
-    venv = base / "perfci-venv"
-    if not (base / "installed").exists():  # written last: a venv half made by a failed install is made again
-        shutil.rmtree(base / "perfci", ignore_errors=True)
-        shutil.rmtree(venv, ignore_errors=True)
-        tracked_copy(base / "perfci")
-        commands = documented_lines("1. Install perfci, then the project", ("python3 -m venv", "~/perfci-venv/bin/pip"))
-        assert len(commands) == 3, commands
-        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PERFCI_ROOT", "VIRTUAL_ENV", "PYENV_VERSION")}
-        cache = subprocess.run([sys.executable, "-m", "pip", "cache", "dir"], capture_output=True, text=True).stdout.strip()
-        env.update({"HOME": str(base), "PATH": SYSTEM_PATH, "PIP_CACHE_DIR": cache})
-        proc = subprocess.run(["bash", "-euc", "\n".join(commands)], cwd=base, env=env, capture_output=True, text=True,
-                              timeout=900)
-        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
-        (base / "installed").write_text("")
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PERFCI_ROOT")}
-    env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env['PATH']}"
-    return venv / "bin" / "perfci", env
+def installed(installed_perfci):
+    return installed_perfci
 
 
 def perfci(installed, *args, cwd):
