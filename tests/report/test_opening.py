@@ -124,3 +124,16 @@ def test_a_bisect_and_a_sweep_open_with_the_four_lines():
     assert opening[0] == "**What**: slower than the base `m-8.0.12`: `m-8.0.31` (full-scan: queries/s −10.0 %)."
     text = sweep_markdown(sweep, None, opening).splitlines()
     assert text[2].startswith("- **What**") and text[5].startswith("- **Reproduce**")
+
+
+def test_an_explain_pass_that_found_nothing_says_what_it_saw_not_that_it_never_ran():
+    """Seen on the real MariaDB PR check (2026-11-29): 4 profiled burst pairs saw +3.2 %
+    server CPU where the A/B measured +14.9 %, nothing stood out; the opening said "no
+    explain pass ran"."""
+    from perfci.judge.profile_diff import PhaseFindings
+    from perfci.sessions.sized_ab import sampled_why_line
+    quiet = PhaseFindings("full-scan", {"a": 3890.0, "b": 4015.0}, {"a": 0.9, "b": 0.9}, [], [], [], 4)
+    line = sampled_why_line([quiet])
+    assert line == ("the explain pass (4 profiled burst pairs) saw +3.2% server CPU per transaction in full-scan; "
+                    "no function stood out beyond those bursts' noise")
+    assert sampled_why_line([PhaseFindings("full-scan", {}, {}, [], [], [], 0)]) is None  # nothing profiled

@@ -252,9 +252,22 @@ def sampled_why_line(findings: list[PhaseFindings]) -> str | None:
     moved = [(f.phase, r) for f in findings if f.profiled and f.symbols
              for r in f.functions if r.stands_out and r.kind == "self"]
     if not moved:
-        return None
+        return quiet_explain_line(findings)
     phase, top = max(moved, key=lambda x: abs(x[1].delta))
     return f"{code_span(top.name)} {top.delta:+.1f} {top.unit} of server CPU in {markdown(phase)} (sampled by perf)"
+
+
+def quiet_explain_line(findings: list[PhaseFindings]) -> str | None:
+    """The explain pass profiled but no function stood out: said so, with the server CPU
+    its few bursts saw (not "no explain pass ran")."""
+    profiled = [f for f in findings if f.profiled and "a" in f.cpu_us and "b" in f.cpu_us and f.cpu_us["a"]]
+    if not profiled:
+        return None
+    seen = ", ".join(f"{(f.cpu_us['b'] / f.cpu_us['a'] - 1):+.1%} server CPU per transaction in {markdown(f.phase)}"
+                     for f in profiled)
+    bursts = max(f.bursts for f in profiled)
+    return (f"the explain pass ({bursts} profiled burst pairs) saw {seen}; no function stood out beyond those "
+            "bursts' noise")
 
 
 def counted_why_line(shifts: list[PhaseShift]) -> str | None:
