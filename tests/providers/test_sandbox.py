@@ -144,7 +144,8 @@ def test_a_ccache_config_one_pull_request_planted_is_not_read_by_the_next_build(
 def test_a_runner_user_signals_a_sandboxed_server_through_the_rules_kill_and_counts_none(monkeypatch):
     """Root enters the sandbox (vgdb); a runner user cannot (bubblewrap nests its user
     namespace) and says so in one line; its signals go by host pid through `kill` as the
-    account; and `--measure auto` times a sandboxed server rather than fail."""
+    account; `--measure auto` times a sandboxed server rather than fail, and the explain
+    pass says why it cannot profile one."""
     from perfci.providers.sandbox import entering_argv, signal_argv
     from perfci.run import work
     account = account_from(SANDBOX_ACCOUNT)
@@ -160,6 +161,10 @@ def test_a_runner_user_signals_a_sandboxed_server_through_the_rules_kill_and_cou
     monkeypatch.setenv("PERFCI_SANDBOX_SERVERS", "/var/lib/perfci-pr/servers")
     assert "perfci is not root" in (work.tool_missing("callgrind") or "")
     assert "perfci is not root" in (work.tool_missing("pmu") or "")
+    from perfci.run import profiler
+    monkeypatch.setattr(profiler, "tool", lambda name: f"/usr/bin/{name}")
+    monkeypatch.setattr(profiler, "paranoid_level", lambda: 2)
+    assert "perf may not profile another user's process" in (profiler.why_no_profiles() or "")
 
 
 @pytest.mark.parametrize("env, error, said", [

@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from perfci.model.explain import parse_folded
+from perfci.providers.local import SANDBOX_SERVERS_ENV, sandboxed_servers
 from perfci.util.errors import InfraFailure
 
 EVENT = "cpu-clock"
@@ -76,6 +77,10 @@ def why_no_profiles() -> str | None:
     paranoid = paranoid_level()
     if os.geteuid() != 0 and paranoid is not None and paranoid > 2:
         return f"perf_event_paranoid is {paranoid} and perfci is not root: perf may not profile; {ADVICE}"
+    if os.geteuid() != 0 and sandboxed_servers() is not None:
+        # perf on another uid's process needs what a runner user should not have (CAP_PERFMON or paranoid -1)
+        return (f"the servers run sandboxed ({SANDBOX_SERVERS_ENV}), as another user, and perfci is not root: "
+                "perf may not profile another user's process")
     return None
 
 
