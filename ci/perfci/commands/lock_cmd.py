@@ -24,8 +24,9 @@ def _stop_on(signum: int, frame: object) -> None:  # a cancelled job: the comman
                    "(SIGSTOP) until the measurement is done, then resumed. For builds, which take hours.")
 @click.option("--what", default=None, help="How the lock's holder record names the command (default: the command).")
 @options.host_wait
+@options.allow_busy
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-def lock(yields: bool, what: str | None, host_wait: float, command: tuple[str, ...]) -> int:
+def lock(yields: bool, what: str | None, host_wait: float, allow_busy: bool, command: tuple[str, ...]) -> int:
     """Run COMMAND holding the host lock: no benchmark runs beside it. Its exit code is
     COMMAND's (3 when the host stays busy past --host-wait).
 
@@ -37,5 +38,5 @@ def lock(yields: bool, what: str | None, host_wait: float, command: tuple[str, .
     signal.signal(signal.SIGTERM, _stop_on)
     if yields:
         return run_yielding(list(command), text, host_wait)
-    with exclusive_host(text, allow_busy=False, wait_s=host_wait):
+    with exclusive_host(text, allow_busy=allow_busy, wait_s=host_wait):
         return subprocess.call(list(command))
