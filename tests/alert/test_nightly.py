@@ -179,6 +179,7 @@ def test_nightly_exits_one_when_a_regression_stands_and_zero_on_a_clean_night(tm
     assert f"regression stands: {result.id}: " in proc.stdout and "before.tps" in proc.stdout
 
 
+@pytest.mark.slow
 def test_a_night_that_tells_nobody_exits_zero_and_its_summary_says_what_is_pending(tmp_path):
     """#57: a regression on its first of two nights opens nothing: exit 0, a line saying
     so, and the "tonight" summary's row says pending and why; the second night writes the

@@ -97,6 +97,7 @@ def test_a_write_whose_answer_was_lost_after_github_made_it_is_not_made_twice(tm
         assert [c["body"] for c in fake.comments[issue["number"]]] == ["said once"]
 
 
+@pytest.mark.slow
 def test_a_clean_night_counts_once_whatever_replays_it(tmp_path, monkeypatch):
     """Clean nights are counted in one comment each night edits, naming the nights: the
     same night replayed adds nothing, the next night counts (removed once: with no run

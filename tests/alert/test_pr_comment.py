@@ -193,6 +193,7 @@ def test_a_body_over_githubs_limit_is_capped_with_a_pointer_to_the_artifact():
     assert "b: full report</summary>" in text  # what fits is kept
 
 
+@pytest.mark.slow
 def test_the_typed_verdict_beside_a_report_decides_not_its_prose(tmp_path):
     """perfci ab --json writes ab-NAME.json beside ab-NAME.md: the comment reads the
     outcome from it, whatever the report's wording says."""

@@ -185,6 +185,7 @@ def test_a_real_ab_of_two_pairs_is_judged_with_bounded_intervals():
     assert rows["after.tps"].verdict != "regression"  # two pairs cannot say that
 
 
+@pytest.mark.slow
 def test_each_judged_interval_excludes_no_change_exactly_when_holm_finds_it_significant():
     """The interval shown is the one that decides: at its row's Holm step (alpha p / p_adj),
     over many tables where a second metric is significant only at Holm's later steps."""

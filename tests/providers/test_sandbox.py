@@ -112,6 +112,7 @@ def test_a_runner_user_becomes_the_account_through_the_one_sudo_rule():
     assert switch_argv(account, as_root=True)[0] == "setpriv"
 
 
+@pytest.mark.slow
 def test_a_ccache_config_one_pull_request_planted_is_not_read_by_the_next_build(bwrap):
     """The compiler cache is writable by every pull request's build; one writes a
     ccache.conf whose prefix_command runs its script. The next sandboxed build (a real C

@@ -80,6 +80,7 @@ def test_a_mirror_holding_a_planted_trick_is_made_anew_before_the_token_fetch(tm
     assert mirror_problems(mirror) == []
 
 
+@pytest.mark.slow
 def test_build_server_builds_the_commit_it_names_whatever_replace_ref_its_clone_holds(tmp_path, origin):
     """The clone build-server keeps between builds gets a replace ref (the durable commit
     for the first); the first commit still builds as itself."""

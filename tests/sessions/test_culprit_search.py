@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from test_confirm import _ab_confirmation, issue_with, regressed
 
 from perfci.model.confirmation import CONFIRMATION_FILE, Confirmation
@@ -100,6 +101,7 @@ def test_last_nights_search_out_of_time_resumes_in_the_stretch_it_left():
     assert resumed_stretch(None, line, "tps") is None
 
 
+@pytest.mark.slow
 def test_the_nightly_keeps_a_search_out_of_time_beside_the_history_and_drops_it_when_one_ends(tmp_path):
     from perfci.model.identity import CaseIdentity
     from perfci.store import culprit_files
