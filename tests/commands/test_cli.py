@@ -253,6 +253,7 @@ def test_a_phase_typo_is_one_line_before_anything_runs(command, tmp_path):
     assert not list((tmp_path / "out").glob("**/*.json"))
 
 
+@pytest.mark.slow
 def test_history_changes_of_a_path_that_does_not_exist_or_holds_no_history_is_bad_input(tmp_path):
     """"no change points" would read as a clean history."""
     missing = run_perfci("history", "changes", str(tmp_path / "nowhere"))
@@ -303,6 +304,7 @@ def test_the_profile_is_smoke_by_default_and_the_same_option_everywhere():
     assert all("-p" in option.opts for option in profiles.values())
 
 
+@pytest.mark.slow
 def test_help_texts_say_what_the_commands_do():
     issues = run_perfci("issues", "sync", "--help")
     assert "one issue per regressed case" in " ".join(issues.stdout.split())

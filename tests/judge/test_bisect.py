@@ -211,6 +211,7 @@ def _repo_hash(repo: Path) -> str:
     return hashlib.sha256(str(repo).encode()).hexdigest()[:12]
 
 
+@pytest.mark.slow
 def test_mixed_ends_are_bad_input_before_the_host_is_claimed(tmp_path):
     """Exit 2 at once, even on a busy host (a sysbench running): nothing waits for the host."""
     fake = subprocess.Popen(["bash", "-c", "exec -a sysbench sleep 60"])

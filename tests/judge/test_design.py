@@ -97,6 +97,7 @@ def _simulated_detection(d: design.Design, noise: design.KeyNoise, effect: float
     return hits / trials
 
 
+@pytest.mark.slow
 def test_the_sized_a_b_finds_its_target_effect_about_90_percent_of_the_time_and_an_a_a_rarely():
     noise = design.KeyNoise(0.078, 0.015, 4)
     # a cheaper target than 5 % keeps the simulation short; the formula is the same

@@ -230,6 +230,7 @@ def jar_path_in(cache: Path) -> Path:
     return jar_path(COORDS)
 
 
+@pytest.mark.slow
 def test_the_nightly_matrix_is_the_enabled_servers_by_id():
     import json
     import subprocess
