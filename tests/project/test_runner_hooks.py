@@ -248,7 +248,9 @@ def test_job_completed_ends_what_a_pull_request_left_running_as_the_sandbox_acco
     subprocess.run([*as_account, "setsid", "-f", "bash", "-c", "exec -a mariadbd sleep 51170919"], check=True)
     bystander = subprocess.Popen(["bash", "-c", "exec -a mariadbd sleep 51170920"])
     try:
-        time.sleep(0.3)
+        deadline = time.monotonic() + 10  # setsid -f returns before the exec: a busy host may take a while
+        while not command_lines("51170919") and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert command_lines("51170919")
         proc = as_the_runner_runs(installed["completed"], {"PATH": os.environ["PATH"], "PERFCI_SANDBOX_USER": account})
         assert proc.returncode == 0 and "ended the sandbox account's processes" in proc.stdout, proc.stdout
@@ -445,7 +447,10 @@ def test_bootstrap_makes_the_sandbox_a_runner_user_builds_pull_requests_in(host_
               f"proc = subprocess.Popen(sandboxed_argv(['sleep', '600'], account, writable=[Path({str(area / 'srv')!r})])); "
               "found = None\nwhile found is None: time.sleep(0.05); found = sandbox_command(proc.pid)\n"
               "host, inner = found; subprocess.run(signal_argv(account, host, signal.SIGSTOP), check=True); "
-              "time.sleep(0.3); state = Path(f'/proc/{host}/stat').read_text().rsplit(')', 1)[1].split()[0]; "
+              "stat = Path(f'/proc/{host}/stat'); deadline = time.monotonic() + 10\n"
+              "while stat.read_text().rsplit(')', 1)[1].split()[0] != 'T' and time.monotonic() < deadline: "
+              "time.sleep(0.05)\n"
+              "state = stat.read_text().rsplit(')', 1)[1].split()[0]; "
               "subprocess.run(signal_argv(account, host, signal.SIGKILL), check=True); "
               "print(inner, state, proc.wait(timeout=30))")
     stopped = subprocess.run([*as_runner, "/usr/bin/python3", "-c", server], capture_output=True, text=True,
