@@ -19,7 +19,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from conftest import REPO, require_tools, result_files, run_perfci, write_tiny
+from conftest import REPO, require_tools, run_perfci, valid_run, write_tiny
 from small_server_tree import server_source
 
 pytestmark = [pytest.mark.e2e, pytest.mark.alone]
@@ -92,10 +92,7 @@ def test_a_nightly_of_a_branch_names_the_commit_that_made_it_slower_by_itself(re
     env = {"PERFCI_ROOT": str(project), "PERFCI_CACHE": str(tmp_path / "cache"), "PERFCI_BUILD_REPO": str(repo)}
     runs = {}
     for night, ref in (("reference", "good"), ("tonight", "main")):
-        proc = run_perfci("run", "tiny-commits", "--server", f"build:mariadb@{ref}", "--out", str(tmp_path / night),
-                          "-q", env=env)
-        assert proc.returncode == 0, proc.stderr[-3000:]
-        [runs[night]] = result_files(tmp_path / night)
+        runs[night] = valid_run("tiny-commits", "--server", f"build:mariadb@{ref}", "-q", out=tmp_path / night, env=env)
     tonight = json.loads(runs["tonight"].read_text())
     # what ran, how it was built, and the command that builds the same commit again
     assert tonight["server"]["commit"] == last and tonight["server"]["build"]["fork"]
