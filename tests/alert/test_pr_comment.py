@@ -230,3 +230,34 @@ def test_the_harness_check_and_baselines_diff_reports_carry_their_own_typed_verd
     text = body([harness, baselines], SHA1, accepted=False)
     assert text.splitlines()[1].startswith("### perfci: 🔴 **Regression**")
     assert "- `harness`: **The harness changed what it measures**" in text and "- `baselines`: **Baseline edit**" in text
+
+
+@pytest.mark.slow
+def test_the_pr_checks_acceptance_counts_the_label_only_from_write_access(tmp_path):
+    """`perfci pr-check accepted`, the PR check's own job before it measures: the label as
+    GitHub has it now and who added it, never the event's label list (removed once, who
+    added it not asked: a triager's label accepted the regression)."""
+    output = tmp_path / "github-output"
+    with FakeGitHub(tmp_path) as fake:
+        env = {**fake.env(tmp_path / "gh"), "GITHUB_OUTPUT": str(output)}
+
+        def answer() -> tuple[str, str]:
+            output.write_text("")
+            proc = run_perfci("pr-check", "accepted", "--pr-number", "7", env=env)
+            assert proc.returncode == 0, proc.stderr
+            return output.read_text(), proc.stdout.strip()
+
+        fake.add_pull(7, SHA1)
+        assert answer() == ("perf-expected=false\n", "perfci: PR #7 does not carry the perf-expected label")
+        fake.permissions["triager"] = "triage"
+        fake.add_label(7, "perf-expected", by="triager")
+        assert answer() == ("perf-expected=false\n", "perfci: perf-expected added to PR #7 by @triager, who has no "
+                            "write access: not accepted (someone with write access must add it)")
+        fake.add_label(7, "perf-expected")  # the maintainer, last
+        assert answer() == ("perf-expected=true\n",
+                            "perfci: perf-expected added to PR #7 by @maintainer, who has write access: accepted")
+        # GitHub failing: exit 3, nothing written (the measuring job does not run: no answer, no verdict)
+        fake.fail_with = 500
+        output.write_text("")
+        proc = run_perfci("pr-check", "accepted", "--pr-number", "7", env=env)
+        assert proc.returncode == 3 and output.read_text() == "", proc.stderr

@@ -302,14 +302,18 @@ def pull_request(number: int, action: str, base: str, head: str, branch: str, la
         "base": {"sha": base, "ref": "main"}, "head": {"sha": head, "ref": branch, "repo": {"full_name": "dev/team"}}}}
 
 
+def fake_env(fake: FakeGitHub, tmp_path: Path) -> dict:
+    """gh's environment for the fake API (the repository stays the event's: dev/team)."""
+    return {k: v for k, v in fake.env(tmp_path / "gh").items() if v and k != "GITHUB_REPOSITORY"}
+
+
 def comment_run(fake: FakeGitHub, team: Path, ref: str, head: str, branch: str, tmp_path: Path,
                 workflow: str = "pr-comment.yml"):
     """The comment workflow after the PR check's run (workflow_run), gh talking to the fake API."""
     event = {"workflow_run": {"event": "pull_request", "head_sha": head, "head_branch": branch, "id": 1,
                               "html_url": "https://github.example/dev/team/actions/runs/1",
                               "head_repository": {"full_name": "dev/team"}}}
-    gh = {k: v for k, v in fake.env(tmp_path / "gh").items() if v and k != "GITHUB_REPOSITORY"}
-    return act(team, "workflow_run", workflow, event, ref, tmp_path, env=gh)
+    return act(team, "workflow_run", workflow, event, ref, tmp_path, env=fake_env(fake, tmp_path))
 
 
 def published(team: Path, tmp_path: Path, branch: str) -> None:
@@ -355,9 +359,11 @@ def test_a_team_projects_pr_check_fails_on_a_regression_and_keeps_one_comment_on
         second = commit(team, "say why")
         fake.add_pull(7, second)
         fake.add_label(7, "perf-expected")
-        proc = act(team, "pull_request", "pr-checks.yml",
-                   pull_request(7, "synchronize", base, second, "fsync", ("perf-expected",)), ref, tmp_path)
+        proc = act(team, "pull_request", "pr-checks.yml", pull_request(7, "synchronize", base, second, "fsync",
+                   ("perf-expected",)), ref, tmp_path, env=fake_env(fake, tmp_path))
         assert proc.returncode == 0, act_failure(proc)
+        # the label counts as GitHub's answer: who added it, with write access (its own job, no PR code)
+        assert "perfci: perf-expected added to PR #7 by @maintainer, who has write access: accepted" in proc.stdout
         assert "Regression in tiny.yaml: accepted by the perf-expected label." in proc.stdout
         said = comment_run(fake, team, ref, second, "fsync", tmp_path)
         assert said.returncode == 0 and "edited the perfci comment on #7" in said.stdout, said.stdout[-3000:]

@@ -291,3 +291,28 @@ def test_python_never_takes_a_module_from_the_checkout_it_runs_in(tmp_path):
     (tmp_path / "ran").unlink()
     subprocess.run([sys.executable, "-I", "-m", "venv", "--help"], cwd=tmp_path, capture_output=True)
     assert not (tmp_path / "ran").exists()
+
+
+@pytest.mark.parametrize("workflow, measuring", [("perfci-pr.yml", "smoke-ab"), ("perfci-server-pr.yml", "build-ab")])
+def test_perf_expected_counts_only_as_githubs_answer_asked_in_a_job_without_pr_code(workflow, measuring):
+    """Triage access may add labels: the measuring job's --perf-expected is the `accepted`
+    job's answer (`perfci pr-check accepted`: who added the label, with write access),
+    never the event's label list; that job runs on a GitHub-hosted runner with a read token
+    and no PR code (the base's or the pinned perfci); the measuring job has no
+    pull-requests permission."""
+    jobs = _jobs(REPO / ".github" / "workflows" / workflow)
+    job = jobs["accepted"]
+    assert job["runs-on"] == "ubuntu-latest" and job["permissions"] == {"contents": "read", "pull-requests": "read"}
+    assert job["outputs"] == {"perf-expected": "${{ steps.asked.outputs.perf-expected }}"}
+    [asked] = [s for s in job["steps"] if s.get("id") == "asked"]
+    assert asked["run"] == '.perfci-tool/scripts/perfci pr-check accepted --pr-number "$PR_NUMBER"'
+    assert asked["env"]["GH_TOKEN"] == "${{ github.token }}"
+    assert not any("uses" in step for step in job["steps"])  # no checkout of the PR: perfci is fetched by commit
+    tool = next(step for step in job["steps"] if ".perfci-tool" in step["name"])
+    assert "ln -sfn . .perfci-tool" not in tool["run"]  # perfci's own repository: not the PR's perfci either
+    measuring_job = jobs[measuring]
+    assert "accepted" in ([measuring_job["needs"]] if isinstance(measuring_job["needs"], str) else measuring_job["needs"])
+    values = [str(v) for step in measuring_job["steps"] for v in (step.get("env") or {}).values()]
+    assert "${{ needs.accepted.outputs.perf-expected == 'true' }}" in values
+    assert not any("labels" in v for v in values), values  # the event's labels decide nothing
+    assert "pull-requests" not in (measuring_job.get("permissions") or {})

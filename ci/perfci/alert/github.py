@@ -16,6 +16,7 @@ from typing import Any, NotRequired, TypedDict, cast
 from perfci.util.errors import BadInput, InfraFailure
 
 LABEL = "perf-regression"  # every issue perfci opens carries it; listings ask for it
+ACCEPT_LABEL = "perf-expected"  # on an issue or a PR: its regression is expected (counts from write access only)
 # GitHub's own limits: a longer body, title or label name is refused (422) and the call fails
 GITHUB_BODY_LIMIT = 65_536
 GITHUB_TITLE_LIMIT = 256

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from perfci.alert.change_issues import sync_changes
-from perfci.alert.github import Comment, GitHub, GitHubFailure, Issue, body_of, login
-from perfci.alert.regression_issues import ACCEPT_LABEL, CASE_RE, SINCE_RE, sync
+from perfci.alert.github import ACCEPT_LABEL, Comment, GitHub, GitHubFailure, Issue, body_of, login
+from perfci.alert.regression_issues import CASE_RE, SINCE_RE, sync
 from perfci.judge.budget import DEFAULT_MIN_NIGHTS, IssueBudget
 from perfci.judge.changes import CHANGE_ALPHA, persisting_changes
 from perfci.judge.compare import CaseComparison, Rules, compare_cases

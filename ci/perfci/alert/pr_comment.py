@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from perfci.alert.github import GITHUB_BODY_LIMIT, GitHub
+from perfci.alert.github import ACCEPT_LABEL, GITHUB_BODY_LIMIT, GitHub, Pull
 from perfci.model.ab_verdict import AB_VERDICT_FILE, AbVerdict
 from perfci.model.outputs import CHECK_VERDICT, CheckVerdict
 from perfci.model.verdicts import Outcome
@@ -23,7 +23,6 @@ from perfci.util.errors import BadInput
 from perfci.util.text import code_span, inert_markdown, markdown
 
 MARK = "<!-- perfci-pr-comment -->"
-ACCEPT_LABEL = "perf-expected"
 SHA_RE = re.compile(r"[0-9a-f]{40}")
 BODY_LIMIT = GITHUB_BODY_LIMIT - 1_000  # room for the verdict lines and the mark
 CAPPED = " (too long for a comment)."
@@ -133,6 +132,29 @@ def _blind(reports: list[ABReport]) -> str:
     return f"{max(worst):g} %" if worst else ""
 
 
+@dataclass(frozen=True)
+class Acceptance:
+    accepted: bool
+    why: str  # one sentence: who added the label, and whether that counts
+
+
+def acceptance(gh: GitHub, number: int, pull: Pull | None = None) -> Acceptance:
+    """Does PR `number` carry the perf-expected label as GitHub has it now, added (last)
+    by someone with write access? Triage access may add labels, so the label alone
+    accepts nothing: the PR check's verdict and its comment both ask this."""
+    pull = pull or gh.pull(number)
+    if ACCEPT_LABEL not in [label.get("name") for label in pull.get("labels") or []]:
+        return Acceptance(False, f"PR #{number} does not carry the {ACCEPT_LABEL} label")
+    who = gh.labelled_by(number, ACCEPT_LABEL)
+    if not who:
+        return Acceptance(False, f"PR #{number} carries {ACCEPT_LABEL}, but GitHub names no one who added it: "
+                                 "not accepted")
+    if gh.can_write(who):
+        return Acceptance(True, f"{ACCEPT_LABEL} added to PR #{number} by @{who}, who has write access: accepted")
+    return Acceptance(False, f"{ACCEPT_LABEL} added to PR #{number} by @{who}, who has no write access: "
+                             "not accepted (someone with write access must add it)")
+
+
 def post(gh: GitHub, number: int, head_sha: str, reports: list[ABReport], run_url: str = "") -> str:
     """Edit the PR's perfci comment, or write it. Refuses a PR whose head is not the
     commit that was measured (a report must not land on another PR, or an older one).
@@ -145,9 +167,7 @@ def post(gh: GitHub, number: int, head_sha: str, reports: list[ABReport], run_ur
     if current != head_sha:
         raise BadInput(f"PR #{number}: its head is {current[:12]}, not the measured {head_sha[:12]}: "
                        "not commenting (a newer push has its own check)")
-    accepted = ACCEPT_LABEL in [label.get("name") for label in pull.get("labels") or []] and \
-        bool((who := gh.labelled_by(number, ACCEPT_LABEL)) and gh.can_write(who))  # triage access adds labels too
-    text = body(reports, head_sha, accepted, run_url)
+    text = body(reports, head_sha, acceptance(gh, number, pull).accepted, run_url)
     mine = [c for c in gh.comments(number) if MARK in (c.get("body") or "") and "id" in c]
     if mine:
         gh.edit_comment(mine[0]["id"], text)

@@ -19,7 +19,7 @@ import shlex
 from collections.abc import Callable
 from pathlib import Path
 
-from perfci.alert.github import LABEL, Comment, GitHub, Issue, body_of, capped_label, login
+from perfci.alert.github import ACCEPT_LABEL, LABEL, Comment, GitHub, Issue, body_of, capped_label, login
 from perfci.judge.budget import IssueBudget
 from perfci.judge.compare import CaseComparison, MetricRow, Rules
 from perfci.judge.stats import RatioEstimate, estimate_p, ratio_interval
@@ -47,7 +47,6 @@ SINCE_RE = re.compile(r"<!-- perfci-since: ([\w.:=+-]+) -->")
 REGRESSION_MARK = "<!-- perfci-regression -->"
 CLEAN_MARK = "<!-- perfci-clean -->"
 DEFAULT_CLOSE_AFTER = 3
-ACCEPT_LABEL = "perf-expected"
 TRIAGE_HELP = (f"Expected? Add the label `{ACCEPT_LABEL}` or comment `/perfci accept` (a collaborator): the next nightly "
                "resets this case's baseline at the first regressed night and closes the issue.")
 

@@ -3,6 +3,7 @@ command each PR workflow step calls (sessions/pr_check.py)."""
 
 from __future__ import annotations
 
+import os
 import re
 import tempfile
 from collections.abc import Callable
@@ -11,6 +12,8 @@ from typing import Any, TypeVar
 
 import click
 
+from perfci.alert import pr_comment
+from perfci.alert.github import GitHub
 from perfci.commands import options
 from perfci.model.flavor import FLAVORS
 from perfci.sessions import pr_check
@@ -163,6 +166,30 @@ def baselines(base_sha: str, report_file: Path | None) -> int:
     report = report_file or Path("baselines-diff.md")
     if pr_check.baselines_diff(pr_check.require_sha(base_sha, "--base"), Path.cwd(), report):
         click.echo(report.read_text(encoding="utf-8"))
+    return 0
+
+
+@pr_check_group.command()
+@click.option("--pr-number", type=click.IntRange(1), required=True, help="The pull request's number.")
+@click.option("--repo", default=None, help="OWNER/NAME (default: $GITHUB_REPOSITORY).")
+@click.option("--github-output", type=click.Path(path_type=Path, dir_okay=False), envvar="GITHUB_OUTPUT",
+              default=None, help="Append perf-expected=true|false here (default: $GITHUB_OUTPUT, when set).")
+def accepted(pr_number: int, repo: str | None, github_output: Path | None) -> int:
+    """Does the PR carry the perf-expected label, added by someone with write access?
+    Asked of GitHub (the PR's labels now, who added the label, that user's permission),
+    never of the event: triage access may add labels, and only write access accepts a
+    regression. Its own job, before the measuring job and with no PR code in it: the
+    measuring job gets only the answer (--perf-expected).
+
+    \b
+    Exit codes: 0 answered (true or false), 3 GitHub API failure."""
+    answer = pr_comment.acceptance(GitHub(repo or os.environ.get("GITHUB_REPOSITORY", "")), pr_number)
+    click.echo(f"perfci: {answer.why}")
+    if github_output:
+        with github_output.open("a", encoding="utf-8") as out:
+            out.write(f"perf-expected={str(answer.accepted).lower()}\n")
+    else:
+        click.echo(f"perf-expected={str(answer.accepted).lower()}")
     return 0
 
 
