@@ -449,7 +449,7 @@ def test_a_server_repositorys_pr_is_built_ab_d_and_fails_on_its_regression_with_
         proc = act(repo, "pull_request", "perf-pr-checks.yml", pull_request(12, "opened", base, head, "durable"), ref,
                    tmp_path, env={"PERFCI_CACHE": str(cache), "PERFCI_SANDBOX_USER": SANDBOX_ACCOUNT})
         assert proc.returncode != 0 and "perfci: B regressed in tiny" in proc.stdout, proc.stdout[-6000:]
-        [log] = (cache / "builds").glob(f"mariadb-{head}-*.log")
+        [log] = (cache / "jobs").glob(f"pr-*/builds/mariadb-{head}-*.log")  # the PR's build: its job's scratch
         assert "escape: network: failed" in log.read_text() and f"sandboxed as {SANDBOX_ACCOUNT}" in log.read_text()
         assert sorted(p.name for p in home.rglob("*")) == [".cache", "builds", "perfci"], "a write got out"
         assert not sleepers()
@@ -465,9 +465,11 @@ def test_a_server_repositorys_pr_is_built_ab_d_and_fails_on_its_regression_with_
         mirror = cache / "src" / "server-pr-mirror.git"
         assert git("--git-dir", str(mirror), "for-each-ref", "--format=%(refname)").split() == sorted(
             f"refs/perfci/{sha}" for sha in (base, head))
-        built = [p for p in (cache / "builds").iterdir() if p.is_dir() and not p.name.startswith(".")]
-        assert sorted(p.name.split("-")[1] for p in built) == sorted([base, head])
-        assert all(json.loads((p / "perfci-build.json").read_text())["repo"] == str(mirror) for p in built)
+        # only the base's build is kept for later jobs; the PR's went with its job (but for its log)
+        [built] = [p for p in (cache / "builds").iterdir() if p.is_dir() and not p.name.startswith(".")]
+        assert built.name.split("-")[1] == base
+        assert json.loads((built / "perfci-build.json").read_text())["repo"] == str(mirror)
+        assert [p.name for p in log.parent.iterdir()] == [log.name]
         said = comment_run(fake, repo, ref, head, "durable", tmp_path, workflow="perf-pr-comment.yml")
         assert said.returncode == 0 and "commented on #12" in said.stdout, said.stdout[-3000:]
         [ours] = fake.comments[12]

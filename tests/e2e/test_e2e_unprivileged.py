@@ -95,7 +95,8 @@ def test_a_server_code_pr_check_run_by_an_unprivileged_runner_keeps_every_escape
     check = as_runner([str(tool), "pr-check", "server-code", "--flavor", "mariadb", "--base", base, "--head", head,
                        "--mirror", str(mirror), "--scenarios", "perf/tiny.yaml"], env, repo)
     assert check.returncode == 1 and "perfci: B regressed in tiny" in check.stdout, check.stdout + check.stderr[-4000:]
-    [log] = (cache / "builds").glob(f"mariadb-{head}-*.log")
+    [log] = (cache / "jobs").glob(f"pr-*/builds/mariadb-{head}-*.log")  # the PR's build: its job's scratch, emptied
+    assert [p.name for p in log.parent.iterdir()] == [log.name] and not (log.parent.parent / "tree").exists()
     assert f"sandboxed as {SANDBOX}" in log.read_text() and "escape: network: failed" in log.read_text()
     done = as_runner(["bash", "--noprofile", "--norc", "-e", "-o", "pipefail", str(runner_user["completed"])],
                      {**env, "RUNNER_NAME": "e2e", "RUNNER_TEMP": str(shared_dir / "runner-temp")}, home, timeout=60)

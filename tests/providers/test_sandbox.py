@@ -3,6 +3,7 @@ for real: bubblewrap as an unprivileged account, no servers."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -106,6 +107,15 @@ def test_hidden_places_are_mounted_before_the_directories_shown_inside_them():
     assert argv[-1] == "make" and "--unshare-all" in argv and "--clearenv" in argv
 
 
+def test_a_directory_shown_at_another_path_is_bound_there_after_the_others():
+    argv = bwrap_argv(["ninja"], writable=[Path("/w/install")], readable=[], workdir=Path("/kept/tree"), env={},
+                      writable_at={Path("/w/job/tree"): Path("/kept/tree")})
+    binds = [argv[i:i + 3] for i, a in enumerate(argv) if a == "--bind"]
+    assert binds == [["--bind", "/w/install", "/w/install"], ["--bind", "/w/job/tree", "/kept/tree"]]
+    proc = run_perfci("sandbox", "--account", SANDBOX_ACCOUNT, "--writable-at", "tree=relative", "--", "true")
+    assert proc.returncode == 2 and "DIR=SHOWN_AT, SHOWN_AT an absolute path" in proc.stderr, proc.stderr
+
+
 def test_a_runner_user_becomes_the_account_through_the_one_sudo_rule():
     account = account_from(SANDBOX_ACCOUNT)
     assert switch_argv(account, as_root=False) == ["sudo", "-n", "-u", f"#{UID}", "--"]
@@ -142,6 +152,61 @@ def test_a_ccache_config_one_pull_request_planted_is_not_read_by_the_next_build(
     assert proc.returncode == 0, proc.stderr
     assert (Path(proc.stdout.strip()) / "sbin" / "mariadbd").is_file()
     assert not list(cache.rglob("planted-ran")), "the planted prefix_command ran"
+
+
+def c_server_source(src: Path) -> str:
+    """A git repository whose build compiles one C file through ccache into sbin/mariadbd;
+    its first commit (main)."""
+    src.mkdir()
+    (src / "CMakeLists.txt").write_text("cmake_minimum_required(VERSION 3.16)\nproject(t C)\n"
+                                        "add_executable(mariadbd t.c)\ninstall(TARGETS mariadbd DESTINATION sbin)\n")
+    (src / "t.c").write_text("int main(void) { return 0; }\n")
+    for args in (["init", "-q", "-b", "main"], ["add", "."], ["-c", "user.name=d", "-c", "user.email=d@e", "commit",
+                                                              "-qm", "t"]):
+        subprocess.run(["git", "-C", str(src), *args], check=True)
+    return subprocess.run(["git", "-C", str(src), "rev-parse", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+@pytest.mark.slow
+def test_a_pull_requests_build_leaves_nothing_a_later_base_build_takes(bwrap):
+    """A server-code check's job: the base commit builds in the caches kept between jobs,
+    the PR's commit in the job's scratch dir. The PR's configure step tries to plant an
+    object in the kept build tree, a binary in the base's cached install and entries in
+    the base builds' compiler cache: every write fails, its own build still reads the
+    base's ccache (a hit for the unchanged file). (Removed once: with the PR's commit
+    built as the trusted one, the object and the cache entry landed; the base's install
+    is read-only to every build.)"""
+    require_tools("cc", "ccache", "cmake", "ninja", hint="scripts/install-deps installs them")
+    src = bwrap / "src"
+    base = c_server_source(src)
+    cache, scratch = bwrap / "cache", bwrap / "cache" / "jobs" / "pr-1"
+    scratch.mkdir(parents=True)
+    env = {**os.environ, "PERFCI_CACHE": str(cache), "PERFCI_BUILD_REPO": str(src), "PERFCI_HOST_WAIT": "60",
+           "PERFCI_SANDBOX_USER": SANDBOX_ACCOUNT, "PERFCI_ALLOW_BUSY": "1", "PERFCI_BUILD_SCRATCH": str(scratch),
+           "PERFCI_BUILD_TRUSTED_COMMIT": base}
+
+    def build(ref: str) -> Path:
+        proc = subprocess.run([str(REPO / "scripts" / "build-server"), "mariadb", ref], env=env, capture_output=True,
+                              text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        return Path(proc.stdout.strip())
+
+    base_dir = build("main")
+    assert base_dir.parent == cache / "builds" and (base_dir / "sbin" / "mariadbd").is_file()
+    [tree] = (cache / "builds" / ".trees").iterdir()
+    base_store = cache / "ccache" / "mariadb.base"
+    assert [p for p in base_store.rglob("*") if p.is_file()]  # the base's compile, kept for every later job
+    targets = [tree / "CMakeFiles" / "planted.o", base_dir / "sbin" / "planted", base_store / "planted"]
+    plant = "".join(f'execute_process(COMMAND sh -c "echo poison > {t}")\n' for t in targets)
+    (src / "CMakeLists.txt").write_text((src / "CMakeLists.txt").read_text() + plant)
+    subprocess.run(["git", "-C", str(src), "-c", "user.name=d", "-c", "user.email=d@e", "commit", "-qam", "pr"],
+                   check=True)
+    head_dir = build("main")
+    assert head_dir.parent == scratch / "builds" and (head_dir / "sbin" / "mariadbd").is_file()
+    assert [t for t in targets if t.exists()] == []
+    info = json.loads((head_dir / "perfci-build.json").read_text())
+    assert info["ccache_hits"] >= 1, info  # t.c, compiled by the base's build, read from its store
 
 
 def test_a_runner_user_signals_a_sandboxed_server_through_the_rules_kill_and_counts_none(monkeypatch):

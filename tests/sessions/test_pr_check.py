@@ -183,8 +183,8 @@ def stand_in_build(tmp_path: Path, code: int) -> Path:
     script = tmp_path / "build-server"
     script.write_text(f'#!/bin/sh\necho "$*" >> "{tmp_path}/calls"\n'
                       f'echo "${{CCACHE_DIR:-}}${{PERFCI_BUILD_CACHE:-}}${{PERFCI_SRC_CACHE:-}}${{PERFCI_SNAPSHOT_DIR:-}}'
-                      f'|$PERFCI_BUILD_REPO|${{PERFCI_SANDBOX_SERVERS:-}}" '
-                      f'>> "{tmp_path}/env"\nexit {code}\n')
+                      f'|$PERFCI_BUILD_REPO|${{PERFCI_SANDBOX_SERVERS:-}}|${{PERFCI_BUILD_TRUSTED_COMMIT:-}}" '
+                      f'>> "{tmp_path}/env"\necho "${{PERFCI_BUILD_SCRATCH:-}}" >> "{tmp_path}/scratch"\nexit {code}\n')
     script.chmod(0o755)
     return script
 
@@ -207,7 +207,10 @@ def test_a_pull_requests_code_is_built_only_in_the_sandbox_and_only_in_the_jobs_
     assert done.returncode == 3 and f"build of {'0' * 40} failed (exit 3)" in done.stderr, done.stderr
     assert (tmp_path / "calls").read_text() == f"mariadb {'0' * 40}\n"  # the head is not built, nothing A/B'd
     # no trusted cache; the mirror to build from; the servers sandboxed in the job's cache
-    assert (tmp_path / "env").read_text() == f"|{tmp_path}|{tmp_path / 'job-cache' / 'servers'}\n"
+    assert (tmp_path / "env").read_text() == f"|{tmp_path}|{tmp_path / 'job-cache' / 'servers'}|{'0' * 40}\n"
+    # the PR's own builds go to this job's scratch dir, emptied with the job (but for their logs)
+    [scratch] = (tmp_path / "scratch").read_text().split()
+    assert Path(scratch).parent == tmp_path / "job-cache" / "jobs" and list(Path(scratch).iterdir()) == []
     assert not list((tmp_path / "pr-report").glob("ab-*"))
 
 

@@ -139,7 +139,7 @@ def server_code(base_sha: str, pr_number: int | None, perf_expected: bool, repor
     for phase in phases:
         if not PHASE.fullmatch(phase):
             raise BadInput(f"--phases: phase {phase!r}: letters, digits, '.', '_', '-'")
-    env = pr_check.pr_build_env(mirror)  # the sandbox account first: nothing of the PR's runs without it
+    pr_check.require_sandbox_account()  # first: nothing of the PR's runs without it
     if fork:
         refusal = pr_check.fork_refusal()
         with tempfile.TemporaryDirectory(prefix="perfci-upstream-") as tmp:
@@ -147,7 +147,8 @@ def server_code(base_sha: str, pr_number: int | None, perf_expected: bool, repor
         if refusal:
             raise BadInput(f"refused: {refusal}")
     checkout = Path.cwd()
-    with pr_check.check_run(report_dir, out_dir) as run:
+    with pr_check.job_scratch() as scratch, pr_check.check_run(report_dir, out_dir) as run:
+        env = pr_check.pr_build_env(mirror, base, scratch)
         code = pr_check.build_both(flavor, (base, head), env)
         if code == 0:
             code = pr_check.run_abs(pr_check.server_code_abs(flavor, base, head, names, phases, checkout), run,

@@ -69,7 +69,7 @@ def configured_account(env: Mapping[str, str] | None = None) -> Account | None:
 
 
 def bwrap_argv(argv: Sequence[str], *, bwrap: str = "bwrap", writable: Sequence[Path], readable: Sequence[Path],
-               workdir: Path, env: Mapping[str, str]) -> list[str]:
+               workdir: Path, env: Mapping[str, str], writable_at: Mapping[Path, Path] | None = None) -> list[str]:
     """bubblewrap's command line (run as the account): the mounts in order, hidden
     places first so that a directory inside one is bound over its tmpfs. The command is
     pid 2 of its own process namespace (bubblewrap's init is 1): whatever it starts,
@@ -82,6 +82,8 @@ def bwrap_argv(argv: Sequence[str], *, bwrap: str = "bwrap", writable: Sequence[
         cmd += ["--ro-bind", str(path), str(path)]
     for path in writable:
         cmd += ["--bind", str(path), str(path)]
+    for path, shown_at in (writable_at or {}).items():
+        cmd += ["--bind", str(path), str(shown_at)]
     cmd += ["--clearenv", "--setenv", "PATH", SAFE_PATH, "--setenv", "HOME", "/tmp", "--setenv", "LANG", "C.UTF-8"]
     for key, value in env.items():
         cmd += ["--setenv", key, value]
@@ -97,27 +99,36 @@ def switch_argv(account: Account, as_root: bool) -> list[str]:
 
 
 def sandboxed_argv(argv: Sequence[str], account: Account, *, writable: Sequence[Path], readable: Sequence[Path] = (),
-                   workdir: Path | None = None, env: Mapping[str, str] | None = None) -> list[str]:
+                   workdir: Path | None = None, env: Mapping[str, str] | None = None,
+                   writable_at: Mapping[Path, Path] | None = None) -> list[str]:
     """The command line that runs `argv` as `account` in the sandbox, its writable
-    directories made the account's first (for a caller that starts it itself: a server)."""
+    directories made the account's first (for a caller that starts it itself: a server).
+    `writable_at` shows a writable directory at another path (made if missing, left as it
+    is): a pull request's fresh build tree where the kept tree is, so that its compiles
+    look like the base's to ccache and the kept tree is never written."""
     bwrap = shutil.which("bwrap")  # by its path: the sudo rule names /usr/bin/bwrap
     if bwrap is None:
         raise InfraFailure("the sandbox needs bubblewrap (Debian package bubblewrap; scripts/install-deps installs it)")
     as_root = os.geteuid() == 0
-    for path in writable:
+    shown = {Path(k): Path(v) for k, v in (writable_at or {}).items()}
+    for path in [*writable, *shown]:
         _hand_over(Path(path), account, as_root)
-    for path in [*readable, *writable]:
+    for shown_at in shown.values():
+        shown_at.mkdir(parents=True, exist_ok=True)
+    for path in [*readable, *writable, *shown, *shown.values()]:
         _check_reachable(Path(path), account)
     where = Path(workdir) if workdir is not None else (Path(writable[0]) if writable else Path("/"))
     return [*switch_argv(account, as_root),
-            *bwrap_argv(argv, bwrap=bwrap, writable=writable, readable=readable, workdir=where, env=env or {})]
+            *bwrap_argv(argv, bwrap=bwrap, writable=writable, readable=readable, workdir=where, env=env or {},
+                        writable_at=shown)]
 
 
 def run_sandboxed(argv: Sequence[str], account: Account, *, writable: Sequence[Path], readable: Sequence[Path] = (),
-                  workdir: Path | None = None, env: Mapping[str, str] | None = None) -> int:
+                  workdir: Path | None = None, env: Mapping[str, str] | None = None,
+                  writable_at: Mapping[Path, Path] | None = None) -> int:
     """Run `argv` as `account` in the sandbox; the command's exit code."""
     return subprocess.call(sandboxed_argv(argv, account, writable=writable, readable=readable, workdir=workdir,
-                                          env=env))
+                                          env=env, writable_at=writable_at))
 
 
 def entering_argv(account: Account, host_pid: int, argv: Sequence[str]) -> list[str]:

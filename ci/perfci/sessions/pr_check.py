@@ -365,18 +365,47 @@ def build_both(flavor: str, shas: Sequence[str], env: dict[str, str]) -> int:
 TRUSTED_CACHE_ENV = ("CCACHE_DIR", "PERFCI_BUILD_CACHE", "PERFCI_SRC_CACHE", "PERFCI_SNAPSHOT_DIR")
 
 
-def pr_build_env(mirror: Path) -> dict[str, str]:
+def require_sandbox_account() -> None:
+    if not os.environ.get("PERFCI_SANDBOX_USER"):
+        raise InfraFailure("no sandbox account (PERFCI_SANDBOX_USER): a pull request's code is built only in the "
+                           "sandbox; run scripts/runner-bootstrap RUNNER_DIR --sandbox-user perfci-sandbox as root")
+
+
+def pr_build_env(mirror: Path, base: str, scratch: Path) -> dict[str, str]:
     """The builds' and A/Bs' environment in a server-code check: the sandbox account
     required (a PR's code builds and its servers run only there, their files in the job's
     cache), the job's caches (PERFCI_CACHE), never ones the runner's environment names for
     trusted runs; perfci's own build script; both commits built from the runner's MIRROR,
-    never the flavor's upstream."""
-    if not os.environ.get("PERFCI_SANDBOX_USER"):
-        raise InfraFailure("no sandbox account (PERFCI_SANDBOX_USER): a pull request's code is built only in the "
-                           "sandbox; run scripts/runner-bootstrap RUNNER_DIR --sandbox-user perfci-sandbox as root")
+    never the flavor's upstream. Only the BASE commit builds in the caches kept between
+    jobs; every other commit (the PR's code) in SCRATCH, this job's alone
+    (scripts/build-server: PERFCI_BUILD_SCRATCH)."""
+    require_sandbox_account()
     env = {k: v for k, v in child_env().items() if k not in TRUSTED_CACHE_ENV}
     return {**env, "PERFCI_BUILD_SCRIPT": str(trusted_build_script()), "PERFCI_BUILD_REPO": str(mirror),
-            SANDBOX_SERVERS_ENV: str(cache_root() / "servers")}
+            SANDBOX_SERVERS_ENV: str(cache_root() / "servers"), "PERFCI_BUILD_SCRATCH": str(scratch),
+            "PERFCI_BUILD_TRUSTED_COMMIT": base}
+
+
+@contextmanager
+def job_scratch() -> Iterator[Path]:
+    """This job's scratch dir for the PR's own builds: after the check only their logs
+    stay (builds/*.log, for the runner's admin), until the next job removes them with
+    whatever a cancelled job left (a runner runs one job at a time)."""
+    jobs = cache_root() / "jobs"
+    shutil.rmtree(jobs, ignore_errors=True)
+    jobs.mkdir(parents=True)
+    scratch = Path(tempfile.mkdtemp(prefix="pr-", dir=jobs))
+    scratch.chmod(0o711)  # the sandbox account walks to what it is given inside
+    try:
+        yield scratch
+    finally:
+        builds = scratch / "builds"
+        for path in [*(p for p in scratch.iterdir() if p != builds),
+                     *(p for p in (builds.iterdir() if builds.is_dir() else ()) if not p.name.endswith(".log"))]:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
 
 
 def server_code_abs(flavor: str, base: str, head: str, scenarios: Sequence[str], phases: Sequence[str],
