@@ -3,6 +3,7 @@ for real: bubblewrap as an unprivileged account, no servers."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import socket
@@ -207,6 +208,55 @@ def test_a_pull_requests_build_leaves_nothing_a_later_base_build_takes(bwrap):
     assert [t for t in targets if t.exists()] == []
     info = json.loads((head_dir / "perfci-build.json").read_text())
     assert info["ccache_hits"] >= 1, info  # t.c, compiled by the base's build, read from its store
+
+
+@pytest.mark.slow
+def test_a_mysql_trees_boost_is_fetched_outside_the_sandbox_from_boosts_archive(bwrap):
+    """MySQL's configure would download Boost (the URL its cmake/boost.cmake names); the
+    sandbox has no network. build-server fetches the version the tree names from Boost's
+    release archive (here a file:// stand-in), before and outside the sandbox, once, and
+    the sandboxed configure finds it read-only. (Removed once: without the fetch, the
+    configure found no Boost.)"""
+    require_tools("cmake", "ninja", "curl", "bzip2", hint="scripts/install-deps installs them")
+    archive = bwrap / "archive"
+    package = archive / "unpacked" / "boost_1_77_0"
+    (package / "boost").mkdir(parents=True)
+    (package / "boost" / "version.hpp").write_text("#define BOOST_VERSION 107700\n")
+    (archive / "1.77.0" / "source").mkdir(parents=True)
+    tarball = archive / "1.77.0" / "source" / "boost_1_77_0.tar.bz2"
+    subprocess.run(["tar", "-cjf", str(tarball), "-C", str(package.parent), "boost_1_77_0"], check=True)
+    src = bwrap / "src"
+    (src / "cmake").mkdir(parents=True)
+    (src / "cmake" / "boost.cmake").write_text('SET(BOOST_PACKAGE_NAME "boost_1_77_0")\n'
+                                               'SET(BOOST_DOWNLOAD_URL "https://example.invalid/boost.tar.bz2")\n')
+    (src / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.16)\nproject(t NONE)\n"
+        'if(NOT EXISTS "${WITH_BOOST}/boost/version.hpp")\n  message(FATAL_ERROR "no Boost at ${WITH_BOOST}")\n'
+        'endif()\nfile(WRITE "${CMAKE_BINARY_DIR}/mysqld" "#!/bin/sh\\n")\n'
+        "install(PROGRAMS ${CMAKE_BINARY_DIR}/mysqld DESTINATION bin)\n")
+    for args in (["init", "-q", "-b", "main"], ["add", "."], ["-c", "user.name=d", "-c", "user.email=d@e", "commit",
+                                                              "-qm", "t"]):
+        subprocess.run(["git", "-C", str(src), *args], check=True)
+    cache = bwrap / "cache"
+    env = {**os.environ, "PERFCI_CACHE": str(cache), "PERFCI_BUILD_REPO": str(src), "PERFCI_HOST_WAIT": "60",
+           "PERFCI_SANDBOX_USER": SANDBOX_ACCOUNT, "PERFCI_ALLOW_BUSY": "1",
+           "PERFCI_BOOST_ARCHIVE": f"file://{archive}"}
+    proc = subprocess.run([str(REPO / "scripts" / "build-server"), "mysql", "main"], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert f"fetching file://{tarball} (outside the sandbox)" in proc.stderr
+    fetched = cache / "src" / "boost" / "boost_1_77_0"
+    info = json.loads((Path(proc.stdout.strip()) / "perfci-build.json").read_text())
+    assert f"-DWITH_BOOST={fetched}" in info["cmake_flags"] and "-DDOWNLOAD_BOOST=ON" not in info["cmake_flags"]
+    assert (fetched / "perfci-fetched.sha256").read_text().strip() == hashlib.sha256(tarball.read_bytes()).hexdigest()
+    # the next commit's build uses what was fetched: the archive is not asked again
+    tarball.unlink()
+    (src / "README").write_text("next\n")
+    subprocess.run(["git", "-C", str(src), "add", "."], check=True)
+    subprocess.run(["git", "-C", str(src), "-c", "user.name=d", "-c", "user.email=d@e", "commit", "-qm", "n"], check=True)
+    proc = subprocess.run([str(REPO / "scripts" / "build-server"), "mysql", "main"], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0 and "fetching" not in proc.stderr, proc.stderr
 
 
 def test_a_runner_user_signals_a_sandboxed_server_through_the_rules_kill_and_counts_none(monkeypatch):
