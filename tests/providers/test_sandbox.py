@@ -123,6 +123,27 @@ def test_a_runner_user_becomes_the_account_through_the_one_sudo_rule():
     assert switch_argv(account, as_root=True)[0] == "setpriv"
 
 
+def committed(src: Path, message: str, *, first: bool = False) -> str:
+    """Everything in SRC committed (a new repository on main when FIRST); the commit."""
+    if first:
+        subprocess.run(["git", "-C", str(src), "init", "-q", "-b", "main"], check=True)
+    subprocess.run(["git", "-C", str(src), "add", "."], check=True)
+    subprocess.run(["git", "-C", str(src), "-c", "user.name=d", "-c", "user.email=d@e", "commit", "-qm", message],
+                   check=True)
+    return subprocess.run(["git", "-C", str(src), "rev-parse", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def c_server_source(src: Path) -> str:
+    """A git repository whose build compiles one C file through ccache into sbin/mariadbd;
+    its first commit (main)."""
+    src.mkdir()
+    (src / "CMakeLists.txt").write_text("cmake_minimum_required(VERSION 3.16)\nproject(t C)\n"
+                                        "add_executable(mariadbd t.c)\ninstall(TARGETS mariadbd DESTINATION sbin)\n")
+    (src / "t.c").write_text("int main(void) { return 0; }\n")
+    return committed(src, "t", first=True)
+
+
 @pytest.mark.slow
 def test_a_ccache_config_one_pull_request_planted_is_not_read_by_the_next_build(bwrap):
     """The compiler cache is writable by every pull request's build; one writes a
@@ -131,13 +152,7 @@ def test_a_ccache_config_one_pull_request_planted_is_not_read_by_the_next_build(
     script ran and left its mark in the build tree.)"""
     require_tools("cc", "ccache", "cmake", "ninja", hint="scripts/install-deps installs them")
     src = bwrap / "src"
-    src.mkdir()
-    (src / "CMakeLists.txt").write_text("cmake_minimum_required(VERSION 3.16)\nproject(t C)\n"
-                                        "add_executable(mariadbd t.c)\ninstall(TARGETS mariadbd DESTINATION sbin)\n")
-    (src / "t.c").write_text("int main(void) { return 0; }\n")
-    for args in (["init", "-q", "-b", "main"], ["add", "."], ["-c", "user.name=d", "-c", "user.email=d@e", "commit",
-                                                              "-qm", "t"]):
-        subprocess.run(["git", "-C", str(src), *args], check=True)
+    c_server_source(src)
     cache = bwrap / "cache"
     ccache = cache / "ccache" / "mariadb"
     ccache.mkdir(parents=True)
@@ -153,20 +168,6 @@ def test_a_ccache_config_one_pull_request_planted_is_not_read_by_the_next_build(
     assert proc.returncode == 0, proc.stderr
     assert (Path(proc.stdout.strip()) / "sbin" / "mariadbd").is_file()
     assert not list(cache.rglob("planted-ran")), "the planted prefix_command ran"
-
-
-def c_server_source(src: Path) -> str:
-    """A git repository whose build compiles one C file through ccache into sbin/mariadbd;
-    its first commit (main)."""
-    src.mkdir()
-    (src / "CMakeLists.txt").write_text("cmake_minimum_required(VERSION 3.16)\nproject(t C)\n"
-                                        "add_executable(mariadbd t.c)\ninstall(TARGETS mariadbd DESTINATION sbin)\n")
-    (src / "t.c").write_text("int main(void) { return 0; }\n")
-    for args in (["init", "-q", "-b", "main"], ["add", "."], ["-c", "user.name=d", "-c", "user.email=d@e", "commit",
-                                                              "-qm", "t"]):
-        subprocess.run(["git", "-C", str(src), *args], check=True)
-    return subprocess.run(["git", "-C", str(src), "rev-parse", "HEAD"], capture_output=True, text=True,
-                          check=True).stdout.strip()
 
 
 @pytest.mark.slow
@@ -201,8 +202,7 @@ def test_a_pull_requests_build_leaves_nothing_a_later_base_build_takes(bwrap):
     targets = [tree / "CMakeFiles" / "planted.o", base_dir / "sbin" / "planted", base_store / "planted"]
     plant = "".join(f'execute_process(COMMAND sh -c "echo poison > {t}")\n' for t in targets)
     (src / "CMakeLists.txt").write_text((src / "CMakeLists.txt").read_text() + plant)
-    subprocess.run(["git", "-C", str(src), "-c", "user.name=d", "-c", "user.email=d@e", "commit", "-qam", "pr"],
-                   check=True)
+    committed(src, "pr")
     head_dir = build("main")
     assert head_dir.parent == scratch / "builds" and (head_dir / "sbin" / "mariadbd").is_file()
     assert [t for t in targets if t.exists()] == []
@@ -234,9 +234,7 @@ def test_a_mysql_trees_boost_is_fetched_outside_the_sandbox_from_boosts_archive(
         'if(NOT EXISTS "${WITH_BOOST}/boost/version.hpp")\n  message(FATAL_ERROR "no Boost at ${WITH_BOOST}")\n'
         'endif()\nfile(WRITE "${CMAKE_BINARY_DIR}/mysqld" "#!/bin/sh\\n")\n'
         "install(PROGRAMS ${CMAKE_BINARY_DIR}/mysqld DESTINATION bin)\n")
-    for args in (["init", "-q", "-b", "main"], ["add", "."], ["-c", "user.name=d", "-c", "user.email=d@e", "commit",
-                                                              "-qm", "t"]):
-        subprocess.run(["git", "-C", str(src), *args], check=True)
+    committed(src, "t", first=True)
     cache = bwrap / "cache"
     env = {**os.environ, "PERFCI_CACHE": str(cache), "PERFCI_BUILD_REPO": str(src), "PERFCI_HOST_WAIT": "60",
            "PERFCI_SANDBOX_USER": SANDBOX_ACCOUNT, "PERFCI_ALLOW_BUSY": "1",
@@ -252,8 +250,7 @@ def test_a_mysql_trees_boost_is_fetched_outside_the_sandbox_from_boosts_archive(
     # the next commit's build uses what was fetched: the archive is not asked again
     tarball.unlink()
     (src / "README").write_text("next\n")
-    subprocess.run(["git", "-C", str(src), "add", "."], check=True)
-    subprocess.run(["git", "-C", str(src), "-c", "user.name=d", "-c", "user.email=d@e", "commit", "-qm", "n"], check=True)
+    committed(src, "next")
     proc = subprocess.run([str(REPO / "scripts" / "build-server"), "mysql", "main"], env=env, capture_output=True,
                           text=True, timeout=300)
     assert proc.returncode == 0 and "fetching" not in proc.stderr, proc.stderr
