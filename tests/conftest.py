@@ -299,6 +299,32 @@ def run_perfci(*args: str, env: dict | None = None, timeout: float = 600, cwd: P
                           env={**os.environ, **SOURCE_ENV, **(env or {})})
 
 
+@pytest.fixture
+def perfci_here(capsys, monkeypatch):
+    """`perfci ARGS` run in this process, as the console script calls it (cli.main): its
+    exit code and output as a CompletedProcess, without a new interpreter's start-up (about
+    a second). For a unit test of what the command line says before anything runs; the
+    signal handlers a command installs are put back."""
+    from perfci import cli
+    monkeypatch.chdir(REPO)
+    for key, value in SOURCE_ENV.items():
+        if key != "PYTHONPATH":
+            monkeypatch.setenv(key, value)
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+        capsys.readouterr()
+        try:
+            with pytest.raises(SystemExit) as exit_:
+                cli.main(list(args))
+        finally:
+            for sig, handler in handlers.items():
+                signal.signal(sig, handler)
+        out = capsys.readouterr()
+        return subprocess.CompletedProcess(list(args), exit_.value.code, out.out, out.err)
+    return run
+
+
 def write_tiny(directory: Path, name: str = "tiny", steps: str = TINY_STEPS, time: int = 2,
                transactions: int | None = None, burst: int | None = None) -> Path:
     """The tiny scenario; `transactions` (and `burst`) make its phase fixed work."""

@@ -123,9 +123,9 @@ def test_a_pinned_baseline_file_wins_over_the_history(tmp_path):
     assert comp.baseline_file.suffix == ".json" and not comp.provenance
 
 
-def test_excluding_an_unknown_result_is_a_one_line_input_error(tmp_path):
+def test_excluding_an_unknown_result_is_a_one_line_input_error(tmp_path, perfci_here):
     append([make_result()], tmp_path)
-    proc = run_perfci("history", "exclude", "no-such-run", "--reason", "x", "--history", str(tmp_path))
+    proc = perfci_here("history", "exclude", "no-such-run", "--reason", "x", "--history", str(tmp_path))
     assert proc.returncode == 2 and "no history record with result id 'no-such-run'" in proc.stderr
     assert "Traceback" not in proc.stderr
 

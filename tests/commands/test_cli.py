@@ -25,11 +25,11 @@ from factories import edited, make_result, write_results
 V1_RESULTS = sorted((DATA / "results-v1").glob("*.json"))
 
 
-def test_a_result_with_an_empty_server_object_is_bad_input_in_one_line(tmp_path):
+def test_a_result_with_an_empty_server_object_is_bad_input_in_one_line(tmp_path, perfci_here):
     [(path, result)] = write_results(tmp_path, [make_result()])
     path.write_text(json.dumps(edited(result, server={})))
     (tmp_path / "b").mkdir()
-    proc = run_perfci("compare", str(path), "--baseline-dir", str(tmp_path / "b"))
+    proc = perfci_here("compare", str(path), "--baseline-dir", str(tmp_path / "b"))
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.count("\n") == 1 and f"{path} (corrupt result): field server.provider: required but missing" in proc.stderr
 
@@ -190,16 +190,16 @@ def test_the_published_schemas_are_the_ones_perfci_prints(kind):
     ["nightly", "{result}", "--history", "{tmp}/nowhere", "--dry-run"],
     ["history", "exclude", "r1", "--reason", "x", "--history", "{tmp}/nowhere"],
 ])
-def test_a_directory_to_read_that_does_not_exist_is_bad_input_never_no_baseline_and_green(tmp_path, args):
+def test_a_directory_to_read_that_does_not_exist_is_bad_input_never_no_baseline_and_green(tmp_path, args, perfci_here):
     [(path, _)] = write_results(tmp_path, [make_result()])
-    proc = run_perfci(*(a.format(result=path, tmp=tmp_path) for a in args))
+    proc = perfci_here(*(a.format(result=path, tmp=tmp_path) for a in args))
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
     assert proc.stderr.startswith("error: Invalid value for '--") and "does not exist" in proc.stderr
 
 
-def test_out_without_dry_run_is_refused_not_ignored(tmp_path):
+def test_out_without_dry_run_is_refused_not_ignored(tmp_path, perfci_here):
     [(path, _)] = write_results(tmp_path, [make_result()])
-    proc = run_perfci("issues", "sync", str(path), "--out", str(tmp_path / "issues"))
+    proc = perfci_here("issues", "sync", str(path), "--out", str(tmp_path / "issues"))
     assert proc.returncode == 2 and "--out is where --dry-run writes the issues" in proc.stderr
 
 
@@ -235,8 +235,8 @@ with exclusive_host("perfci run held-by-test", allow_busy=True):
     (["--rounds", "4"], "--rounds only apply to --mode rounds"),
     (["--mode", "rounds", "--min-effect", "0.05"], "--min-effect only apply to --mode interleaved"),
 ])
-def test_an_ab_option_of_the_other_mode_is_refused_not_silently_ignored(args, refused):
-    proc = run_perfci("ab", "rebuild-after-delete", *args)
+def test_an_ab_option_of_the_other_mode_is_refused_not_silently_ignored(args, refused, perfci_here):
+    proc = perfci_here("ab", "rebuild-after-delete", *args)
     assert proc.returncode == 2 and refused in proc.stderr and proc.stderr.count("\n") == 1
 
 
@@ -245,8 +245,8 @@ def test_an_ab_option_of_the_other_mode_is_refused_not_silently_ignored(args, re
     ("sweep", "microbench", "--servers", "local,local"),
     ("bisect", "microbench", "--good", "mysql-8.0.12", "--bad", "mysql-8.0.31"),
 ], ids=lambda c: c[0])
-def test_a_phase_typo_is_one_line_before_anything_runs(command, tmp_path):
-    proc = run_perfci(*command, "--phase", "point-querry", "--out", str(tmp_path / "out"))
+def test_a_phase_typo_is_one_line_before_anything_runs(command, tmp_path, perfci_here):
+    proc = perfci_here(*command, "--phase", "point-querry", "--out", str(tmp_path / "out"))
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith("error: --phase 'point-querry': not a measure phase of microbench at smoke; "
                                   "phases: point-query, ") and proc.stderr.count("\n") == 1
@@ -318,9 +318,9 @@ def test_help_texts_say_what_the_commands_do():
                                               "and at most 3"),
     (["--cases", "0"], "Invalid value for '--cases'"),
 ])
-def test_a_false_issue_budget_out_of_range_is_one_line_naming_what_is_allowed(tmp_path, args, named):
+def test_a_false_issue_budget_out_of_range_is_one_line_naming_what_is_allowed(tmp_path, args, named, perfci_here):
     [(path, _)] = write_results(tmp_path, [make_result()])
     (tmp_path / "history").mkdir()
-    proc = run_perfci("nightly", str(path), "--history", str(tmp_path / "history"), "--dry-run", *args)
+    proc = perfci_here("nightly", str(path), "--history", str(tmp_path / "history"), "--dry-run", *args)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and named in proc.stderr, proc.stderr
     assert not list((tmp_path / "history").iterdir())  # nothing written

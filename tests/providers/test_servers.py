@@ -18,7 +18,7 @@ from perfci.providers.maven import jar_path, maven_basedir
 from perfci.providers.servers import load_servers, resolve_server
 from perfci.util.errors import BadInput, InfraFailure
 
-from conftest import REPO, run_perfci
+from conftest import REPO
 
 COORDS = "org.example.test:server-jar:1.0"
 
@@ -126,8 +126,8 @@ def test_a_bad_servers_yaml_is_one_line_naming_file_and_field(tmp_path, body, me
     assert str(exc.value).startswith(str(path)) and message in str(exc.value) and "\n" not in str(exc.value)
 
 
-def test_run_with_an_unknown_id_is_bad_input_before_anything_starts(tmp_path):
-    proc = run_perfci("run", "rebuild-after-delete", "--server", "mysql-9.9", "--out", str(tmp_path / "o"))
+def test_run_with_an_unknown_id_is_bad_input_before_anything_starts(tmp_path, perfci_here):
+    proc = perfci_here("run", "rebuild-after-delete", "--server", "mysql-9.9", "--out", str(tmp_path / "o"))
     assert proc.returncode == 2
     line, = proc.stderr.strip().splitlines()
     assert line.startswith("error: --server 'mysql-9.9': not a server id (known: mariadb-10.11, mysql-8.0.31, ")

@@ -69,7 +69,7 @@ def test_runner_class_mismatch_is_refused_for_an_explicit_baseline(tmp_path):
         update_baselines(write_results(tmp_path / "r2", [make_result(runner_class="epyc")]), path=target)
 
 
-def test_corrupt_baseline_is_a_clear_error_naming_the_file(tmp_path):
+def test_corrupt_baseline_is_a_clear_error_naming_the_file(tmp_path, perfci_here):
     bad = tmp_path / "default.json"
     bad.write_text('{"schema": "perfci.baseline/1", "samples": [')
     with pytest.raises(BadInput, match=rf"{bad}: corrupt baseline \(not JSON"):
@@ -77,7 +77,7 @@ def test_corrupt_baseline_is_a_clear_error_naming_the_file(tmp_path):
     bad.write_text('{"schema": "perfci.baseline/2", "case": {"runner_class": "local"}}')
     with pytest.raises(BadInput, match=r"corrupt baseline\): field case.server: required but missing"):
         load_baseline(bad)
-    proc = run_perfci("compare", "--baseline", str(bad), str(write_results(tmp_path / "r", [make_result()])[0][0]))
+    proc = perfci_here("compare", "--baseline", str(bad), str(write_results(tmp_path / "r", [make_result()])[0][0]))
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and str(bad) in proc.stderr
 
 
@@ -180,11 +180,11 @@ def test_a_version_1_baseline_is_upgraded_on_load(tmp_path):
     assert (added, kept) == (1, 2) and json.loads(old.read_text())["schema"] == "perfci.baseline/2"
 
 
-def test_a_hand_edited_result_with_an_unknown_status_is_one_line(tmp_path):
+def test_a_hand_edited_result_with_an_unknown_status_is_one_line(tmp_path, perfci_here):
     path = tmp_path / "r.json"
     from factories import edited
     path.write_text(json.dumps(edited(make_result(), status="failed")))
-    proc = run_perfci("baseline", "update", str(path), "--baseline-dir", str(tmp_path / "b"))
+    proc = perfci_here("baseline", "update", str(path), "--baseline-dir", str(tmp_path / "b"))
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
     assert f"{path} (corrupt result): field status:" in proc.stderr and not (tmp_path / "b").exists()
 
