@@ -3,7 +3,8 @@ the nightly loop (issues written as files), `perfci dashboard` through the CLI, 
 headless Chromium loading the pages from disk: no console message of any kind (script
 errors, failed loads), the script ran and found every chart, the case page leads with
 the last night's table and labels every chart with its unit, grouped, the zoom (#recent)
-shows the recent nights, the brush's zoom (#nights=A-B) draws those nights only, and a
+shows the recent nights, the brush's zoom (#nights=A-B) draws those nights only, the
+flame graph of the night a reference A/B confirmed (drawn by inferno) opens from its link, and a
 screenshot of the case with the step, kept under test-artifacts/, shows the change-point mark."""
 
 from __future__ import annotations
@@ -11,15 +12,18 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 from PIL import Image
 
 from perfci.alert.nightly import NightOptions, run_night
+from perfci.model.confirmation import Confirmation
+from perfci.report.flamegraphs import differential, flamegraph
 from perfci.store.history_files import exclude
 
 from conftest import REPO, run_perfci
-from simulated_month import SPIKE_NIGHT, month
+from simulated_month import SPIKE_NIGHT, STEP_NIGHT, month
 
 pytestmark = pytest.mark.e2e
 CHANGE_RGB = (0xD6, 0x27, 0x28)   # style.css: svg .change
@@ -37,10 +41,30 @@ def console_lines(proc: subprocess.CompletedProcess) -> list[str]:
     return [line for line in proc.stderr.splitlines() if ":CONSOLE" in line]
 
 
+def confirmed_with_flames(result_id: str, confirm: Path) -> Confirmation:
+    """The step night's reference A/B, confirmed, with its flame graphs drawn by inferno
+    from folded stacks (B spends more in a scan), as an explain pass leaves them."""
+    explain = confirm / "ab.explain"
+    explain.mkdir(parents=True)
+    stacks = {"a": "do_command;mysql_execute_command;row_search_mvcc 700\ndo_command;net_read 300\n",
+              "b": "do_command;mysql_execute_command;row_search_mvcc 900\ndo_command;net_read 300\n"}
+    for side, text in stacks.items():
+        (explain / f"after-{side}.folded").write_text(text)
+        flamegraph(explain / f"after-{side}.folded", explain / f"after-{side}.svg", f"after: {side.upper()}")
+    differential(explain / "after-a.folded", explain / "after-b.folded", explain / "after-diff.svg",
+                 "after: B against A")
+    return Confirmation(result_id=result_id, case="default", status="confirmed", reason="the A/B flags after.tps",
+                        nightly_regressions=["after.tps"], ab_regressions=["after.tps"], profile="smoke",
+                        flamegraphs=[f"ab.explain/after-{s}.svg" for s in ("a", "b", "diff")])
+
+
 def test_the_dashboard_draws_the_month_in_chromium_without_console_errors(tmp_path):
-    history = tmp_path / "history"
-    for results in month():
-        run_night(results, NightOptions(history_root=history), dry_run_dir=tmp_path / "issues")
+    history, confirm = tmp_path / "history", tmp_path / "confirm"
+    for night, results in enumerate(month(), start=1):
+        step = {r.id: confirmed_with_flames(r.id, confirm) for r in results if night == STEP_NIGHT
+                and r.case == "default"}
+        run_night(results, NightOptions(history_root=history, confirmations_dir=confirm),
+                  dry_run_dir=tmp_path / "issues", confirmations=step)
     exclude(history, f"month-default-night{SPIKE_NIGHT:02d}", "host was busy (the spike)")
     site = tmp_path / "site"
     proc = run_perfci("dashboard", str(history), "--out", str(site))
@@ -71,6 +95,12 @@ def test_the_dashboard_draws_the_month_in_chromium_without_console_errors(tmp_pa
     whole = re.findall(r'<div class="zoom-all"><svg class="chart[^"]*"[^>]*>', brushed.stdout)
     assert len(whole) == 19 and all("zoomed" in s and 'data-shown="9"' in s for s in whole), whole[:2]
     assert '<button type="button" id="unzoom">' in brushed.stdout  # shown: the way back
+    # the step night's flame graph: listed, linked from its ring, and the link resolves to inferno's SVG
+    [link] = re.findall(r"<a href=\"([^\"]+-diff\.svg)\">after: B against A</a>", dom)
+    assert f'<a href="{link}" class="flame">' in dom
+    flame = chromium("--dump-dom", (case_page.parent / link).as_uri())
+    assert flame.returncode == 0 and console_lines(flame) == [], flame.stderr[-2000:]
+    assert "after: B against A" in flame.stdout and "row_search_mvcc" in flame.stdout
     shot = tmp_path / "dashboard.png"
     taken = chromium("--window-size=900,1800", f"--screenshot={shot}", case_page.as_uri())
     assert taken.returncode == 0 and shot.exists(), taken.stderr[-2000:]

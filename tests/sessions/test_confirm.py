@@ -192,14 +192,15 @@ def issue_with(tmp_path, root, confirmation: Confirmation) -> str:
 
 def test_a_regression_only_the_reference_ab_sees_opens_its_issue_that_night(tmp_path):
     """5 % is inside the nights' noise: the threshold says nothing, the A/B flags it;
-    the issue opens on the first night and starts with B/A, its interval and the MDE."""
+    the issue opens on the first night and starts with the change, its interval and the MDE."""
     comp, root = regressed(tmp_path, "perfci run tiny --profile smoke --server local --config x=1", tps=1010)
     text = issue_with(tmp_path, root, _ab_confirmation(comp.results[0].id, comp.label))
     assert text.startswith("# tiny before: throughput −4.9 % (A/B vs reference) (mariadb-10.11, smoke, local)")
     first = next(line for line in text.splitlines() if line.startswith("**"))
     assert first == ("**before.tps** is worse on tonight's server than on the reference, side by side on this runner: "
-                     "B/A 0.951 [0.930, 0.972] (99.97% interval); achieved: it could see 3.1% at 90 % power.")
-    assert "| `before.tps` | 1000 | 951 | 0.951 [0.930, 0.972] | 3.1% |" in text
+                     "−4.9 % [−7.0, −2.8] worse (B against A; its interval at the level of its Holm step); achieved: "
+                     "it could see 3.1% at 90 % power.")
+    assert "| `before.tps` | 1000 | 951 | −4.9 % [−7.0, −2.8] worse | 3.1% |" in text
     assert "(10.11.6-MariaDB)" in text and "9 instance pairs x 20 burst pairs" in text
     assert ("perfci ab tiny --profile smoke --a mariadb-10.11 --b local --b-config x=1" in text)
     # its level: the reference A/B's share of the budget; an A/B recorded at another level says so

@@ -36,7 +36,7 @@ from perfci.model.history import DEFAULT_HISTORY_WINDOW, NightVerdict, summary_l
 from perfci.model.identity import CaseIdentity
 from perfci.model.outputs import CaseNight
 from perfci.model.result import Result
-from perfci.store import culprit_files
+from perfci.store import culprit_files, flame_files
 from perfci.store.case_inputs import load_cases
 from perfci.store.history_files import Histories, reset
 from perfci.util.errors import BadInput
@@ -104,6 +104,7 @@ class NightOptions:
     run_url: str = ""
     site_url: str = ""
     budget: IssueBudget = IssueBudget()  # the false-issue budget: each road's level per case and night
+    confirmations_dir: Path | None = None  # where the confirmations and their A/Bs' flame graphs are
 
 
 def at_the_nights_scale(confirmations: dict[str, Confirmation], results: list[Result]) -> dict[str, Confirmation]:
@@ -212,6 +213,11 @@ def run_night(results: list[Result], opts: NightOptions, gh: GitHub | None = Non
         if c is not None and c.culprit is not None and (kept := culprit_files.keep(opts.history_root, comp.identity,
                                                                                     c.culprit)):
             actions.append(kept)
+        if c is not None and c.status == "confirmed" and c.flamegraphs and opts.confirmations_dir is not None:
+            # kept with the history, published by the dashboard, linked from the issue
+            flames = flame_files.keep(opts.history_root, comp.identity, c.result_id,
+                                      [opts.confirmations_dir / name for name in c.flamegraphs])
+            actions += [f"flame graphs {comp.identity.slug_path}: {len(flames)} kept"] if flames else []
     standing = {r.id: record.standing for r in results if r.ran
                 for record in histories.case(CaseIdentity.of(r, opts.rules.follow)).records if record.result_id == r.id}
     cases: list[CaseNight] = []
@@ -229,7 +235,7 @@ def run_night(results: list[Result], opts: NightOptions, gh: GitHub | None = Non
                              and histories.case(comp.identity).key in reset_cases})
         actions += sync(comparisons, opts.run_url, dry_run_dir=dry_run_dir, close_after=opts.close_after,
                         confirmations=confirmations, history_root=histories, min_nights=opts.min_nights, gh=gh,
-                        standing=standing, budget=opts.budget, record=cases.append)
+                        standing=standing, budget=opts.budget, record=cases.append, site_url=opts.site_url)
         actions += sync_changes(comparisons, histories, gh, dry_run_dir, opts.site_url, opts.budget, cases.append)
     except GitHubFailure as exc:
         raise GitHubFailure(f"{exc}. Tonight's history is written ({'; '.join(actions) or 'nothing new'}); "

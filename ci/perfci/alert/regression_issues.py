@@ -18,28 +18,32 @@ import re
 import shlex
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import quote
 
 from perfci.alert.github import ACCEPT_LABEL, LABEL, Comment, GitHub, Issue, body_of, capped_label, login
 from perfci.judge.budget import IssueBudget
 from perfci.judge.compare import CaseComparison, MetricRow, Rules
 from perfci.judge.stats import RatioEstimate, estimate_p, ratio_interval
 from perfci.model.ab_verdict import SideArgs, ab_command
+from perfci.model.abratio import AbRatio
 from perfci.model.confirmation import Confirmation
 from perfci.model.history import CaseHistory
 from perfci.model.identity import CaseIdentity
-from perfci.model.metrics import WORK_METRIC, is_work_counter
+from perfci.model.metrics import WORK_METRIC, default_spec, is_work_counter
 from perfci.model.outputs import CaseNight
 from perfci.model.verdicts import Outcome
 from perfci.providers.servers import id_of_spec, load_servers, resolve_server
 from perfci.providers.spec import parse_spec
+from perfci.report.markdown import metric_change
 from perfci.report.opening import by_phase
 from perfci.report.plots import mermaid_intervals
 from perfci.report.reference_ab import markdown_section
-from perfci.report.table import table
+from perfci.report.table import change_cell, table
+from perfci.store import flame_files
 from perfci.store.history_files import Histories, case_history
 from perfci.util.errors import BadInput
 from perfci.util.files import write_atomic
-from perfci.util.text import code_fence, code_span, inert_markdown, issue_title, markdown
+from perfci.util.text import code_fence, code_span, inert_markdown, issue_title, markdown, web_link
 
 FINGERPRINT_RE = re.compile(r"<!-- perfci-fingerprint: ([0-9a-f]{16}) -->")
 CASE_RE = re.compile(r"<!-- perfci-case: ([\w./-]+) -->")
@@ -104,18 +108,14 @@ def markers(fp: str, case: CaseIdentity, since: str) -> list[str]:
             f"<!-- perfci-since: {since} -->"]
 
 
-def _ci(row: MetricRow) -> str:
-    est = row.verdict.estimate
-    return f"[{est.low:.3f}, {est.high:.3f}]" if est and est.low is not None and est.high is not None else "–"
-
-
 def regressed_table(rows: list[MetricRow]) -> list[str]:
-    return table(["metric", "change", "ratio CI", "tolerance", "better", "judged as"],
-                 ([code_span(r.key), f"{r.verdict.change_pct or 0:+.1f} %", _ci(r), f"±{r.spec.tolerance:.0%}",
-                   r.spec.direction, "work per transaction" if r.gate == "work" else "metric"] for r in rows))
+    return table(["metric", "change [interval]", "tolerance", "judged as"],
+                 ([code_span(r.key), metric_change(r), f"±{r.spec.tolerance:.0%}",
+                   "work per transaction" if r.gate == "work" else "metric"] for r in rows))
 
 
-def issue_opening(comp: CaseComparison, rows: list[MetricRow], confirmation: Confirmation | None) -> list[str]:
+def issue_opening(comp: CaseComparison, rows: list[MetricRow], confirmation: Confirmation | None,
+                  site_url: str = "") -> list[str]:
     """The four lines the issue opens with (report/opening.py's, for a night): what moved,
     how sure (the night alone, or the reference A/B that confirmed it), why, reproduce."""
     what = (f"{by_phase([(r.key, r.verdict.change_pct or 0) for r in rows])}, tonight against its baseline "
@@ -138,22 +138,25 @@ def issue_opening(comp: CaseComparison, rows: list[MetricRow], confirmation: Con
         why = f"not profiled; the counter that moved most: {code_span(name)} {before:.4g} → {after:.4g} per transaction."
     else:
         why = "not explained yet (no A/B ran, or it profiled nothing)."
+    if c is not None and c.status == "confirmed":
+        why += flame_links(comp, c, site_url)
     return [f"**What**: {what}", f"**How sure**: {sure}", f"**Why**: {why}",
             f"**Reproduce**: {code_span(comp.results[0].reproduce)}"]
 
 
 def body_for(comp: CaseComparison, rows: list[MetricRow], fp: str, run_url: str,
-             confirmation: Confirmation | None = None, since: str = "", level: str = "") -> str:
+             confirmation: Confirmation | None = None, since: str = "", level: str = "", site_url: str = "") -> str:
     """The issue of a case whose `rows` (lead first) regressed tonight."""
     first = comp.results[0]
     lead = rows[0]
     lines = [
         *markers(fp, comp.identity, since or first.id),
         REGRESSION_MARK,
-        *(f"- {line}" for line in issue_opening(comp, rows, confirmation)),
+        *(f"- {line}" for line in issue_opening(comp, rows, confirmation, site_url)),
         "",
-        f"**{lead.key}** regressed by {lead.verdict.change_pct or 0:+.1f} % (ratio CI {_ci(lead)}, tolerance "
-        f"±{lead.spec.tolerance:.0%}, {'higher' if lead.spec.direction == 'higher' else 'lower'} is better)"
+        f"**{lead.key}** regressed: {metric_change(lead)} against its baseline ({comp.rules.confidence:.1%} "
+        f"interval, tolerance ±{lead.spec.tolerance:.0%}, {'higher' if lead.spec.direction == 'higher' else 'lower'} "
+        "is better)"
         + (f", with {len(rows) - 1} more metric{'s' if len(rows) > 2 else ''} of this case (table below)."
            if len(rows) > 1 else "."),
         *([f"Counters the noise model found deterministic under this fixed work moved "
@@ -315,7 +318,7 @@ def sync(comparisons: list[CaseComparison], run_url: str = "", repo: str | None 
          dry_run_dir: Path | None = None, close_after: int = DEFAULT_CLOSE_AFTER,
          confirmations: dict[str, Confirmation] | None = None, history_root: Path | Histories | None = None,
          min_nights: int = 1, gh: GitHub | None = None, standing: dict[str, list[str]] | None = None,
-         budget: IssueBudget | None = None, record: Record = ignore_night) -> list[str]:
+         budget: IssueBudget | None = None, record: Record = ignore_night, site_url: str = "") -> list[str]:
     """Open, update or close the issue of each case; returns one line per action taken.
     `confirmations` (by result id, from `perfci confirm`): a regression whose A/B did not
     confirm it opens nothing; the others carry their A/B in the issue. With
@@ -326,7 +329,8 @@ def sync(comparisons: list[CaseComparison], run_url: str = "", repo: str | None 
     or not: an open issue on them is still worse, not a clean night. `budget` (the
     nightly's, `perfci issues sync`'s): a threshold regression no A/B confirmed opens an
     issue only at the thresholds' share of it (below_budget), and every issue says the
-    level it was judged at; None: neither. `record` is told each case's night (CaseNight)."""
+    level it was judged at; None: neither. `record` is told each case's night (CaseNight).
+    `site_url`: the dashboard, where a confirmed regression's flame graphs are linked."""
     actions: list[str] = []
     confirmations = confirmations or {}
     standing = standing or {}
@@ -339,7 +343,7 @@ def sync(comparisons: list[CaseComparison], run_url: str = "", repo: str | None 
             continue
         stands = set(standing.get(comp.results[0].id, [])) if comp.results else set()
         posted, said = _sync_case(comp, confirmation, gh, dry_run_dir, open_issues, close_after, run_url,
-                                  history_root, min_nights, stands, budget, record)
+                                  history_root, min_nights, stands, budget, record, site_url)
         actions += said
         if gh:
             actions += _per_metric_issues(comp, gh, open_issues, posted, close_after, run_url, record)
@@ -350,7 +354,7 @@ def _sync_case(comp: CaseComparison, confirmation: Confirmation | None, gh: GitH
                dry_run_dir: Path | None, open_issues: dict[str, Issue], close_after: int, run_url: str,
                history_root: Path | Histories | None, min_nights: int,
                stands: set[str] | None = None, budget: IssueBudget | None = None,
-               record: Record = ignore_night) -> tuple[int | None, list[str]]:
+               record: Record = ignore_night, site_url: str = "") -> tuple[int | None, list[str]]:
     """One case's night on its issue: (the issue written tonight, if any; what was done)."""
     case = comp.identity
     fp = fingerprint(case)
@@ -373,13 +377,14 @@ def _sync_case(comp: CaseComparison, confirmation: Confirmation | None, gh: GitH
                              why=short.removeprefix("pending: ")))
             return None, [short]
         body = body_for(comp, regressed, fp, run_url, confirmation, since=nights[0],
-                        level=level_line(budget, comp, confirmation if confirmed else None) if budget else "")
+                        level=level_line(budget, comp, confirmation if confirmed else None) if budget else "",
+                        site_url=site_url)
         return _post(gh, dry_run_dir, open_issues, fp, title_for(case, regressed, confirmation), body, case,
                      [r.key for r in regressed], record, tonight_line(comp, regressed, run_url))
     ab_keys = _ab_only_keys(comp, confirmation)
     if ab_keys and confirmation is not None:
         body = ab_body_for(comp, ab_keys, confirmation, fp, run_url,
-                           level_line(budget, comp, confirmation) if budget else "")
+                           level_line(budget, comp, confirmation) if budget else "", site_url)
         return _post(gh, dry_run_dir, open_issues, fp, ab_title_for(case, ab_keys, confirmation), body, case,
                      ab_keys, record, f"{REGRESSION_MARK}\nStill regressed in {code_span(comp.results[0].id)}: the "
                      f"reference A/B again found {', '.join(code_span(k) for k in ab_keys)} worse. {run_url}".rstrip())
@@ -579,7 +584,7 @@ def which_release(scenario: str, c: Confirmation, case: str, key: str) -> list[s
             code_fence(command, "sh")]
 
 
-def ab_issue_opening(comp: CaseComparison, keys: list[str], c: Confirmation) -> list[str]:
+def ab_issue_opening(comp: CaseComparison, keys: list[str], c: Confirmation, site_url: str = "") -> list[str]:
     """The four lines of an issue only the reference A/B found: B/A by phase, how sure
     (the A/B's level), why (its top mover), the `perfci ab` that reruns it."""
     what = (f"{by_phase([(k, (c.ratios[k].ratio - 1) * 100) for k in keys])}: tonight's server against the "
@@ -587,12 +592,13 @@ def ab_issue_opening(comp: CaseComparison, keys: list[str], c: Confirmation) -> 
     level = f" at {c.alpha:.2%} family-wise over its metrics and looks" if c.alpha is not None else ""
     sure = f"sure: the interleaved A/B flags it{level}; each flagged interval excludes no change."
     why = inert_markdown(c.why_line) if c.why_line else "not explained (the A/B's explain pass profiled nothing)."
+    why += flame_links(comp, c, site_url)
     return [f"**What**: {what}", f"**How sure**: {sure}", f"**Why**: {why}",
             f"**Reproduce**: {code_span(reproduce_ab(comp.results[0].scenario.name, c, comp.results[0].case))}"]
 
 
 def ab_body_for(comp: CaseComparison, keys: list[str], c: Confirmation, fp: str, run_url: str,
-                level: str = "") -> str:
+                level: str = "", site_url: str = "") -> str:
     """The issue of a case whose reference A/B flags `keys` (the first leads) that the
     nightly threshold did not see."""
     tonight = comp.results[0]
@@ -601,10 +607,10 @@ def ab_body_for(comp: CaseComparison, keys: list[str], c: Confirmation, fp: str,
     lines = [
         *markers(fp, comp.identity, tonight.id),
         REGRESSION_MARK,
-        *(f"- {line}" for line in ab_issue_opening(comp, keys, c)),
+        *(f"- {line}" for line in ab_issue_opening(comp, keys, c, site_url)),
         "",
-        f"**{key}** is worse on tonight's server than on the reference, side by side on this runner: B/A "
-        f"{r.ratio:.3f} [{r.low:.3f}, {r.high:.3f}] ({r.confidence:.2%} interval); {could}"
+        f"**{key}** is worse on tonight's server than on the reference, side by side on this runner: "
+        f"{ab_change(key, r)} (B against A; its interval at the level of its Holm step); {could}"
         + (f"; with {len(keys) - 1} more metric{'s' if len(keys) > 2 else ''} (table below)." if len(keys) > 1 else "."),
         "",
         f"- reference (A): {code_span(c.a)} ({markdown(c.reference_version or 'version not recorded')}) · "
@@ -617,15 +623,36 @@ def ab_body_for(comp: CaseComparison, keys: list[str], c: Confirmation, fp: str,
     ]
     if run_url:
         lines.append(f"- run and artifacts: {markdown(run_url)}")
-    rows = ([code_span(k), f"{c.ratios[k].a:.4g}", f"{c.ratios[k].b:.4g}",
-             f"{c.ratios[k].ratio:.3f} [{c.ratios[k].low:.3f}, {c.ratios[k].high:.3f}]",
+    rows = ([code_span(k), f"{c.ratios[k].a:.4g}", f"{c.ratios[k].b:.4g}", ab_change(k, c.ratios[k]),
              f"{c.ratios[k].mde:.1%}" if c.ratios[k].mde is not None else "–"] for k in keys)
     lines += ["", f"Worse in the A/B (means over its measured bursts, profile {code_span(c.profile)}):", "",
-              *table(["metric", "A", "B", "B/A", "MDE"], rows)]
+              *table(["metric", "A", "B", "B vs A [interval]", "achieved MDE"], rows)]
     lines += markdown_section(c) + which_release(tonight.scenario.name, c, tonight.case, key)
     lines += ["", "Reproduce (the same A/B):", "", code_fence(reproduce_ab(tonight.scenario.name, c, tonight.case), "sh"),
               "", TRIAGE_HELP, ""]
     return "\n".join(lines)
+
+
+def ab_change(key: str, r: AbRatio) -> str:
+    """An A/B's metric, B against A, as every table writes a change."""
+    return change_cell(r.ratio, r.low, r.high, default_spec(key.rsplit(".", 1)[-1]).direction)
+
+
+def flame_links(comp: CaseComparison, c: Confirmation, site_url: str) -> str:
+    """The Why's flame graphs (B against A, per phase): on the dashboard, where the nightly
+    keeps them with the history (store/flame_files.py); without a dashboard, where they
+    are in the history. Empty when the A/B drew none."""
+    diffs = [Path(name).name for name in c.flamegraphs if name.endswith("-diff.svg")]
+    if not diffs:
+        return ""
+    paths = [(name.removesuffix("-diff.svg"), flame_files.relative(comp.identity.slug_path, c.result_id, name))
+             for name in diffs]
+    links = [(phase, web_link(site_url.rstrip("/") + "/" + quote(path))) for phase, path in paths]
+    if site_url and all(url for _, url in links):  # the site URL is an input: only an http(s) one is linked
+        return " Flame graphs, B against A (red grew): " + " · ".join(f"[{markdown(phase)}]({url})"
+                                                                     for phase, url in links) + "."
+    return (" Flame graphs, B against A (red grew), with the history on the results branch: "
+            + ", ".join(code_span(path) for _, path in paths) + ".")
 
 
 NIGHT_MARK = "<!-- perfci-night: {night} -->"

@@ -39,7 +39,8 @@ from perfci.util.files import write_atomic
 @click.option("--run-url", default="", help="Link to the workflow run and its artifacts.")
 @click.option("--site-url", default="", envvar="PERFCI_SITE_URL", help="Where the dashboard is published (linked from issues).")
 @click.option("--confirmations", "confirm_dir", type=click.Path(path_type=Path), default=None,
-              help="Results of `perfci confirm`: a regression its A/B did not confirm opens no issue.")
+              help="Results of `perfci confirm`: a regression its A/B did not confirm opens no issue; a confirmed "
+                   "one's flame graphs (beside its confirmation) are kept with the history for the dashboard.")
 @options.noise_dir
 @options.follow
 @options.issue_budget
@@ -72,7 +73,7 @@ def nightly(results: tuple[Path, ...], history_dir: Path, baseline_dir: Path | N
     gh = None if dry_run_dir else GitHub(repo or os.environ.get("GITHUB_REPOSITORY", ""), run_url)
     opts = NightOptions(history_root=history_dir, baseline_root=baseline_dir, rules=Rules(follow=follow, noise_dir=noise_dir),
                         window=window, min_nights=min_nights, close_after=close_after, run_url=run_url, site_url=site_url,
-                        budget=budget)
+                        budget=budget, confirmations_dir=confirm_dir)
     night = run_night(loaded, opts, gh, dry_run_dir, load_all(confirm_dir) if confirm_dir else None)
     say = options.text_out(json_out)
     for line in night.actions:

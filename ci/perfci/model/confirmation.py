@@ -22,7 +22,7 @@ Trigger = Literal["regression", "server-changed"]
 
 
 class Confirmation(StrictModel):
-    schema_: Literal["perfci.confirmation/7"] = Field("perfci.confirmation/7", alias="schema")
+    schema_: Literal["perfci.confirmation/8"] = Field("perfci.confirmation/8", alias="schema")
     result_id: ResultId
     case: str
     status: Literal["confirmed", "not-confirmed", "not-run"]
@@ -57,6 +57,11 @@ class Confirmation(StrictModel):
     # /6
     alpha: float | None = Field(None, description="the level the A/B was judged at: family-wise over its metrics and "
                                                    "looks, the false-issue budget's share per case and night")
+    # /8
+    flamegraphs: list[str] = Field([], description="the A/B's flame graphs (SVG), relative to this file's directory: "
+                                                   "PHASE-a, PHASE-b and PHASE-diff (B against A) of its explain pass "
+                                                   "or counted Why; the nightly keeps a confirmed one's with the "
+                                                   "history, and the dashboard publishes them")
 
     def dump(self) -> JsonObject:
         return self.model_dump(mode="json", by_alias=True)
@@ -103,11 +108,18 @@ def _v6_to_v7(data: JsonObject) -> JsonObject:
     return {**data, **typed, "why": why, "schema": "perfci.confirmation/7"}
 
 
-CONFIRMATION_FILE = FileFormat("confirmation", Confirmation, "perfci.confirmation/7",
-                               upgrades={"perfci.confirmation/1": lambda d: _v6_to_v7(_v6(_v3_to_v4(_v2_to_v3(
-                                   _v1_to_v2(d))))),
-                                         "perfci.confirmation/2": lambda d: _v6_to_v7(_v6(_v3_to_v4(_v2_to_v3(d)))),
-                                         "perfci.confirmation/3": lambda d: _v6_to_v7(_v6(_v3_to_v4(d))),
-                                         "perfci.confirmation/4": lambda d: _v6_to_v7(_v6(d)),
-                                         "perfci.confirmation/5": lambda d: _v6_to_v7(_v5_to_v6(d)),
-                                         "perfci.confirmation/6": _v6_to_v7})
+def _v7_to_v8(data: JsonObject) -> JsonObject:
+    """/7 named no flame graphs (its A/B's were on the runner only)."""
+    return {**data, "schema": "perfci.confirmation/8"}
+
+
+CONFIRMATION_FILE = FileFormat("confirmation", Confirmation, "perfci.confirmation/8",
+                               upgrades={"perfci.confirmation/1": lambda d: _v7_to_v8(_v6_to_v7(_v6(_v3_to_v4(
+                                   _v2_to_v3(_v1_to_v2(d)))))),
+                                         "perfci.confirmation/2": lambda d: _v7_to_v8(_v6_to_v7(_v6(_v3_to_v4(
+                                             _v2_to_v3(d))))),
+                                         "perfci.confirmation/3": lambda d: _v7_to_v8(_v6_to_v7(_v6(_v3_to_v4(d)))),
+                                         "perfci.confirmation/4": lambda d: _v7_to_v8(_v6_to_v7(_v6(d))),
+                                         "perfci.confirmation/5": lambda d: _v7_to_v8(_v6_to_v7(_v5_to_v6(d))),
+                                         "perfci.confirmation/6": lambda d: _v7_to_v8(_v6_to_v7(d)),
+                                         "perfci.confirmation/7": _v7_to_v8})

@@ -9,7 +9,9 @@ band shaded (the y-axis spans at least twice the band: noise does not look like 
 points (red, dashed), resets (green) and excluded samples (hollow) marked, server
 versions (and a build's commit) on the axis where they change, each point linked to its
 run and, for a build, to its upstream's commits since the night before, the nights a
-reference A/B judged ringed, and the last night against its baseline; a case of more
+reference A/B judged ringed (a confirmed one's ring opens its flame graph: the A/B's, which
+the nightly keeps with the history and the site publishes, store/flame_files.py, listed
+under the last night), and the last night against its baseline; a case of more
 than ZOOM_NIGHTS nights also draws its recent nights on their own scale (the zoom). The
 CSS and the little script (hover read-out, zoom, a brush over any nights, index filter)
 ship in the wheel (perfci/report/dashboard_assets) and are copied next to the pages.
@@ -21,7 +23,7 @@ import html
 import re
 import shutil
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from urllib.parse import quote
@@ -30,6 +32,7 @@ from perfci.judge.changes import CHANGE_ALPHA, Change, persisting_changes
 from perfci.model.flavor import UPSTREAMS
 from perfci.model.history import DEFAULT_HISTORY_WINDOW, CaseHistory, HistoryRecord
 from perfci.model.metrics import DEFAULT_COMPARED, GROUPS, WORK_METRIC, MetricSpec, default_spec, presentation
+from perfci.store import flame_files
 from perfci.store.history_files import case_files, case_history
 from perfci.util.files import write_atomic
 from perfci.util.text import web_link
@@ -56,6 +59,11 @@ class CasePage:
     records: list[HistoryRecord]    # what the charts draw: the newest scenario hash, every night
     href: str                        # relative to the site root
     changes: dict[str, list[Change]]
+    flames: dict[str, list[str]] = field(default_factory=dict)  # night -> its confirmed A/B's flame graphs (site root)
+
+    def flame_href(self, path: str) -> str:
+        """A flame graph's link from this page (they sit beside it: CASE.flames/NIGHT/NAME)."""
+        return quote(str(Path(path).relative_to(Path(self.href).parent)))
 
     @property
     def title(self) -> str:
@@ -139,10 +147,14 @@ def chart(key: str, page: CasePage, spec: MetricSpec | None = None, last: int | 
         label = f"{r.date[:10]} · {server_label(r)} · {r.result_id} · {r.metrics[key]:.4g}{ab.get(r.ab or '', '')}"
         compare = compare_url(flavor, points[i - 1].server_commit if i else None, r.server_commit)
         at = f'data-i="{night[r.result_id]}" data-v="{r.metrics[key]!r}"'
-        if r.ab:  # the nights a reference A/B judged: a ring (solid: confirmed, dashed: not)
-            out.append(f'<circle cx="{x(i):.1f}" cy="{y(r.metrics[key]):.1f}" r="7" class="ab-{r.ab}" {at}/>')
+        flame = page.flame_href(page.flames[r.result_id][0]) if page.flames.get(r.result_id) else ""
+        if r.ab:  # the nights a reference A/B judged: a ring (solid: confirmed, dashed: not); a confirmed
+            # one's ring opens its flame graph (B against A)
+            ring = f'<circle cx="{x(i):.1f}" cy="{y(r.metrics[key]):.1f}" r="7" class="ab-{r.ab}" {at}/>'
+            out.append(f'<a href="{html.escape(flame)}" class="flame">{ring}</a>' if flame else ring)
         dot = (f'<circle cx="{x(i):.1f}" cy="{y(r.metrics[key]):.1f}" r="3.5" class="{kind}" {at} '
                f'data-label="{html.escape(label)}"' + (f' data-compare="{html.escape(compare)}"' if compare else "")
+               + (f' data-flame="{html.escape(flame)}"' if flame else "")
                + f'><title>{html.escape(label)}</title></circle>')
         link = web_link(r.run_url)  # history lines are input: only http(s) links
         out.append(f'<a href="{html.escape(link)}">{dot}</a>' if link else dot)
@@ -220,6 +232,8 @@ def case_html(page: CasePage, issues_url: str, window: int) -> str:
     if issues_url:
         parts.append(f"<p><a href='{html.escape(issues_url)}'>regression issues</a></p>")
     parts += ["<h2>Last night against its baseline</h2>", last_night_table(page, window)]
+    if page.flames:
+        parts += ["<h2>Why: flame graphs of confirmed regressions</h2>", flame_list(page)]
     parts += ["<h2>Metrics over the nights</h2>",
               "<p class='legend'><span class='k change'>change point</span> <span class='k reset'>reset</span> "
               "<span class='k worse'>worse than its baseline</span> <span class='k excluded'>excluded</span> "
@@ -248,6 +262,27 @@ def case_html(page: CasePage, issues_url: str, window: int) -> str:
                          f"</figcaption><div class='zoom-all'>{chart(key, page, spec)}</div>{recent}</figure>")
         parts.append("</section>")
     return _document(page.title, depth, "\n".join(parts))
+
+
+def flame_list(page: CasePage) -> str:
+    """Each night whose reference A/B confirmed a regression, newest first, with the A/B's
+    flame graphs: B against A per phase (red grew), then each side's."""
+    dated = {r.result_id: r for r in page.hist.records}
+    items = []
+    for night in sorted(page.flames, key=lambda n: dated[n].date if n in dated else "", reverse=True):
+        r = dated.get(night)
+        when = f"{html.escape(r.date[:10])} · {html.escape(server_label(r))} · " if r else ""
+        links = " · ".join(f"<a href='{html.escape(page.flame_href(path))}'>{html.escape(flame_title(path))}</a>"
+                           for path in page.flames[night])
+        items.append(f"<li>{when}<code>{html.escape(night)}</code>: {links}</li>")
+    return "<ul class='flames' id='flames'>" + "".join(items) + "</ul>"
+
+
+def flame_title(path: str) -> str:
+    """PHASE-diff.svg -> "PHASE: B against A"; PHASE-a.svg -> "PHASE: A"."""
+    stem = Path(path).stem
+    phase, _, side = stem.rpartition("-")
+    return f"{phase}: B against A" if side == "diff" else f"{phase}: {side.upper()}" if phase else stem
 
 
 def index_html(pages: list[CasePage]) -> str:
@@ -291,8 +326,12 @@ def build(history_root: Path, out: Path, repo_url: str = "", window: int = DEFAU
         records = [r for r in hist.records if r.scenario_hash == usable[-1].scenario_hash]
         keys = judged(records)
         changes = {key: persisting_changes(hist.usable(), key, spec, len(keys), alpha=change_alpha) for key, spec in keys}
-        pages.append(CasePage(hist, records, f"{hist.key}.html", changes))
+        pages.append(CasePage(hist, records, f"{hist.key}.html", changes, flame_files.kept(history_root, hist.key)))
     out = Path(out)
+    for page in pages:  # the flame graphs go out with the site, at the path they have in the history
+        for kept in (p for paths in page.flames.values() for p in paths):
+            (out / kept).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(Path(history_root) / kept, out / kept)
     assets = out / "assets"
     assets.mkdir(parents=True, exist_ok=True)
     for name in ("style.css", "dashboard.js"):

@@ -18,7 +18,7 @@ from perfci.model.ab_verdict import AbMetric, AbSide, AbVerdict, overall
 from perfci.model.bursts import InterleavedRun
 from perfci.model.metrics import WORK_METRIC, presentation
 from perfci.model.verdicts import Outcome
-from perfci.report.table import VERDICT_LABEL, table
+from perfci.report.table import change_cell, p_value, table, verdict_label
 from perfci.util.text import code_span, markdown
 
 
@@ -58,8 +58,9 @@ def interleaved_markdown(run: InterleavedRun, rows: list[PairedVerdict], min_eff
         f"a {min_effect:.1%} change, `unchanged` only with the interval within ± the metric's tolerance; "
         f"other counters under Benjamini-Hochberg (FDR {FDR:.0%}), explanations only"
         + (f"; minimum effects from the noise model {noise_source}" if noise_source else ""),
-        "- intervals: each judged metric at the level of its own Holm step (1 − α·p/p_adj: 1 − α/m for the "
-        "smallest p), so it excludes 1 exactly when the metric is significant; counters at 95 %; achieved MDE: "
+        "- changes: B against A in percent, worse or better as the metric's direction reads; intervals: each "
+        "judged metric at the level of its own Holm step (1 − α·p/p_adj: 1 − α/m for the smallest p), so it "
+        "excludes no change exactly when the metric is significant; counters at 95 %; achieved MDE: "
         "the change this run, with the noise it measured, finds with 90 % power at 1 − α/m (the plan's "
         "\"sees\" is the same from the noise assumed before it ran); spread: "
         + (f"bursts within instance pairs, plus the spread between instance pairs from the "
@@ -123,15 +124,14 @@ def degenerate(r: PairedVerdict) -> bool:
     return e is None or e.high >= 9999 or e.low <= 0
 
 
-COLUMNS = ["metric", "A mean", "B mean", "B/A", "interval", "adj. p", "achieved MDE", "pairs (block) · inst. sd",
+COLUMNS = ["metric", "A mean", "B mean", "B vs A [interval]", "adj. p", "achieved MDE", "pairs (block) · inst. sd",
            "unit"]
 
 
 def _change(r: PairedVerdict) -> str:
     e = r.estimate
     assert e is not None
-    return (f"{code_span(r.key)} B/A {e.ratio:.3f} [{e.low:.3f}, {e.high:.3f}] ({e.ratio - 1:+.1%}, "
-            f"{e.confidence:.2%} interval)")
+    return f"{code_span(r.key)} {change_cell(e.ratio, e.low, e.high, r.spec.direction if r.spec else None)}"
 
 
 def measured_line(run: InterleavedRun, rows: list[PairedVerdict]) -> str:
@@ -190,11 +190,11 @@ def _findings(rows: list[PairedVerdict]) -> str:
 def _cells(r: PairedVerdict) -> list[str]:
     e = r.estimate
     return [code_span(r.key) + ("" if r.spec is None else " " + r.spec.direction.arrow), _fmt(r.a_mean), _fmt(r.b_mean),
-            f"{e.ratio:.4f}" if e else "–", f"[{e.low:.4f}, {e.high:.4f}]" if e else "–",
-            f"{r.p_adjusted:.2g}" if r.p_adjusted is not None else "–",
+            change_cell(e.ratio, e.low, e.high, r.spec.direction if r.spec else None) if e else "–",
+            p_value(r.p_adjusted) if r.p_adjusted is not None else "–",
             f"{r.mde:.1%}" if r.mde is not None else "–",
             f"{e.n_pairs} ({e.block}) · {e.instance_sd:.1%}" if e else "–", presentation(r.key)[1],
-            VERDICT_LABEL[r.verdict]]
+            verdict_label(r.verdict, e.ratio - 1 if e else None, r.spec.direction if r.spec else None)]
 
 
 def verdict_record(run: InterleavedRun, rows: list[PairedVerdict], sizing: str = "", why: str | None = None,

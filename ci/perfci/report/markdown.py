@@ -15,7 +15,7 @@ from perfci.model.result import Interval, Result, TableSize
 from perfci.model.verdicts import Outcome
 from perfci.report.opening import comparison_opening
 from perfci.report.plots import matrix_plots, mermaid_intervals
-from perfci.report.table import VERDICT_LABEL, table
+from perfci.report.table import change_cell, table, verdict_label
 
 # (metric key, label, format) in the order a performance engineer reads them.
 SUMMARY_METRICS = (
@@ -174,7 +174,7 @@ def case_verdict(comp: CaseComparison) -> str:
     return f"✅ **No regression**: {len(judged)} judged metrics within their tolerance"
 
 
-COMPARISON_COLUMNS = ["metric", "baseline mean ± CI", "current", "change", "ratio CI", "tolerance", "unit", "verdict"]
+COMPARISON_COLUMNS = ["metric", "baseline mean ± CI", "current", "change [interval]", "tolerance", "unit", "verdict"]
 
 
 def against_baseline(comp: CaseComparison) -> str:
@@ -236,7 +236,8 @@ def comparison_markdown(comparisons: list[CaseComparison], confidence: float,
             method.append(f"- no baseline at `{comp.baseline_file}`: record one with `perfci baseline update`")
         method += [f"- history: {note}" for note in comp.provenance]
         rules = comp.rules
-        method.append(f"- interval: {confidence:.1%} for the ratio current/baseline (moderated pooled t on log values, "
+        method.append(f"- change: current against the baseline in percent, worse or better as the metric's direction "
+                      f"reads; interval: {confidence:.1%} (moderated pooled t on log values, "
                       f"CV floor {rules.cv_floor:.0%}, prior CV {rules.prior_cv:.0%} x {rules.prior_df}); "
                       f"flagged only beyond tolerance AND with the interval excluding 1; metric specs: {comp.specs_from}")
         quiet = [r for r in comp.rows if r.verdict.verdict in (Outcome.UNCHANGED, Outcome.NO_BASELINE)]
@@ -251,7 +252,7 @@ def comparison_markdown(comparisons: list[CaseComparison], confidence: float,
                           *table(["counter", "baseline", "current"],
                                  ([f"`{name}`", f"{before:.4g}", f"{after:.4g}"] for name, before, after in row.movers))]
         if quiet:
-            what = "unchanged (within the tolerance) or without a baseline"
+            what = "within tolerance (the change itself, not yet its interval) or without a baseline"
             lines += ["", f"<details><summary>{len(quiet)} metric{'s' if len(quiet) > 1 else ''} {what}</summary>", "",
                       *table(COMPARISON_COLUMNS, (_comparison_cells(row, confidence) for row in quiet)), "", "</details>"]
         if plots and plots[i]:
@@ -278,20 +279,25 @@ MATRIX_METRICS = (
 
 
 def _comparison_cells(row: MetricRow, confidence: float) -> list[str]:
-    v = row.verdict
-    est = v.estimate
     current = statistics.mean(row.current) if row.current else None
     return [f"`{row.key}` {row.spec.direction.arrow}", _mean_pm(row.baseline, confidence),
             "–" if current is None else f"{current:.4g}",
-            f"{v.change_pct:+.1f} %" if v.change_pct is not None else "–",
-            f"[{est.low:.3f}, {est.high:.3f}]" if est and est.low is not None else "–",
-            f"±{row.spec.tolerance:.0%}", presentation(row.key)[1], _verdict_label(row)]
+            metric_change(row), f"±{row.spec.tolerance:.0%}", presentation(row.key)[1], _verdict_label(row)]
+
+
+def metric_change(row: MetricRow) -> str:
+    """A compared metric's change against its baseline, as every table writes a change."""
+    v = row.verdict
+    if v.change_pct is None:
+        return "–"
+    est = v.estimate
+    return change_cell(1 + v.change_pct / 100, est.low if est else None, est.high if est else None, row.spec.direction)
 
 
 def _verdict_label(row: MetricRow) -> str:
     if row.work_changed:
         return "🔴 work changed (more per txn)" if row.verdict.verdict == Outcome.REGRESSION else "work changed (less per txn)"
-    return VERDICT_LABEL[row.verdict.verdict]
+    return verdict_label(row.verdict.verdict, row.verdict.change_pct, row.spec.direction, point_only=True)
 
 
 def work_changed_line(comp: CaseComparison) -> str | None:

@@ -10,6 +10,7 @@ from perfci.judge.compare import CaseComparison
 from perfci.model.ab_verdict import AbMetric, AbVerdict
 from perfci.model.sweep import Sweep
 from perfci.model.verdicts import Outcome
+from perfci.report.table import signed_percent
 from perfci.util.text import code_span, markdown
 
 # what people call a metric (the key's second part); anything else keeps its key's name
@@ -33,10 +34,6 @@ def metric_words(key: str) -> str:
     return last if any(c.isupper() for c in last) else last.replace("_", " ")
 
 
-def percent(change: float) -> str:
-    return f"{'+' if change >= 0 else '−'}{abs(change):.1f} %"
-
-
 def change_words(m: AbMetric) -> str:
     """`throughput −9.9 %`: the metric in words, B against A in percent with its sign (a
     change of 2x or more as the two values and the factor: +999900 % says nothing)."""
@@ -45,7 +42,7 @@ def change_words(m: AbMetric) -> str:
         return f"{metric_words(m.key)} {m.a:.4g} → {m.b:.4g}"
     if ratio >= 2 or ratio <= 0.5:
         return f"{metric_words(m.key)} {m.a:.3g} → {m.b:.3g} (×{ratio:.3g})"
-    return f"{metric_words(m.key)} {percent((ratio - 1) * 100)}"
+    return f"{metric_words(m.key)} {signed_percent((ratio - 1) * 100)}"
 
 
 # series a run derives from its transaction count: queries/s move with throughput, and
@@ -76,7 +73,7 @@ def by_phase(changes: list[tuple[str, float]], phases_shown: int = PHASES_SHOWN,
         if same_series(key, change, said.setdefault(phase, [])):
             continue
         said[phase].append((key, change))
-        phases.setdefault(phase, []).append(f"{metric_words(key)} {percent(change)}")
+        phases.setdefault(phase, []).append(f"{metric_words(key)} {signed_percent(change)}")
 
     def metrics(words: list[str]) -> str:
         if per_phase is None or len(words) <= per_phase:
@@ -190,7 +187,7 @@ def bisect_opening(found: Bisection, metric: str, level: float, command: str) ->
                  None)
     if found.first_bad and final is not None:
         what = (f"first slower in {code_span(found.first_bad)}: {metric_words(metric)} "
-                f"{percent((final.ratio - 1) * 100)} against {code_span(found.last_good or '')}.")
+                f"{signed_percent((final.ratio - 1) * 100)} against {code_span(found.last_good or '')}.")
         sure = (f"its A/B's interval of B/A, [{final.low:.3f}, {final.high:.3f}], excludes no change (each A/B judged "
                 f"at {level:.2%} family-wise); {len(found.steps)} A/Bs in all.")
     else:

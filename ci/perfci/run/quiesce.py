@@ -1,5 +1,11 @@
 """Bring the server to a quiet, comparable state before a measured phase:
-purge finished (history list short) and dirty pages flushed."""
+purge finished (history list short), dirty pages flushed, and the checkpoint caught up
+with them. The last matters as much as the flush: the redo written since the last
+checkpoint decides when the server starts flushing on its own during the phase (at the
+log's async limit), so a phase that starts with whatever age the step before it left
+flushes in one run and not in the next (seen: rebuild-after-delete's after phase at tps
+after/before 0.78 in one run of eight, 0.46-0.55 in the others; docs/findings/
+2026-11-29-hand-vs-act-nightly.md)."""
 
 from __future__ import annotations
 
@@ -8,6 +14,7 @@ import time
 
 HISTORY_DONE = 1000   # undo log records left: purge is as good as finished
 DIRTY_DONE = 64       # dirty pages left in the buffer pool
+CHECKPOINT_DONE = 1 << 20  # redo bytes since the last checkpoint: caught up (an idle server's checkpoint lags a little)
 FLUSH_IO_CAPACITY = 20000
 # neither purge nor flushing made progress for this long: waiting longer buys nothing
 # (MySQL 8.0.15 kept a few hundred dirty pages at innodb_max_dirty_pages_pct = 0 and
@@ -15,12 +22,23 @@ FLUSH_IO_CAPACITY = 20000
 STALL_S = 10.0
 
 
-def history_length(cur) -> int | None:
-    """Undo records waiting for purge, from SHOW ENGINE INNODB STATUS (same text in
-    MySQL, Percona Server and MariaDB, unlike the metrics tables' columns)."""
+def innodb_status(cur) -> str:
+    """SHOW ENGINE INNODB STATUS: the same text in MySQL, Percona Server and MariaDB,
+    unlike the metrics tables' columns."""
     cur.execute("SHOW ENGINE INNODB STATUS")
-    m = re.search(r"History list length (\d+)", cur.fetchone()[2])
+    return str(cur.fetchone()[2])
+
+
+def history_length(status: str) -> int | None:
+    """Undo records waiting for purge."""
+    m = re.search(r"History list length (\d+)", status)
     return int(m.group(1)) if m else None
+
+
+def checkpoint_age(status: str) -> int | None:
+    """Redo bytes written since the last checkpoint (Log sequence number − Last checkpoint at)."""
+    lsn, checkpoint = (re.search(rf"{label}\s+(\d+)", status) for label in ("Log sequence number", "Last checkpoint at"))
+    return int(lsn.group(1)) - int(checkpoint.group(1)) if lsn and checkpoint else None
 
 
 def dirty_pages(cur) -> int:
@@ -30,12 +48,14 @@ def dirty_pages(cur) -> int:
 
 
 def quiesce(conn, purge: bool, flush_dirty_pages: bool, timeout_s: float) -> dict:
-    """Wait (bounded) for purge and flushing; returns what it saw, for the result."""
+    """Wait (bounded) for purge, flushing and the checkpoint; returns what it saw, for the result."""
     t0 = time.monotonic()
     deadline = t0 + timeout_s
     with conn.cursor() as cur:
+        status = innodb_status(cur)
         report: dict[str, int | float | bool | None] = {
-            "history_length_at_start": history_length(cur), "dirty_pages_at_start": dirty_pages(cur)}
+            "history_length_at_start": history_length(status), "dirty_pages_at_start": dirty_pages(cur),
+            "checkpoint_age_at_start": checkpoint_age(status)}
         saved = None
         if flush_dirty_pages:
             cur.execute("SELECT @@GLOBAL.innodb_max_dirty_pages_pct, @@GLOBAL.innodb_max_dirty_pages_pct_lwm, "
@@ -47,15 +67,19 @@ def quiesce(conn, purge: bool, flush_dirty_pages: bool, timeout_s: float) -> dic
             cur.execute(f"SET GLOBAL innodb_io_capacity_max = {max(int(saved[3]), FLUSH_IO_CAPACITY)}")
             cur.execute(f"SET GLOBAL innodb_io_capacity = {max(int(saved[2]), FLUSH_IO_CAPACITY)}")
         try:
-            best, progressed = (float("inf"), float("inf")), time.monotonic()
+            best: list[float] = [float("inf")] * 3  # purge, dirty pages, checkpoint age: the least seen
+            progressed = time.monotonic()
             while time.monotonic() < deadline:
-                history = history_length(cur) if purge else None
+                status = innodb_status(cur)
+                history = history_length(status) if purge else None
                 dirty = dirty_pages(cur) if flush_dirty_pages else 0
-                if (history is None or history <= HISTORY_DONE) and dirty <= DIRTY_DONE:
+                age = checkpoint_age(status) if flush_dirty_pages else None
+                if ((history is None or history <= HISTORY_DONE) and dirty <= DIRTY_DONE
+                        and (age is None or age <= CHECKPOINT_DONE)):
                     break
-                now = (history if history is not None else 0, dirty)
-                if now[0] < best[0] or now[1] < best[1]:
-                    best, progressed = (min(now[0], best[0]), min(now[1], best[1])), time.monotonic()
+                now = (history if history is not None else 0, dirty, age if age is not None else 0)
+                if any(n < b for n, b in zip(now, best, strict=True)):
+                    best, progressed = [min(n, b) for n, b in zip(now, best, strict=True)], time.monotonic()
                 elif time.monotonic() - progressed > STALL_S:
                     break  # stalled: the report's numbers at the end say how far it got
                 time.sleep(0.5)
@@ -65,9 +89,11 @@ def quiesce(conn, purge: bool, flush_dirty_pages: bool, timeout_s: float) -> dic
                 cur.execute(f"SET GLOBAL innodb_io_capacity_max = {int(saved[3])}")
                 cur.execute(f"SET GLOBAL innodb_max_dirty_pages_pct = {float(saved[0])}")
                 cur.execute(f"SET GLOBAL innodb_max_dirty_pages_pct_lwm = {float(saved[1])}")
+        status = innodb_status(cur)
         report.update({
-            "history_length_at_end": history_length(cur),
+            "history_length_at_end": history_length(status),
             "dirty_pages_at_end": dirty_pages(cur),
+            "checkpoint_age_at_end": checkpoint_age(status),
             "duration_s": round(time.monotonic() - t0, 3),
             "timed_out": time.monotonic() >= deadline,
         })

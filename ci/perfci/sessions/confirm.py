@@ -45,7 +45,7 @@ from perfci.providers.servers import id_of_spec, load_servers, pinned_in_git_his
 from perfci.providers.spec import parse_spec
 from perfci.sessions.culprit_search import clearest, commit_line_of, lead_regression, search_culprit
 from perfci.sessions.rounds import Side
-from perfci.sessions.sized_ab import AbPlan, run_sized
+from perfci.sessions.sized_ab import AbPlan, SizedAB, run_sized
 from perfci.store import culprit_files
 from perfci.util.errors import BadInput, InfraFailure
 from perfci.util.progress import Progress
@@ -216,7 +216,15 @@ def confirm_case(comp: CaseComparison, profile: str, ab: AbPlan, parent: Path, o
                    "the A/B of the two servers, side by side, finds no judged regression of tonight's server"),
         "ab_regressions": flagged, "bursts_file": str(done.bursts_file), "report": done.report,
         "why": done.why, "why_line": done.verdict.why_line if done.verdict else None,
-        "ratios": ratios_of(done.rows), "sizing": done.design.describe(), "alpha": run_alpha(done.run)})
+        "ratios": ratios_of(done.rows), "sizing": done.design.describe(), "alpha": run_alpha(done.run),
+        "flamegraphs": flamegraphs_of(done, out_dir)})
+
+
+def flamegraphs_of(done: SizedAB, out_dir: Path) -> list[str]:
+    """The A/B's flame graphs, relative to the confirmation's directory (the A/B's out_dir)."""
+    if done.explain_dir is None or not done.explain_dir.is_dir():
+        return []
+    return sorted(str(p.relative_to(out_dir)) for p in done.explain_dir.glob("*.svg"))
 
 
 def ratios_of(rows: list[PairedVerdict]) -> dict[str, AbRatio]:

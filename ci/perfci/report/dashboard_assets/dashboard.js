@@ -16,6 +16,13 @@
         a.textContent = " · commits since the night before";
         readout.appendChild(a);
       }
+      var flame = dot.getAttribute("data-flame");
+      if (flame) {  // a confirmed regression's flame graph (B against A), kept with the history
+        var f = document.createElement("a");
+        f.href = flame;
+        f.textContent = " · flame graph (B against A)";
+        readout.appendChild(f);
+      }
     });
   });
 
