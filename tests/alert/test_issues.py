@@ -59,8 +59,8 @@ def test_first_regression_opens_second_comments_clean_runs_close(setup, tmp_path
         assert len(fake.issues) == opened  # no duplicate
         # the issue holds tonight's report; the comment is one line with tonight's numbers
         [still] = [c["body"] for c in fake.comments[tps_issue["number"]] if "Still regressed" in c["body"]]
-        assert still.splitlines()[1].startswith("Still regressed in `") and "`before.tps` -31." in still, still
-        assert len(still.splitlines()) == 2 and "-31." in tps_issue["body"]
+        assert still.splitlines()[1].startswith("Still regressed in `") and "`before.tps` −31." in still, still
+        assert len(still.splitlines()) == 2 and "−31." in tps_issue["body"]
 
         for _run in (1, 2):
             proc = sync(fake, tmp_path, root, candidate(1010))

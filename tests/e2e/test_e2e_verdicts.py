@@ -1,6 +1,7 @@
 """Verdicts on the real server: a baseline from two smoke runs of
-rebuild-after-delete, a candidate with an injected slowdown, a clean candidate;
-and paired A/B runs of two configs of the same server."""
+rebuild-after-delete (its smoke profile at TRIMMED_TRANSACTIONS a phase: the verdicts'
+effects are a hundredfold, and the suite's minutes count), a candidate with an injected
+slowdown, a clean candidate; and paired A/B runs of two configs of the same server."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+import yaml
 
 from perfci.alert.pr_comment import ABReport, body
 from perfci.judge.profile_diff import explain_findings
@@ -26,11 +28,23 @@ pytestmark = [pytest.mark.e2e, pytest.mark.alone]
 # checkpoints all the time. It costs throughput and multiplies pages written per
 # transaction (a counter far less noisy than throughput).
 INJECTED_SLOWDOWN = "innodb_log_file_size=4M"
+TRIMMED_TRANSACTIONS, TRIMMED_BURST = 1200, 100  # the shipped smoke profile: 3000 in bursts of 250
 
 
-def smoke_run(tmp_path_factory, name: str, *config: str) -> dict:
+@pytest.fixture(scope="module")
+def trimmed(tmp_path_factory) -> Path:
+    """rebuild-after-delete as shipped but for its smoke phases' fixed work: the same
+    dataset and steps, so the session's snapshot of it is restored."""
+    data = yaml.safe_load((REPO / "scenarios/rebuild-after-delete.yaml").read_text())
+    data["profiles"]["smoke"]["workload"].update(transactions=TRIMMED_TRANSACTIONS, burst_transactions=TRIMMED_BURST)
+    path = tmp_path_factory.mktemp("trimmed") / "rebuild-after-delete.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def smoke_run(tmp_path_factory, scenario: Path, name: str, *config: str) -> dict:
     out = tmp_path_factory.mktemp(name)
-    args = ["run", "rebuild-after-delete", "--profile", "smoke", "--out", str(out), "-q"]
+    args = ["run", str(scenario), "--profile", "smoke", "--out", str(out), "-q"]
     for c in config:
         args += ["--config", c]
     proc = run_perfci(*args)
@@ -40,18 +54,18 @@ def smoke_run(tmp_path_factory, name: str, *config: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def baseline_dir(smoke_result, tmp_path_factory):
-    second = smoke_run(tmp_path_factory, "baseline-run-2")
+def baseline_dir(trimmed, tmp_path_factory):
+    first, second = (smoke_run(tmp_path_factory, trimmed, f"baseline-run-{i}") for i in (1, 2))
     root = tmp_path_factory.mktemp("baselines")
-    proc = run_perfci("baseline", "update", str(smoke_result["path"]), str(second["path"]), "--baseline-dir", str(root))
+    proc = run_perfci("baseline", "update", str(first["path"]), str(second["path"]), "--baseline-dir", str(root))
     assert proc.returncode == 0, proc.stderr
     assert "+2 sample(s), 2 kept" in proc.stdout
     return root
 
 
 @pytest.fixture(scope="module")
-def slow(tmp_path_factory) -> dict:
-    return smoke_run(tmp_path_factory, "candidate-slow", INJECTED_SLOWDOWN)
+def slow(trimmed, tmp_path_factory) -> dict:
+    return smoke_run(tmp_path_factory, trimmed, "candidate-slow", INJECTED_SLOWDOWN)
 
 
 def test_injected_slowdown_is_flagged_as_regression(baseline_dir, slow, tmp_path):
@@ -106,8 +120,8 @@ def test_the_regression_is_confirmed_by_an_ab_against_the_last_good_config_befor
     assert "- planned before it ran: 1 instance pair x 4 burst pairs" in text
 
 
-def test_run_with_the_baseline_config_is_not_flagged(baseline_dir, tmp_path_factory):
-    clean = smoke_run(tmp_path_factory, "candidate-clean")
+def test_run_with_the_baseline_config_is_not_flagged(baseline_dir, trimmed, tmp_path_factory):
+    clean = smoke_run(tmp_path_factory, trimmed, "candidate-clean")
     proc = run_perfci("compare", str(clean["path"]), "--baseline-dir", str(baseline_dir))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "🔴 regression" not in proc.stdout
@@ -123,10 +137,17 @@ def test_run_with_the_baseline_config_is_not_flagged(baseline_dir, tmp_path_fact
 
 
 def ab_row(stdout: str, key: str) -> tuple[float, float, float, str]:
-    row = re.search(rf"^\| `{re.escape(key)}` [↑↓] \| \S+ \| \S+ \| (\S+) \| \[(\S+), (\S+)\] \|.*\| (.+) \|$",
+    """B/A, its interval and the verdict of KEY's row: the table writes B against A in
+    percent (`−9.9 % [−12.0, −7.7] worse`, a minus sign) or, from 2x on, as factors
+    (`×534 [×8.1, ×35,200] worse`)."""
+    value = r"([+−×][0-9.,]+)"
+    row = re.search(rf"^\| `{re.escape(key)}` [↑↓] \| \S+ \| \S+ \| {value}(?: %)? \[{value}, {value}\] \w+ \|.*\| (.+) \|$",
                     stdout, re.MULTILINE)
     assert row, stdout
-    return float(row[1]), float(row[2]), float(row[3]), row[4]
+
+    def as_ratio(text: str) -> float:
+        return float(text[1:].replace(",", "")) if text.startswith("×") else 1 + float(text.replace("−", "-")) / 100
+    return as_ratio(row[1]), as_ratio(row[2]), as_ratio(row[3]), row[4]
 
 
 def test_interleaved_ab_flags_fsync_at_commit(real_server_tools, tmp_path):
@@ -151,7 +172,8 @@ def test_interleaved_ab_flags_fsync_at_commit(real_server_tools, tmp_path):
     # its lower end is ~8, hundreds of times the noise all the same)
     assert low > 5 and verdict == "🔴 regression", (ratio, low, high)
     ratio, low, high, verdict = ab_row(proc.stdout, "only.tps")
-    assert ratio < 0.95 and verdict in ("🔴 regression", "⚪ inconclusive", "〰 unstable"), (ratio, low, high, verdict)
+    assert ratio < 0.95 and verdict in ("🔴 regression", "⚪ inconclusive (worse)", "〰 unstable"), (ratio, low, high,
+                                                                                                  verdict)
     # the four lines first (what, how sure, why, reproduce), then the verdict line
     lines = proc.stdout.splitlines()
     assert [line.split("**")[1] for line in lines[2:6]] == ["What", "How sure", "Why", "Reproduce"], lines[:8]

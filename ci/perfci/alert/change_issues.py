@@ -24,7 +24,7 @@ from perfci.judge.compare import CaseComparison, MetricRow, moved_counters
 from perfci.model.history import HistoryRecord
 from perfci.model.identity import CaseIdentity, slug
 from perfci.model.outputs import CaseNight
-from perfci.report.table import table
+from perfci.report.table import signed_percent, table
 from perfci.store.history_files import Histories, case_history
 from perfci.util.files import write_atomic
 from perfci.util.text import code_fence, code_span, markdown
@@ -57,7 +57,7 @@ def change_text(case: CaseIdentity, change: Change, reproduce: str, site_url: st
     loc = change.location
     lines = [
         CHANGE_MARK.format(loc.result_id),
-        f"**{change.key}** changed by {change.change_pct:+.1f} % at {code_span(loc.result_id)} "
+        f"**{change.key}** changed by {signed_percent(change.change_pct)} at {code_span(loc.result_id)} "
         f"({markdown(loc.date[:10])}; change point of the nightly history, E-Divisive means): "
         f"{fmt(change.before)} over {len(change.before)} nights before -> {fmt(change.after)} over "
         f"{len(change.after)} nights after; the newest {len(change.now)} nights: {fmt(change.now)} "

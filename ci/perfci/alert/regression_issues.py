@@ -38,7 +38,7 @@ from perfci.report.markdown import metric_change
 from perfci.report.opening import by_phase
 from perfci.report.plots import mermaid_intervals
 from perfci.report.reference_ab import markdown_section
-from perfci.report.table import change_cell, table
+from perfci.report.table import change_cell, signed_percent, table
 from perfci.store import flame_files
 from perfci.store.history_files import Histories, case_history
 from perfci.util.errors import BadInput
@@ -394,7 +394,7 @@ def _sync_case(comp: CaseComparison, confirmation: Confirmation | None, gh: GitH
     worse = [r for r in comp.rows if r.worse or r.key in (stands or set())]
     if worse:
         tonight = comp.results[0]
-        said = ", ".join(f"{r.key} {r.verdict.change_pct:+.1f} % "
+        said = ", ".join(f"{r.key} {signed_percent(r.verdict.change_pct or 0)} "
                          f"({r.verdict.reason if r.worse else 'its change point over the nights persists'})"
                          for r in worse)
         gh.comment(issue["number"], f"{REGRESSION_MARK}\nStill worse against the baseline in {code_span(tonight.id)} "
@@ -441,7 +441,7 @@ def _ab_only_keys(comp: CaseComparison, confirmation: Confirmation | None) -> li
 def tonight_line(comp: CaseComparison, rows: list[MetricRow], run_url: str) -> str:
     """A still-regressed night's comment: one line with tonight's numbers (the issue's
     body, edited, holds the whole report)."""
-    said = ", ".join(f"{code_span(r.key)} {r.verdict.change_pct or 0:+.1f} %" for r in rows)
+    said = ", ".join(f"{code_span(r.key)} {signed_percent(r.verdict.change_pct or 0)}" for r in rows)
     return f"{REGRESSION_MARK}\nStill regressed in {code_span(comp.results[0].id)}: {said}. {run_url}".rstrip()
 
 

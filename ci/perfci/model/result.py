@@ -274,8 +274,9 @@ class QuiesceOutcome(StrictModel):
     dirty_pages_at_end: int | None = None
     duration_s: float | None = None
     timed_out: bool = False
-    checkpoint_age_at_start: int | None = Field(None, description="redo bytes since the last checkpoint (None: not "
-                                                                   "read, results before 2026-11-29)")
+    checkpoint_age_at_start: int | None = Field(None, description="redo bytes since the last checkpoint, which decides "
+                                                                   "when the server flushes on its own during the phase "
+                                                                   "(None: not read, results before 2026-11-29)")
     checkpoint_age_at_end: int | None = None
 
 

@@ -111,8 +111,7 @@ class Workload(StrictModel):
 
 
 class Quiesce(StrictModel):
-    """Before each measured phase: let purge finish, flush dirty pages and let the
-    checkpoint catch up (run/quiesce.py), so every
+    """Before each measured phase: let purge finish and flush dirty pages, so every
     phase (and every run) starts from the same state instead of inheriting the
     background work of the step before it."""
 

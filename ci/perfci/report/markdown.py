@@ -15,7 +15,7 @@ from perfci.model.result import Interval, Result, TableSize
 from perfci.model.verdicts import Outcome
 from perfci.report.opening import comparison_opening
 from perfci.report.plots import matrix_plots, mermaid_intervals
-from perfci.report.table import change_cell, table, verdict_label
+from perfci.report.table import change_cell, signed_percent, table, verdict_label
 
 # (metric key, label, format) in the order a performance engineer reads them.
 SUMMARY_METRICS = (
@@ -161,7 +161,7 @@ def case_verdict(comp: CaseComparison) -> str:
     """A case's verdict in one line, read before any table."""
     judged = [r for r in comp.rows if r.verdict.verdict != Outcome.NO_BASELINE]
     if comp.regressions:
-        worst = ", ".join(f"`{r.key}` {r.verdict.change_pct:+.1f} %" if r.verdict.change_pct is not None
+        worst = ", ".join(f"`{r.key}` {signed_percent(r.verdict.change_pct)}" if r.verdict.change_pct is not None
                           else f"`{r.key}`" for r in comp.regressions[:5])
         more = f" and {len(comp.regressions) - 5} more" if len(comp.regressions) > 5 else ""
         return f"🔴 **Regression** in {len(comp.regressions)} of {len(comp.rows)} judged metrics: {worst}{more}"
@@ -306,7 +306,7 @@ def work_changed_line(comp: CaseComparison) -> str | None:
     if not changed:
         return None
     members = sum(r.gate == "work" for r in comp.rows)
-    listed = ", ".join(f"`{r.key}` {r.verdict.change_pct:+.1f} %" for r in changed[:8])
+    listed = ", ".join(f"`{r.key}` {signed_percent(r.verdict.change_pct or 0)}" for r in changed[:8])
     more = f" and {len(changed) - 8} more" if len(changed) > 8 else ""
     return (f"**Work changed**: {len(changed)} of {members} counters that are deterministic under this fixed work "
             f"(the noise model's run CV ≤ 0.5 %) differ from the baseline per transaction: {listed}{more} "

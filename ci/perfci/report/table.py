@@ -45,13 +45,22 @@ def way(change: float, direction: Direction) -> str:
     return "better" if (change > 0) == (direction is Direction.HIGHER) else "worse"
 
 
+def factor(x: float) -> str:
+    """A ratio as a factor, no exponent: ×0.45, ×8.1, ×534, ×35,200."""
+    return f"×{x:,.0f}" if x >= 100 else f"×{x:.3g}"
+
+
 def change_cell(ratio: float, low: float | None, high: float | None, direction: Direction | None = None) -> str:
     """B against A (or a night against its baseline), one convention for every table: the
     change in percent, its interval in percent, and which way that is for the metric:
-    `+11.0 % [+1.2, +21.7] worse`."""
-    interval = (f" [{signed((low - 1) * 100)}, {signed((high - 1) * 100)}]" if low is not None and high is not None
-                and high < 9999 and low > 0 else "")
+    `+11.0 % [+1.2, +21.7] worse`; a factor of 2 or more as factors (`×534 [×8.1, ×35,200]
+    worse`: +53300 % says nothing)."""
     which = "" if direction is None or ratio == 1 else " " + way(ratio - 1, direction)
+    bounds = (low, high) if low is not None and high is not None and low > 0 else None
+    if ratio >= 2 or ratio <= 0.5:
+        interval = f" [{factor(bounds[0])}, {factor(bounds[1])}]" if bounds else ""
+        return f"{factor(ratio)}{interval}{which}"
+    interval = f" [{signed((bounds[0] - 1) * 100)}, {signed((bounds[1] - 1) * 100)}]" if bounds else ""
     return f"{signed_percent((ratio - 1) * 100)}{interval}{which}"
 
 

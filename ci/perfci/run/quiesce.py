@@ -1,11 +1,9 @@
 """Bring the server to a quiet, comparable state before a measured phase:
-purge finished (history list short), dirty pages flushed, and the checkpoint caught up
-with them. The last matters as much as the flush: the redo written since the last
-checkpoint decides when the server starts flushing on its own during the phase (at the
-log's async limit), so a phase that starts with whatever age the step before it left
-flushes in one run and not in the next (seen: rebuild-after-delete's after phase at tps
-after/before 0.78 in one run of eight, 0.46-0.55 in the others; docs/findings/
-2026-11-29-hand-vs-act-nightly.md)."""
+purge finished (history list short) and dirty pages flushed. The redo age (bytes since
+the last checkpoint) is recorded before and after, not waited for: it decides when the
+server starts flushing on its own during a phase, but MariaDB does not checkpoint an idle
+server whose pages are clean (seen: 0.97 MB left as it was), so a wait for it would stall
+(docs/findings/2026-11-29-hand-vs-act-nightly.md)."""
 
 from __future__ import annotations
 
@@ -14,7 +12,6 @@ import time
 
 HISTORY_DONE = 1000   # undo log records left: purge is as good as finished
 DIRTY_DONE = 64       # dirty pages left in the buffer pool
-CHECKPOINT_DONE = 1 << 20  # redo bytes since the last checkpoint: caught up (an idle server's checkpoint lags a little)
 FLUSH_IO_CAPACITY = 20000
 # neither purge nor flushing made progress for this long: waiting longer buys nothing
 # (MySQL 8.0.15 kept a few hundred dirty pages at innodb_max_dirty_pages_pct = 0 and
@@ -48,7 +45,7 @@ def dirty_pages(cur) -> int:
 
 
 def quiesce(conn, purge: bool, flush_dirty_pages: bool, timeout_s: float) -> dict:
-    """Wait (bounded) for purge, flushing and the checkpoint; returns what it saw, for the result."""
+    """Wait (bounded) for purge and flushing; returns what it saw, for the result."""
     t0 = time.monotonic()
     deadline = t0 + timeout_s
     with conn.cursor() as cur:
@@ -67,19 +64,15 @@ def quiesce(conn, purge: bool, flush_dirty_pages: bool, timeout_s: float) -> dic
             cur.execute(f"SET GLOBAL innodb_io_capacity_max = {max(int(saved[3]), FLUSH_IO_CAPACITY)}")
             cur.execute(f"SET GLOBAL innodb_io_capacity = {max(int(saved[2]), FLUSH_IO_CAPACITY)}")
         try:
-            best: list[float] = [float("inf")] * 3  # purge, dirty pages, checkpoint age: the least seen
-            progressed = time.monotonic()
+            best, progressed = (float("inf"), float("inf")), time.monotonic()
             while time.monotonic() < deadline:
-                status = innodb_status(cur)
-                history = history_length(status) if purge else None
+                history = history_length(innodb_status(cur)) if purge else None
                 dirty = dirty_pages(cur) if flush_dirty_pages else 0
-                age = checkpoint_age(status) if flush_dirty_pages else None
-                if ((history is None or history <= HISTORY_DONE) and dirty <= DIRTY_DONE
-                        and (age is None or age <= CHECKPOINT_DONE)):
+                if (history is None or history <= HISTORY_DONE) and dirty <= DIRTY_DONE:
                     break
-                now = (history if history is not None else 0, dirty, age if age is not None else 0)
-                if any(n < b for n, b in zip(now, best, strict=True)):
-                    best, progressed = [min(n, b) for n, b in zip(now, best, strict=True)], time.monotonic()
+                now = (history if history is not None else 0, dirty)
+                if now[0] < best[0] or now[1] < best[1]:
+                    best, progressed = (min(now[0], best[0]), min(now[1], best[1])), time.monotonic()
                 elif time.monotonic() - progressed > STALL_S:
                     break  # stalled: the report's numbers at the end say how far it got
                 time.sleep(0.5)

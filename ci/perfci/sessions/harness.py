@@ -21,7 +21,7 @@ from perfci.model.outputs import CheckVerdict
 from perfci.model.result import Result
 from perfci.model.verdicts import Outcome
 from perfci.report.table import table
-from perfci.sessions.rounds import PairedRow, judge_pairs, paired_cells
+from perfci.sessions.rounds import ROUNDS_COLUMNS, PairedRow, judge_pairs, paired_cells
 from perfci.store.results import expand, load_result
 from perfci.util.errors import BadInput
 from perfci.util.text import code_span
@@ -139,8 +139,7 @@ def harness_markdown(checks: list[HarnessCheck], a: list[Result], b: list[Result
             lines += [*table(["counter per transaction", "round", "A", "B"],
                              ([code_span(d.key), d.instance, f"{d.a:.6g}", f"{d.b:.6g}"] for d in c.differences[:20])),
                       ""]
-        lines += [*table(["metric", "A mean", "B mean", "B/A", "ratio CI", "tolerance", "verdict"],
-                         (paired_cells(r) for r in c.rows)), ""]
+        lines += [*table(ROUNDS_COLUMNS, (paired_cells(r) for r in c.rows)), ""]
     return "\n".join(lines)
 
 

@@ -20,7 +20,7 @@ from perfci.model.metrics import MetricSpec, flatten, judged_keys, presentation
 from perfci.model.result import AbRole, Result
 from perfci.model.verdicts import Outcome
 from perfci.providers.capabilities import Requested
-from perfci.report.table import VERDICT_LABEL, table
+from perfci.report.table import change_cell, table, verdict_label
 from perfci.run.execute import execute
 from perfci.run.plan import plan_run, use_snapshots
 from perfci.run.snapshots import SnapshotCache
@@ -107,7 +107,7 @@ def rounds_verdict_line(rows: list[PairedRow]) -> str:
     return "**No regression found.**"
 
 
-ROUNDS_COLUMNS = ["metric", "A mean", "B mean", "B/A", "ratio CI", "tolerance", "unit", "verdict"]
+ROUNDS_COLUMNS = ["metric", "A mean", "B mean", "B vs A [interval]", "tolerance", "unit", "verdict"]
 
 
 def ab_markdown(sides: tuple[Side, Side], results: list[list[Result]], rows: list[PairedRow],
@@ -123,7 +123,7 @@ def ab_markdown(sides: tuple[Side, Side], results: list[list[Result]], rows: lis
     if attention:
         lines += ["", *table(ROUNDS_COLUMNS, (paired_cells(row) for row in attention))]
     if quiet:
-        lines += ["", f"<details><summary>{len(quiet)} judged metric{'s' if len(quiet) > 1 else ''} unchanged</summary>",
+        lines += ["", f"<details><summary>{len(quiet)} judged metric{'s' if len(quiet) > 1 else ''} within tolerance</summary>",
                   "", *table(ROUNDS_COLUMNS, (paired_cells(row) for row in quiet)), "", "</details>"]
     lines += ["", "<details><summary>How this A/B was run</summary>", "",
               f"- A: `{sides[0].describe()}` ({a_srv.flavor} {a_srv.full_version})",
@@ -138,9 +138,11 @@ def ab_markdown(sides: tuple[Side, Side], results: list[list[Result]], rows: lis
 def paired_cells(row: PairedRow) -> list[str]:
     est = row.verdict.estimate
     return [f"`{row.key}` {row.spec.direction.arrow}", f"{statistics.mean(row.a):.4g}" if row.a else "–",
-            f"{statistics.mean(row.b):.4g}" if row.b else "–", f"{est.ratio:.3f}" if est else "–",
-            f"[{est.low:.3f}, {est.high:.3f}]" if est and est.low is not None else "–",
-            f"±{row.spec.tolerance:.0%}", presentation(row.key)[1], VERDICT_LABEL[row.verdict.verdict]]
+            f"{statistics.mean(row.b):.4g}" if row.b else "–",
+            change_cell(est.ratio, est.low, est.high, row.spec.direction) if est and est.ratio is not None else "–",
+            f"±{row.spec.tolerance:.0%}", presentation(row.key)[1],
+            # a round's `unchanged` is its point within the tolerance (judge/stats.judge_estimate)
+            verdict_label(row.verdict.verdict, row.verdict.change_pct, row.spec.direction, point_only=True)]
 
 
 def rounds_verdict(sides: tuple[Side, Side], results: list[list[Result]], rows: list[PairedRow],
