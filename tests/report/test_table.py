@@ -37,3 +37,21 @@ def test_a_verdict_says_which_way_an_undecided_change_went_and_a_point_rule_says
     assert verdict_label(Outcome.INCONCLUSIVE, 7.0, Direction.LOWER) == "⚪ inconclusive (worse)"
     assert verdict_label(Outcome.UNCHANGED, 1.0, Direction.HIGHER) == "unchanged"  # an A/B: the interval within
     assert verdict_label(Outcome.UNCHANGED, 1.0, Direction.HIGHER, point_only=True) == POINT_WITHIN
+
+
+def test_queries_that_repeat_throughput_exactly_are_shown_once_and_a_different_one_stays():
+    """One statement set per transaction: queries/s is throughput times a constant, the
+    same change, interval and verdict; the A/B table shows throughput and names the
+    repeat. A latency (its own interval) and another phase's queries/s stay."""
+    from perfci.judge.paired import PairedEstimate, PairedVerdict
+    from perfci.model.metrics import default_spec
+    from perfci.report.interleaved import repeats
+
+    def row(key: str, ratio: float, low: float, high: float) -> PairedVerdict:
+        e = PairedEstimate(n_pairs=8, block=1, n_blocks=8, scale="log", ratio=ratio, low=low, high=high, p=0.001,
+                           spread=0.02, lag1=0.0)
+        return PairedVerdict(key, default_spec(key.split(".")[-1]), 1.0, ratio, e, 0.001, Outcome.REGRESSION)
+
+    rows = [row("scan.qps", 0.9, 0.85, 0.95), row("scan.tps", 0.9, 0.85, 0.95), row("scan.latency_ms_avg", 1.11, 1.05, 1.18),
+            row("point.qps", 0.9, 0.85, 0.95)]
+    assert repeats(rows) == {"scan.qps": "scan.tps"}

@@ -18,6 +18,7 @@ from perfci.model.ab_verdict import AbMetric, AbSide, AbVerdict, overall
 from perfci.model.bursts import InterleavedRun
 from perfci.model.metrics import WORK_METRIC, presentation
 from perfci.model.verdicts import Outcome
+from perfci.report.opening import THROUGHPUT_SERIES
 from perfci.report.table import change_cell, p_value, table, verdict_label
 from perfci.util.text import code_span, markdown
 
@@ -94,9 +95,13 @@ def interleaved_markdown(run: InterleavedRun, rows: list[PairedVerdict], min_eff
                           for d in differ[:15]))]
     judged = [r for r in rows if r.spec is not None]
     quiet = [r for r in judged if r.verdict == Outcome.UNCHANGED or degenerate(r)]
-    attention = [r for r in judged if r not in quiet]
+    same = repeats(judged)
+    attention = [r for r in judged if r not in quiet and r.key not in same]
     if attention:
         lines += ["", *table([*COLUMNS, "verdict"], (_cells(r) for r in attention))]
+        if twice := [k for k in same if any(r.key == k for r in judged if r not in quiet)]:
+            lines += ["", "Not shown twice, the same change and interval as its phase's throughput: "
+                      + ", ".join(f"{code_span(k)} (= {code_span(same[k])})" for k in twice) + "."]
     if quiet:
         lines += ["", f"<details><summary>{len(quiet)} judged metric{'s' if len(quiet) > 1 else ''} unchanged "
                       "(within the tolerance, or no value to compare)</summary>", "",
@@ -115,6 +120,24 @@ def interleaved_markdown(run: InterleavedRun, rows: list[PairedVerdict], min_eff
                   + (f" and {len(unstable) - 30} more" if len(unstable) > 30 else "")]
     lines += ["", "<details><summary>How this A/B was run</summary>", "", *method, "", "</details>", ""]
     return "\n".join(head[:-1] + lines)
+
+
+def repeats(rows: list[PairedVerdict]) -> dict[str, str]:
+    """Rows that repeat a row of their phase exactly (queries/s where every transaction is
+    the same statements: the same change, interval and verdict as throughput): key -> the
+    key it repeats, throughput kept."""
+    kept: dict[tuple, str] = {}
+    out: dict[str, str] = {}
+    for r in sorted(rows, key=lambda r: r.key.split(".", 1)[-1] != "tps"):  # throughput first: the one kept
+        e = r.estimate
+        if e is None or r.key.split(".", 1)[-1] not in THROUGHPUT_SERIES:
+            continue
+        shape = (r.key.split(".", 1)[0], round(e.ratio, 6), round(e.low, 6), round(e.high, 6), r.verdict)
+        if shape in kept:
+            out[r.key] = kept[shape]
+        else:
+            kept[shape] = r.key
+    return out
 
 
 def degenerate(r: PairedVerdict) -> bool:
