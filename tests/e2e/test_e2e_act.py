@@ -384,7 +384,9 @@ def test_a_team_projects_servers_yaml_bump_is_ab_d_base_spec_against_head_spec(f
     cache, _ = fetched_servers
     pinned = {e["id"]: e["spec"] for e in yaml.safe_load((REPO / "servers.yaml").read_text())["servers"]}
     team, ref = team_project(tmp_path)
-    write_tiny(team / "scenarios", name="tiny", time=60, transactions=4000, burst=400)
+    # half the other A/Bs' work: this test holds the wiring (both builds named, the exit the
+    # typed verdict's), not an effect
+    write_tiny(team / "scenarios", name="tiny", time=60, transactions=2000, burst=200)
     servers = team / "servers.yaml"
     servers.write_text(servers.read_text() + f"  - id: mysql\n    spec: {pinned['mysql-8.0.15']}\n")
     base = commit(team, "a tiny scenario, MySQL 8.0.15")
