@@ -4,8 +4,9 @@ headless Chromium loading the pages from disk: no console message of any kind (s
 errors, failed loads), the script ran and found every chart, the case page leads with
 the last night's table and labels every chart with its unit, grouped, the zoom (#recent)
 shows the recent nights, the brush's zoom (#nights=A-B) draws those nights only, the
-flame graph of the night a reference A/B confirmed (drawn by inferno) opens from its link, and a
-screenshot of the case with the step, kept under test-artifacts/, shows the change-point mark."""
+server commit on the axis with its compare link, the flame graph of the night a reference
+A/B confirmed (drawn by inferno) opens from its link, and a screenshot of the case with the
+step, kept under test-artifacts/, shows the change-point mark."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from PIL import Image
 
 from perfci.alert.nightly import NightOptions, run_night
 from perfci.model.confirmation import Confirmation
+from perfci.model.result import Result
 from perfci.report.flamegraphs import differential, flamegraph
 from perfci.store.history_files import exclude
 
@@ -58,9 +60,21 @@ def confirmed_with_flames(result_id: str, confirm: Path) -> Confirmation:
                         flamegraphs=[f"ab.explain/after-{s}.svg" for s in ("a", "b", "diff")])
 
 
+WEEKLY_COMMITS = ["1a2b3c4d5e6f" * 3 + "1a2b", "2b3c4d5e6f70" * 3 + "2b3c", "3c4d5e6f7081" * 3 + "3c4d",
+                  "4d5e6f708192" * 3 + "4d5e", "5e6f708192a3" * 3 + "5e6f"]
+
+
+def built_from(result: Result, commit: str) -> Result:
+    """The night's server as a build of `commit` (a build: line moves a commit a week)."""
+    data = result.dump()
+    data["server"]["commit"] = commit
+    return Result.model_validate(data)
+
+
 def test_the_dashboard_draws_the_month_in_chromium_without_console_errors(tmp_path):
     history, confirm = tmp_path / "history", tmp_path / "confirm"
     for night, results in enumerate(month(), start=1):
+        results = [built_from(r, WEEKLY_COMMITS[(night - 1) // 7]) for r in results]
         step = {r.id: confirmed_with_flames(r.id, confirm) for r in results if night == STEP_NIGHT
                 and r.case == "default"}
         run_night(results, NightOptions(history_root=history, confirmations_dir=confirm),
@@ -95,6 +109,9 @@ def test_the_dashboard_draws_the_month_in_chromium_without_console_errors(tmp_pa
     whole = re.findall(r'<div class="zoom-all"><svg class="chart[^"]*"[^>]*>', brushed.stdout)
     assert len(whole) == 19 and all("zoomed" in s and 'data-shown="9"' in s for s in whole), whole[:2]
     assert '<button type="button" id="unzoom">' in brushed.stdout  # shown: the way back
+    # the commit axis: each week's build labelled where it changes, its point linked to the upstream's compare
+    assert all(f"@{c[:7]}</text>" in dom for c in WEEKLY_COMMITS)
+    assert f'data-compare="https://github.com/MariaDB/server/compare/{WEEKLY_COMMITS[0]}...{WEEKLY_COMMITS[1]}"' in dom
     # the step night's flame graph: listed, linked from its ring, and the link resolves to inferno's SVG
     [link] = re.findall(r"<a href=\"([^\"]+-diff\.svg)\">after: B against A</a>", dom)
     assert f'<a href="{link}" class="flame">' in dom
