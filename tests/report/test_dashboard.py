@@ -66,6 +66,7 @@ def test_a_confirmed_regressions_flame_graphs_go_with_the_history_to_the_site_th
         explain.mkdir(parents=True)
         for name in ("after-a.svg", "after-b.svg", "after-diff.svg"):
             (explain / name).write_text(f"<svg xmlns='http://www.w3.org/2000/svg'><title>{name}</title></svg>")
+    (tmp_path / "outside.svg").write_text("<svg xmlns='http://www.w3.org/2000/svg'/>")
     history, site_url = tmp_path / "h", "https://team.example/perf"
 
     def night(i: int, c: Confirmation | None = None) -> None:
@@ -76,7 +77,8 @@ def test_a_confirmed_regressions_flame_graphs_go_with_the_history_to_the_site_th
     def confirmation(i: int, status: str) -> Confirmation:
         return Confirmation(result_id=results[i].id, case="x", status=status, reason="the A/B", profile="smoke",
                             nightly_regressions=[], ab_regressions=["after.tps"] if status == "confirmed" else [],
-                            flamegraphs=[f"ab{i}.explain/after-{s}.svg" for s in ("a", "b", "diff")],
+                            flamegraphs=[f"ab{i}.explain/after-{s}.svg" for s in ("a", "b", "diff")]
+                            + ["../outside.svg"],  # data: never read from outside the confirmations
                             ratios={"after.tps": AbRatio(a=1000, b=920, ratio=0.92, low=0.9, high=0.94, confidence=0.995,
                                                          mde=0.03, verdict="regression")})
 

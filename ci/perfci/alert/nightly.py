@@ -215,8 +215,8 @@ def run_night(results: list[Result], opts: NightOptions, gh: GitHub | None = Non
             actions.append(kept)
         if c is not None and c.status == "confirmed" and c.flamegraphs and opts.confirmations_dir is not None:
             # kept with the history, published by the dashboard, linked from the issue
-            flames = flame_files.keep(opts.history_root, comp.identity, c.result_id,
-                                      [opts.confirmations_dir / name for name in c.flamegraphs])
+            flames = flame_files.keep(opts.history_root, comp.identity, c.result_id, opts.confirmations_dir,
+                                      c.flamegraphs)
             actions += [f"flame graphs {comp.identity.slug_path}: {len(flames)} kept"] if flames else []
     standing = {r.id: record.standing for r in results if r.ran
                 for record in histories.case(CaseIdentity.of(r, opts.rules.follow)).records if record.result_id == r.id}

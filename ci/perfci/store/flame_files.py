@@ -20,12 +20,15 @@ def relative(case_key: str, result_id: str, name: str) -> str:
     return f"{case_key}{SUFFIX}/{result_id}/{name}"
 
 
-def keep(history_root: Path, case: CaseIdentity, result_id: str, sources: list[Path]) -> list[str]:
-    """Copy `sources` (SVG files) into the case's flame graphs of night `result_id`,
-    replacing what a replay of the night kept (the directory is swapped in whole: never
-    half a night's graphs); their paths relative to the history root. A source that is
-    missing (an artifact that did not hold it) is left out."""
-    present = [s for s in sources if s.is_file() and s.suffix == ".svg"]
+def keep(history_root: Path, case: CaseIdentity, result_id: str, directory: Path, names: list[str]) -> list[str]:
+    """Copy the SVG files `names` (relative to `directory`, as a confirmation names them)
+    into the case's flame graphs of night `result_id`, replacing what a replay of the night
+    kept (the directory is swapped in whole: never half a night's graphs); their paths
+    relative to the history root. A name that is missing (an artifact that did not hold
+    it) or points outside `directory` (the file is data) is left out."""
+    inside = Path(directory).resolve()
+    sources = [(Path(directory) / name).resolve() for name in names]
+    present = [s for s in sources if s.is_relative_to(inside) and s.is_file() and s.suffix == ".svg"]
     if not present:
         return []
     target = case.path(history_root, SUFFIX) / result_id
