@@ -102,3 +102,18 @@ def test_a_confirmed_regressions_flame_graphs_go_with_the_history_to_the_site_th
     [issue] = [p for p in (tmp_path / "issues").glob("*.md") if "night-3" in p.read_text()]
     opening = next(line for line in issue.read_text().splitlines() if line.startswith("- **Why**"))
     assert f"Flame graphs, B against A (red grew): [after]({site_url}/{case}.flames/night-3/after-diff.svg)" in opening
+
+
+def test_without_a_dashboard_the_issue_names_the_flame_graphs_where_the_runs_artifact_holds_them():
+    from types import SimpleNamespace
+
+    from perfci.alert.regression_issues import flame_links
+    from perfci.model.confirmation import Confirmation
+
+    c = Confirmation(result_id="night-3", case="x", status="confirmed", reason="r", nightly_regressions=[],
+                     flamegraphs=["ab.explain/after-a.svg", "ab.explain/after-diff.svg"])
+    comp = SimpleNamespace(identity=SimpleNamespace(slug_path="local/m/tiny/smoke/default"))
+    assert flame_links(comp, c, "") == (" Flame graphs, B against A (red grew), in the run's artifacts beside the "
+                                        "confirmation: `confirm/ab.explain/after-diff.svg`.")
+    assert flame_links(comp, c, "javascript:alert(1)").startswith(" Flame graphs, B against A (red grew), in the run's")
+    assert flame_links(comp, c.model_copy(update={"flamegraphs": []}), "https://x") == ""

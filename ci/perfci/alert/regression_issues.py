@@ -640,19 +640,20 @@ def ab_change(key: str, r: AbRatio) -> str:
 
 def flame_links(comp: CaseComparison, c: Confirmation, site_url: str) -> str:
     """The Why's flame graphs (B against A, per phase): on the dashboard, where the nightly
-    keeps them with the history (store/flame_files.py); without a dashboard, where they
-    are in the history. Empty when the A/B drew none."""
-    diffs = [Path(name).name for name in c.flamegraphs if name.endswith("-diff.svg")]
+    keeps them with the history (store/flame_files.py; only `perfci nightly` passes a
+    site URL, and it keeps them); else where the bench job's artifact holds them, beside
+    the confirmation. Empty when the A/B drew none."""
+    diffs = [name for name in c.flamegraphs if name.endswith("-diff.svg")]
     if not diffs:
         return ""
-    paths = [(name.removesuffix("-diff.svg"), flame_files.relative(comp.identity.slug_path, c.result_id, name))
-             for name in diffs]
+    paths = [(Path(name).name.removesuffix("-diff.svg"),
+              flame_files.relative(comp.identity.slug_path, c.result_id, Path(name).name)) for name in diffs]
     links = [(phase, web_link(site_url.rstrip("/") + "/" + quote(path))) for phase, path in paths]
     if site_url and all(url for _, url in links):  # the site URL is an input: only an http(s) one is linked
         return " Flame graphs, B against A (red grew): " + " · ".join(f"[{markdown(phase)}]({url})"
                                                                      for phase, url in links) + "."
-    return (" Flame graphs, B against A (red grew), with the history on the results branch: "
-            + ", ".join(code_span(path) for _, path in paths) + ".")
+    return (" Flame graphs, B against A (red grew), in the run's artifacts beside the confirmation: "
+            + ", ".join(code_span(f"confirm/{name}") for name in diffs) + ".")
 
 
 NIGHT_MARK = "<!-- perfci-night: {night} -->"
