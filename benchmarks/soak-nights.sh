@@ -8,6 +8,9 @@
 # is compressed, its noise at least the nightly's. Run from a frozen worktree of the
 # engine's commit, on a quiet machine:
 #   benchmarks/soak-nights.sh NIGHTS [SCENARIO ...]   (default: rebuild-after-delete microbench)
+# MEASURE=work: the nights' counted series instead (`perfci run --measure work`, callgrind),
+# as the nightly runs it when its work-counter input names one; kept under
+# <day>-<engine>-work/.
 # Kept under benchmarks/results/soak/<day>-<engine>/: history/, issues/, every night's
 # results and confirmations, and soak.jsonl (one line per night: exit codes, issues so far).
 set -euo pipefail
@@ -18,7 +21,11 @@ scenarios=("$@")
 [ ${#scenarios[@]} -gt 0 ] || scenarios=(rebuild-after-delete microbench)
 commit=$(git rev-parse HEAD)
 [ -z "$(git status --porcelain -- ci scripts requirements.lock)" ] || { echo "the engine is not a clean commit" >&2; exit 2; }
-out=benchmarks/results/soak/$(date -u +%Y-%m-%d)-${commit:0:12}
+measure=${MEASURE:-time}
+counting=()
+suffix=
+if [ "$measure" = work ]; then counting=(--measure work --work-counter callgrind); suffix=-work; fi
+out=benchmarks/results/soak/$(date -u +%Y-%m-%d)-${commit:0:12}$suffix
 mkdir -p "$out/history" "$out/issues"
 export PERFCI_RUNNER_CLASS=soak PERFCI_EXPLAIN=never
 for n in $(seq -w 1 "$nights"); do
@@ -26,7 +33,7 @@ for n in $(seq -w 1 "$nights"); do
   codes=()
   for scenario in "${scenarios[@]}"; do
     code=0
-    scripts/perfci run "$scenario" --profile smoke --server local --out "$night/results/$scenario" -q >/dev/null || code=$?
+    scripts/perfci run "$scenario" --profile smoke --server local "${counting[@]}" --out "$night/results/$scenario" -q >/dev/null || code=$?
     codes+=("\"run $scenario\": $code")
   done
   code=0
