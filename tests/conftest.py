@@ -458,8 +458,8 @@ def fetched_servers(real_server_tools, tmp_path_factory):
     with the pinned jars fetched as on a fresh host: the env that points perfci at it,
     and what `servers fetch` printed."""
     assert shutil.which("mvn"), "the Maven client is needed: apt-get install maven (scripts/install-deps does)"
-    # scripts/check shares one between its pytest runs (the series' beside the unit tests,
-    # then the rest): a server is fetched and unpacked once
+    # scripts/check fetches into one before its pytest runs and shares it between them: a
+    # server is fetched and unpacked once, and no two fetch side by side
     shared = os.environ.get("PERFCI_TEST_SERVER_CACHE")
     cache = Path(shared) if shared else tmp_path_factory.mktemp("server-cache")
     env = {"PERFCI_CACHE": str(cache)}

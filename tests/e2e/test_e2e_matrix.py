@@ -1,7 +1,7 @@
 """The three matrix scenarios at the smoke profile on the real local MariaDB: one
 result per case, the robust effects of their seeds, the matrix report and plots. They
 read the shared smoke series (tests/conftest.py), which scripts/check runs beside the
-unit tests: behaviour only, never speed (per-case skips: test_e2e_skips.py)."""
+other end-to-end tests that assert behaviour: behaviour only, never speed (per-case skips: test_e2e_skips.py)."""
 
 from __future__ import annotations
 

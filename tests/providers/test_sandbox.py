@@ -159,8 +159,8 @@ def test_a_ccache_config_one_pull_request_planted_is_not_read_by_the_next_build(
     (ccache / "evil.sh").write_text('#!/bin/sh\ntouch "$PWD/planted-ran"\nexec "$@"\n')
     (ccache / "evil.sh").chmod(0o755)
     (ccache / "ccache.conf").write_text(f"prefix_command = {ccache / 'evil.sh'}\n")
-    # (the host may be busy: scripts/check runs the unit tests beside the smoke series' servers, which a
-    # sandboxed build, holding the host without yielding, would otherwise wait for and refuse)
+    # (the host may be busy: scripts/check runs the unit tests on both cores, and a sandboxed build,
+    # holding the host without yielding, would otherwise wait for them and refuse)
     env = {**os.environ, "PERFCI_CACHE": str(cache), "PERFCI_BUILD_REPO": str(src), "PERFCI_HOST_WAIT": "60",
            "PERFCI_SANDBOX_USER": SANDBOX_ACCOUNT, "PERFCI_ALLOW_BUSY": "1"}
     proc = subprocess.run([str(REPO / "scripts" / "build-server"), "mariadb", "main"], env=env, capture_output=True,
