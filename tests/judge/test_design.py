@@ -165,3 +165,24 @@ def test_a_learned_instance_spread_below_the_runner_default_sizes_as_the_default
     assert design.key_noise("before.tps", wide) == design.KeyNoise(0.04, 0.03, 49)
     counted = design.key_noise("before.instructions_per_txn", zero)
     assert counted.instance_sd == design.WORK_INSTANCE_SD  # its own kind's default, not throughput's
+
+
+def test_a_many_phase_reference_ab_runs_the_most_suspect_phases_that_still_see_its_limit():
+    """#55: the nightly's A/B of microbench's 19 phases sees only ~24 % within its budget at
+    its level; the phases chosen are the longest head of the suspects' order that sees
+    PHASE_MDE_LIMIT (two at the runner default), at least one whatever it sees."""
+    from perfci.judge.budget import IssueBudget
+    level = IssueBudget().level("ab")
+
+    def sized(budget: float):
+        return lambda phases: design.for_case(None, len(phases), 9, 2, alpha=level, budget_minutes=budget)
+    order = [f"p{i}" for i in range(19)]
+    assert sized(25)(tuple(order)).mde > 0.2  # the whole case: large steps only
+    chosen, size = design.phases_within(order, sized(25))
+    assert chosen == ("p0", "p1") and size.mde <= design.PHASE_MDE_LIMIT
+    assert sized(25)(("p0", "p1", "p2")).mde > design.PHASE_MDE_LIMIT  # one more would miss it
+    # a budget too small for even one phase: the worst one runs, and its size says what it sees
+    chosen, size = design.phases_within(order, sized(3))
+    assert chosen == ("p0",) and size.mde > design.PHASE_MDE_LIMIT
+    with pytest.raises(ValueError):
+        design.phases_within([], sized(25))

@@ -4,15 +4,20 @@ compares, when it cannot run, and what its outcome does to the issue."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
 from perfci.alert.regression_issues import bisect_command, which_release
-from perfci.judge.compare import compare_cases
+from perfci.judge import design
+from perfci.judge.compare import MetricRow, compare_cases, worst_first
+from perfci.judge.stats import judge
 from perfci.model.ab_verdict import SideArgs
 from perfci.model.abratio import AbRatio
 from perfci.model.confirmation import Confirmation
+from perfci.model.metrics import default_spec
 from perfci.model.result import Rerun
+from perfci.model.verdicts import Direction, Outcome
 from perfci.providers.servers import load_servers
 from perfci.sessions.confirm import confirm_case, last_good, legacy_run_args, run_args
 from perfci.sessions.sized_ab import AbPlan
@@ -462,3 +467,73 @@ def test_a_confirmation_of_an_older_perfci_is_typed_on_reading():
     c = CONFIRMATION_FILE.model.model_validate(CONFIRMATION_FILE.upgrade(old, "old.json"))
     assert c.a_run == SideArgs(server="mysql-8.0.15") and c.why == "the explain pass (x)\n\nrows"
     assert c.b_run == SideArgs(server="local", config=["innodb_flush_log_at_trx_commit=1"])
+
+
+def test_the_phases_that_looked_worst_tonight_come_first():
+    """compare.worst_first: a judged regression first, then the largest move the bad way of
+    any judged metric (a latency up counts as a throughput down), improvements last, a phase
+    with nothing judged after them, the scenario's order on ties."""
+    def row(key: str, current: float, direction: Direction = Direction.HIGHER) -> MetricRow:
+        spec = default_spec(key.split(".", 1)[1])
+        baseline = [100.0, 101.0, 99.0, 100.5, 99.5]
+        return MetricRow(key, spec, baseline, [current], judge([current], baseline, direction, spec.tolerance))
+    rows = [row("scan.tps", 97.0), row("point.tps", 99.0), row("point.latency_ms_avg", 104.0, Direction.LOWER),
+            row("insert.tps", 60.0), row("range.tps", 103.0), row("same-a.tps", 98.0), row("same-b.tps", 98.0)]
+    assert rows[3].verdict.verdict == Outcome.REGRESSION
+    assert worst_first(rows, ["scan", "point", "nothing", "range", "same-b", "insert", "same-a"]) == \
+        ["insert", "point", "scan", "same-b", "same-a", "range", "nothing"]
+
+
+def test_a_many_phase_cases_reference_ab_runs_the_phases_that_looked_worst_and_says_so(real_server_tools, tmp_path,
+                                                                                       monkeypatch):
+    """#55: microbench's 19 phases in one nightly A/B would see only ~24 %; the reference A/B
+    runs the phases that looked worst tonight, as many as see 8 % (two at the runner
+    default), and the confirmation and the issue say which and why. A two-phase case that
+    sees 8 % runs whole; a budget too small for 8 % on one phase runs the worst one and says
+    it sees large steps only. Planned on the real server binary, stopped before servers."""
+    from perfci.judge.budget import IssueBudget
+    from perfci.report.reference_ab import markdown_section
+    from perfci.sessions import confirm
+
+    asked = []
+
+    def record(scenario, profile, sides, parent, case, ab, *args):
+        asked.append((scenario, ab.phases))
+        raise BadInput("recorded")
+    monkeypatch.setattr(confirm, "run_sized", record)
+    comp, _ = regressed(tmp_path, "perfci run tiny --profile smoke --server local --config innodb_flush_log_at_trx_commit=1",
+                        tps=1000)
+
+    def night_of(scenario: str, rows):
+        comp.results[0] = comp.results[0].model_copy(
+            update={"scenario": comp.results[0].scenario.model_copy(update={"name": scenario})})
+        comp.rows = rows
+        return comp
+
+    def row(key: str, current: float) -> MetricRow:
+        spec = default_spec(key.split(".", 1)[1])
+        baseline = [100.0, 101.0, 99.0, 100.5, 99.5]
+        return MetricRow(key, spec, baseline, [current], judge([current], baseline, Direction.HIGHER, spec.tolerance))
+    nightly = AbPlan(alpha=IssueBudget().level("ab"))
+    tonight = night_of("microbench", [row("full-scan.tps", 96.0), row("point-query.tps", 100.0),
+                                      row("insert.tps", 97.5), row("range-sum.tps", 101.0)])
+    c = confirm_case(tonight, "smoke", nightly, tmp_path, tmp_path / "out", Progress(quiet=True), "local")
+    assert asked.pop() == ("microbench", ("full-scan", "insert"))
+    assert c.phases.run == ["full-scan", "insert"] and c.phases.of == 19 and c.phases.mde_all > 0.2
+    assert c.phases.mde_run <= design.PHASE_MDE_LIMIT < c.phases.mde_all
+    assert c.phases.said().startswith("2 of 19 phases (full-scan, insert): those that looked worst tonight, because "
+                                      "all 19 would see only 24.1% within the budget; these see 7.1%")
+    assert "\n- phases: 2 of 19 phases" in "\n".join(markdown_section(c))  # the issue's reference A/B part
+    assert Confirmation.model_validate(c.dump()) == c  # typed in the file
+    # too small a budget for 8 % on any one phase: the worst runs, and says what it can see
+    c = confirm_case(tonight, "smoke", replace(nightly, budget_minutes=3), tmp_path, tmp_path / "out",
+                     Progress(quiet=True), "local")
+    assert asked.pop() == ("microbench", ("full-scan",)) and c.phases.mde_run > design.PHASE_MDE_LIMIT
+    assert "even the worst one alone sees only" in c.phases.said() and "large steps only" in c.phases.said()
+    # phases given (--phase) are run as given; a case whose whole A/B sees 8 % runs whole
+    confirm_case(tonight, "smoke", replace(nightly, phases=("point-query",)), tmp_path, tmp_path / "out",
+                 Progress(quiet=True), "local")
+    assert asked.pop() == ("microbench", ("point-query",))
+    c = confirm_case(night_of("rebuild-after-delete", [row("after.tps", 96.0)]), "smoke", nightly, tmp_path,
+                     tmp_path / "out", Progress(quiet=True), "local")
+    assert asked.pop() == ("rebuild-after-delete", ()) and c.phases is None

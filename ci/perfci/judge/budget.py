@@ -33,8 +33,8 @@ Road = Literal["ab", "change", "threshold"]
 ROADS: tuple[Road, ...] = ("ab", "change", "threshold")
 # the reference A/B runs every night a branch or a bumped server is followed, and it is
 # the road that sees a step the same night (what size: its report's planned and achieved
-# MDE; ~5 % on a one-phase case, ~24 % on microbench's 19 phases at one instance pair
-# within the budget, #55): it gets half; change points (a step
+# MDE; ~5 % on a one-phase case; a many-phase case's runs the phases that looked worst,
+# as many as see 8 % (design.PHASE_MDE_LIMIT), and says so, #55): it gets half; change points (a step
 # hidden in the nights' noise) and unconfirmed threshold regressions share the rest
 SHARES: dict[Road, float] = {"ab": 0.5, "change": 0.3, "threshold": 0.2}
 ROAD_NAMES: dict[Road, str] = {"ab": "the reference A/B holds", "change": "change points hold",

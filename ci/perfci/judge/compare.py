@@ -20,6 +20,7 @@ from perfci.judge.stats import (
     DEFAULT_PRIOR_DF,
     Verdict,
     judge,
+    signed_change,
     worse_beyond,
 )
 from perfci.model.baseline import Baseline, CaseInputs
@@ -119,6 +120,20 @@ class CaseComparison:
         r = self.results[0]
         return (f"{r.scenario.name} · {r.scenario.profile} · {r.case} · "
                 f"{r.server.flavor} {r.server.version} · runner {r.runner_class}")
+
+
+def worst_first(rows: list[MetricRow], phases: list[str]) -> list[str]:
+    """`phases` (in the scenario's order), most suspect first by tonight's comparison: those
+    with a judged regression, then by the largest move of any judged metric the bad way
+    (a relative change; a phase none of whose metrics has one last), the scenario's order
+    on ties. What a many-phase case's reference A/B runs first (sessions/confirm.py): the
+    A/B's bursts are new data, so choosing by tonight's does not bias its verdict."""
+    def suspicion(phase: str) -> tuple[bool, float]:
+        own = [r for r in rows if r.key.split(".", 1)[0] == phase]
+        moves = [-signed_change(r.verdict.change_pct / 100, r.verdict.direction) for r in own
+                 if r.verdict.change_pct is not None]
+        return (any(r.verdict.verdict == Outcome.REGRESSION for r in own), max(moves, default=-math.inf))
+    return sorted(phases, key=lambda phase: suspicion(phase), reverse=True)  # (a stable sort keeps ties in order)
 
 
 def compare_specs(result: Result) -> tuple[list[MetricSpec] | None, str]:

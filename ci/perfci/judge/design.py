@@ -19,6 +19,7 @@ if none does, the most sensitive one (the report says what it reached).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from perfci.judge.burst_verdicts import INTERIM_SHARE, SEQUENTIAL_MIN_INSTANCES
@@ -56,6 +57,10 @@ WORK_BLOCK_SD = 0.002
 WORK_PAIR_S = 3.5  # per phase: two bursts of ~1 s and their counter dumps
 WORK_INSTANCE_OVERHEAD_S = 30.0
 MAX_INSTANCES = 12
+# The largest MDE a nightly's reference A/B may plan for each phase it runs (#55): a
+# many-phase case whose whole A/B cannot reach it within the budget runs the phases that
+# looked worst tonight instead, as many as still reach it (`phases_within`)
+PHASE_MDE_LIMIT = 0.08
 MIN_BURSTS, MAX_BURSTS = 6, 200
 
 
@@ -214,3 +219,21 @@ def for_case(model: NoiseModel | None, phases: int, judged_per_phase: int, warmu
     return size(noises, cycle, judged, warmup, target, budget_minutes,
                 f"the noise model of {len(model.runs)} A/As learned {model.created_at[:10]}", instances, bursts,
                 fixed, alpha, how.overhead_s)
+
+
+def phases_within(order: Sequence[str], size_for: Callable[[tuple[str, ...]], Design],
+                  limit: float = PHASE_MDE_LIMIT) -> tuple[tuple[str, ...], Design]:
+    """The longest head of `order` (the phases, most suspect first) whose A/B, sized by
+    `size_for`, sees `limit` within its budget; at least the first phase, whatever it
+    sees (its Design says what). More phases never see more: each adds burst time and
+    judged metrics to the same budget, so the first that misses ends the search."""
+    if not order:
+        raise ValueError("phases_within: no phases to choose from")
+    chosen: tuple[str, ...] = (order[0],)
+    size = size_for(chosen)
+    for n in range(2, len(order) + 1):
+        bigger = size_for(tuple(order[:n]))
+        if bigger.mde > limit:
+            break
+        chosen, size = tuple(order[:n]), bigger
+    return chosen, size

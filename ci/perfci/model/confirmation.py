@@ -4,6 +4,8 @@ report/reference_ab.py renders its part of an issue)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import reduce
 from typing import Literal
 
 from pydantic import Field
@@ -21,8 +23,29 @@ SUFFIX = ".confirmation.json"
 Trigger = Literal["regression", "server-changed"]
 
 
+class PhaseChoice(StrictModel):
+    """Which phases a many-phase case's reference A/B ran (#55): an A/B of them all could
+    not see `limit` within its budget, so it ran the phases that looked worst tonight, as
+    many as still see it (at least one, whatever that one sees)."""
+    run: list[str] = Field(description="the phases the A/B ran, most suspect first")
+    of: int = Field(description="the phases the case measures")
+    limit: float = Field(description="the largest MDE the nightly plans for a phase it A/Bs")
+    mde_all: float = Field(description="what an A/B of every phase would have seen at 90 % power within the budget")
+    mde_run: float = Field(description="what the A/B of these phases planned to see")
+
+    def said(self) -> str:
+        """One line for the confirmation's readers: what ran, why, and what it can see."""
+        which = ", ".join(self.run)
+        head = (f"{len(self.run)} of {self.of} phases ({which}): those that looked worst tonight, "
+                f"because all {self.of} would see only {self.mde_all:.1%} within the budget")
+        if self.mde_run <= self.limit:
+            return f"{head}; these see {self.mde_run:.1%} (the nightly plans for {self.limit:.0%} or better)"
+        return (f"{head}; even the worst one alone sees only {self.mde_run:.1%}, not the {self.limit:.0%} the nightly "
+                "plans for: this A/B sees large steps only, and the change points carry the rest")
+
+
 class Confirmation(StrictModel):
-    schema_: Literal["perfci.confirmation/8"] = Field("perfci.confirmation/8", alias="schema")
+    schema_: Literal["perfci.confirmation/9"] = Field("perfci.confirmation/9", alias="schema")
     result_id: ResultId
     case: str
     status: Literal["confirmed", "not-confirmed", "not-run"]
@@ -62,6 +85,9 @@ class Confirmation(StrictModel):
                                                    "PHASE-a, PHASE-b and PHASE-diff (B against A) of its explain pass "
                                                    "or counted Why; the nightly keeps a confirmed one's with the "
                                                    "history, and the dashboard publishes them")
+    # /9
+    phases: PhaseChoice | None = Field(None, description="a many-phase case: the phases its A/B ran and why "
+                                                          "(None: every phase the case measures)")
 
     def dump(self) -> JsonObject:
         return self.model_dump(mode="json", by_alias=True)
@@ -93,10 +119,6 @@ def _v5_to_v6(data: JsonObject) -> JsonObject:
                                                                                                "not-confirmed") else None}
 
 
-def _v6(data: JsonObject) -> JsonObject:
-    return _v5_to_v6(_v4_to_v5(data))
-
-
 def _v6_to_v7(data: JsonObject) -> JsonObject:
     """/6 kept the sides as text only: typed from it as that perfci wrote it; its Why
     only inside the report (an upgrade reads it from there, once, as that perfci wrote it)."""
@@ -113,13 +135,18 @@ def _v7_to_v8(data: JsonObject) -> JsonObject:
     return {**data, "schema": "perfci.confirmation/8"}
 
 
-CONFIRMATION_FILE = FileFormat("confirmation", Confirmation, "perfci.confirmation/8",
-                               upgrades={"perfci.confirmation/1": lambda d: _v7_to_v8(_v6_to_v7(_v6(_v3_to_v4(
-                                   _v2_to_v3(_v1_to_v2(d)))))),
-                                         "perfci.confirmation/2": lambda d: _v7_to_v8(_v6_to_v7(_v6(_v3_to_v4(
-                                             _v2_to_v3(d))))),
-                                         "perfci.confirmation/3": lambda d: _v7_to_v8(_v6_to_v7(_v6(_v3_to_v4(d)))),
-                                         "perfci.confirmation/4": lambda d: _v7_to_v8(_v6_to_v7(_v6(d))),
-                                         "perfci.confirmation/5": lambda d: _v7_to_v8(_v6_to_v7(_v5_to_v6(d))),
-                                         "perfci.confirmation/6": lambda d: _v7_to_v8(_v6_to_v7(d)),
-                                         "perfci.confirmation/7": _v7_to_v8})
+def _v8_to_v9(data: JsonObject) -> JsonObject:
+    """/8 always ran every phase of the case."""
+    return {**data, "schema": "perfci.confirmation/9"}
+
+
+_UPGRADES = (_v1_to_v2, _v2_to_v3, _v3_to_v4, _v4_to_v5, _v5_to_v6, _v6_to_v7, _v7_to_v8, _v8_to_v9)
+
+
+def _from_version(n: int) -> Callable[[JsonObject], JsonObject]:
+    """/n to the current schema: each step after it, in turn."""
+    return lambda data: reduce(lambda d, step: step(d), _UPGRADES[n - 1:], data)
+
+
+CONFIRMATION_FILE = FileFormat("confirmation", Confirmation, "perfci.confirmation/9",
+                               upgrades={f"perfci.confirmation/{n}": _from_version(n) for n in range(1, 9)})

@@ -15,6 +15,8 @@ def markdown_section(c: Confirmation) -> list[str]:
              f"- {status}: {markdown(c.reason)} (run because {why})"]  # a confirmation file is input: escaped
     if c.a:
         lines.append(f"- A, reference: {code_span(c.a)} · B, tonight: {code_span(c.b)} · profile {code_span(c.profile)}")
+    if c.phases:
+        lines.append(f"- phases: {markdown(c.phases.said())}")
     if c.sizing:
         lines.append(f"- sized: {markdown(c.sizing)}")
     if c.why:  # why it got slower, unfolded (the explain pass, or the counted Why)

@@ -31,12 +31,12 @@ from pathlib import Path
 
 from perfci.judge import design
 from perfci.judge.burst_verdicts import run_alpha
-from perfci.judge.compare import CaseComparison
+from perfci.judge.compare import CaseComparison, worst_first
 from perfci.judge.paired import PairedVerdict
 from perfci.model.ab_verdict import SideArgs
 from perfci.model.abratio import AbRatio
 from perfci.model.baseline import Baseline, Sample
-from perfci.model.confirmation import Confirmation, Trigger
+from perfci.model.confirmation import Confirmation, PhaseChoice, Trigger
 from perfci.model.culprit import CulpritSearch
 from perfci.model.result import Result
 from perfci.providers.basedirs import on_build_line
@@ -45,7 +45,7 @@ from perfci.providers.servers import id_of_spec, load_servers, pinned_in_git_his
 from perfci.providers.spec import parse_spec
 from perfci.sessions.culprit_search import clearest, commit_line_of, lead_regression, search_culprit
 from perfci.sessions.rounds import Side
-from perfci.sessions.sized_ab import AbPlan, SizedAB, run_sized
+from perfci.sessions.sized_ab import AbPlan, SizedAB, measured_phases, plan_and_size, run_sized, size_of
 from perfci.store import culprit_files
 from perfci.util.errors import BadInput, InfraFailure
 from perfci.util.progress import Progress
@@ -191,6 +191,10 @@ def confirm_case(comp: CaseComparison, profile: str, ab: AbPlan, parent: Path, o
         case = None if result.case == "default" else result.case
         progress.info(f"== reference A/B of {comp.label} ({trigger}): A {found.a} (reference) vs B {found.b}")
         ab = measured_as(result, ab)
+        ab, choice = phases_to_run(comp, profile, sides, parent, case, ab, runner_class)
+        if choice:
+            found = found.model_copy(update={"phases": choice})
+            progress.info(f"reference A/B of {choice.said()}")
         done = run_sized(result.scenario.name, profile, sides, parent, case, ab, out_dir, progress, runner_class)
     except BadInput as exc:
         return not_run(f"the reference A/B could not run: {exc}")
@@ -218,6 +222,26 @@ def confirm_case(comp: CaseComparison, profile: str, ab: AbPlan, parent: Path, o
         "why": done.why, "why_line": done.verdict.why_line if done.verdict else None,
         "ratios": ratios_of(done.rows), "sizing": done.design.describe(), "alpha": run_alpha(done.run),
         "flamegraphs": flamegraphs_of(done, out_dir)})
+
+
+def phases_to_run(comp: CaseComparison, profile: str, sides: tuple[Side, Side], parent: Path, case: str | None,
+                  ab: AbPlan, runner_class: str) -> tuple[AbPlan, PhaseChoice | None]:
+    """The phases the reference A/B runs (#55): all of them when that A/B sees
+    design.PHASE_MDE_LIMIT within its budget (or phases were given); else those that looked
+    worst tonight (judge/compare.worst_first), as many as still see it, at least one."""
+    if ab.phases:
+        return ab, None
+    try:
+        whole = plan_and_size(comp.results[0].scenario.name, profile, sides, parent, case, ab, runner_class)
+    except BadInput:  # the A/B's own planning says what is wrong, in its words (run_sized)
+        return ab, None
+    phases = measured_phases(whole.plans)
+    if whole.design.mde <= design.PHASE_MDE_LIMIT or len(phases) < 2:
+        return ab, None
+    order = worst_first(comp.rows, phases)
+    chosen, size = design.phases_within(order, lambda some: size_of(whole.plans, ab, whole.noise_model, some))
+    return replace(ab, phases=chosen), PhaseChoice(run=list(chosen), of=len(phases), limit=design.PHASE_MDE_LIMIT,
+                                                   mde_all=whole.design.mde, mde_run=size.mde)
 
 
 def flamegraphs_of(done: SizedAB, out_dir: Path) -> list[str]:

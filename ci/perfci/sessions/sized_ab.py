@@ -137,15 +137,22 @@ def noise_model_for(plan: RunPlan, runner_class: str, root: Path,
                                     r.profile, r.case, plan.case_hashes, measure)
 
 
-def size_of(plans: list[RunPlan], ab: AbPlan, model: NoiseModel | None) -> design.Design:
+def measured_phases(plans: list[RunPlan]) -> list[str]:
+    """The phases side B's plan measures, in the scenario's order."""
+    return [s.phase for s in plans[1].resolved.steps if isinstance(s, MeasureStep)]
+
+
+def size_of(plans: list[RunPlan], ab: AbPlan, model: NoiseModel | None,
+            only: tuple[str, ...] | None = None) -> design.Design:
+    """The A/B's size from its plans; `only`: as if it ran these of their phases."""
     resolved = plans[1].resolved
-    measured = {s.phase for s in resolved.steps if isinstance(s, MeasureStep)}
+    measured = set(only) if only else set(measured_phases(plans))
     phases = len(measured)
     judged = len(resolved.compare) or design.DEFAULT_JUDGED_PER_PHASE
     bursts = ab.measured_bursts
     if ab.by_profile:
         counts = [resolved.workload.model_copy(update={"transactions": s.transactions or resolved.workload.transactions})
-                  .bursts()[1] for s in resolved.steps if isinstance(s, MeasureStep)]
+                  .bursts()[1] for s in resolved.steps if isinstance(s, MeasureStep) and s.phase in measured]
         bursts = bursts or max(max(counts, default=10) - ab.warmup, 2)
         return design.for_case(model, phases, judged, ab.warmup, ab.target, float("inf"),
                                ab.instances or PROFILE_INSTANCES, bursts, fixed="--size profile", measured=measured,
