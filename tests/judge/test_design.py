@@ -3,6 +3,7 @@ formula against the verdict code it sizes for: simulated A/Bs of that size, with
 the two noise levels the formula assumes, find the target effect about 90 % of the
 time and a true A/A rarely."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -186,3 +187,63 @@ def test_a_many_phase_reference_ab_runs_the_most_suspect_phases_that_still_see_i
     assert chosen == ("p0",) and size.mde > design.PHASE_MDE_LIMIT
     with pytest.raises(ValueError):
         design.phases_within([], sized(25))
+
+
+def pilot_run(block_sd: float, pairs: int = 12, instances: int = 2, effect: float = 0.9, seed: int = 5):
+    """A sized A/B's first instance pairs of one phase: B `effect` times A, each instance
+    pair offset by its own few percent, burst pairs whose two-pair blocks spread `block_sd`."""
+    from perfci.model.bursts import Burst, InstancePair, InterleavedRun
+    from perfci.model.result import Host
+    rng = np.random.default_rng(seed)
+    bursts = []
+    for inst in range(instances):
+        offset = rng.normal(0, 0.03)
+        for i in range(pairs):
+            d = offset + math.log(effect) + rng.normal(0, block_sd * math.sqrt(2))  # a pair: 2x a block's variance
+            for side, tps in (("a", 1000.0), ("b", 1000.0 * math.exp(d))):
+                bursts.append(Burst(phase="p", index=i, side=side, position=0, warmup=False, rand_seed=i,
+                                    transactions=100, duration_s=1.0, metrics={"tps": tps}, instance=inst))
+    host = Host.model_validate({"hostname": "h", "cpu_model": "c", "cpus": 2, "kernel": "k", "machine": "x"})
+    return InterleavedRun(id="r", scenario="s", profile="smoke", case="default", scenario_hash="sha256:x",
+                          runner_class="local", host=host, started_at="", finished_at="",
+                          burst_transactions={"p": 100}, bursts_per_phase={"p": pairs}, warmup_pairs=0, sides=[],
+                          instances=[InstancePair(index=i, first="a") for i in range(instances)], bursts=bursts)
+
+
+def test_the_internal_pilot_measures_the_bursts_own_block_spread_without_the_effect_or_the_instances():
+    for sd in (0.02, 0.08, 0.15):
+        measured, blocks = design.within_block_sd(pilot_run(sd, pairs=1000, seed=1), "p.tps")
+        assert blocks == 1000 and measured == pytest.approx(sd, rel=0.1)
+
+
+def test_the_internal_pilot_resizes_a_sized_ab_from_its_own_bursts_within_the_budget():
+    """#55: sized from the runner default (a 7.8 % block spread), an A/B whose bursts spread
+    2 % needs fewer instance pairs, one whose bursts spread 15 % more; the budget caps them
+    at the pace measured, and the line says what it measured and what it sees. A size the
+    options fixed, a look that is not the pilot's, or too few blocks: no re-size."""
+    noises = design.sized_noises(None, {"p"})
+    assert set(noises) == {"p.tps", "p.qps"} and noises["p.tps"] == design.RUNNER_DEFAULT_NOISE
+    plan = design.for_case(None, 1, 9, 2, budget_minutes=25)
+    assert plan.instances > 4 and plan.reaches_target
+    judged = 9
+    quiet = design.pilot(pilot_run(0.02, plan.bursts), plan, {"p.tps": noises["p.tps"]}, judged, elapsed_s=240)
+    assert quiet is not None and quiet.instances < plan.instances and quiet.mde <= plan.target
+    assert quiet.block_sd == pytest.approx(0.02, rel=0.4) and quiet.planned_block_sd == design.RUNNER_DEFAULT_BLOCK_SD
+    assert quiet.said(plan.target).startswith(f"internal pilot after 2 instance pairs: their bursts' block spread "
+                                              f"{quiet.block_sd:.1%} (the plan assumed 7.8%), 2.0 min an instance pair; "
+                                              f"instance pairs {plan.instances} -> {quiet.instances}, seeing")
+    noisy = design.pilot(pilot_run(0.15, plan.bursts), plan, {"p.tps": noises["p.tps"]}, judged, elapsed_s=240)
+    assert noisy is not None and noisy.instances == design.MAX_INSTANCES and noisy.mde > plan.target
+    assert "not the target 5%: the budget allows no more" in noisy.said(plan.target)
+    slow = design.pilot(pilot_run(0.15, plan.bursts), plan, {"p.tps": noises["p.tps"]}, judged, elapsed_s=600)
+    # 25 minutes at 5 an instance pair: at most 5, the most sensitive of them (3 pairs keep the
+    # prior's df, which 4 and 5 give up for the centres' own K - 1)
+    assert slow is not None and slow.instances <= 5 and slow.mde > plan.target
+    assert slow.mde == min(design.mde(design.KeyNoise(slow.block_sd, noises["p.tps"].instance_sd,
+                                                      noises["p.tps"].instance_df), k, plan.bursts, judged)
+                           for k in range(2, 6))
+    assert design.pilot(pilot_run(0.02, plan.bursts), dataclasses.replace(plan, fixed="--instances"),
+                        {"p.tps": noises["p.tps"]}, judged, 240) is None
+    assert design.pilot(pilot_run(0.02, plan.bursts, instances=3), plan, {"p.tps": noises["p.tps"]}, judged,
+                        240) is None
+    assert design.pilot(pilot_run(0.02, 4), plan, {"p.tps": noises["p.tps"]}, judged, 240) is None  # 4 blocks

@@ -141,7 +141,7 @@ def bisect_command(scenario: str, good: str, bad: str, metric: str | None, case_
             whys[(reference, candidate)] = why
         with log.open("a") as f:
             f.write(json.dumps({**dataclasses.asdict(step), "metric": metric, "phases": list(phases),
-                                "sizing": done.design.describe(), "bursts_file": str(done.bursts_file),
+                                "sizing": done.sizing, "bursts_file": str(done.bursts_file),
                                 "explain_dir": str(done.explain_dir) if done.explain_dir else None}) + "\n")
         progress.info(f"   {step.line()}")
         return step

@@ -22,7 +22,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from perfci.judge.burst_verdicts import INTERIM_SHARE, SEQUENTIAL_MIN_INSTANCES
+from perfci.judge.burst_verdicts import INTERIM_SHARE, SEQUENTIAL_MIN_INSTANCES, instance_tables
 from perfci.judge.calibration import cycle_seconds
 from perfci.judge.paired import (
     ABBA_BLOCK,
@@ -31,10 +31,13 @@ from perfci.judge.paired import (
     RUNNER_DEFAULT_INSTANCE_DF,
     RUNNER_DEFAULT_INSTANCE_SD,
     WORK_INSTANCE_SD,
+    block_means,
+    differences,
     learned_prior,
     runner_default_prior,
 )
 from perfci.judge.stats import detectable_shift, satterthwaite_df
+from perfci.model.bursts import InterleavedRun
 from perfci.model.metrics import WORK_METRIC
 from perfci.model.noise import MetricNoise, NoiseModel
 
@@ -195,6 +198,23 @@ def key_noise(key: str, m: MetricNoise) -> KeyNoise:
     return KeyNoise(m.block_sd, prior.sd, prior.df)
 
 
+def learned_sized(model: NoiseModel | None, measured: set[str] | None, measure: str = "time") -> dict[str, MetricNoise]:
+    """The noise model's sized metrics (throughput, or counted instructions) of the phases
+    the A/B runs (`measured`; None: all)."""
+    how = MEASURING[measure]
+    return {k: m for k, m in (model.metrics.items() if model else []) if k.split(".", 1)[1] in how.metrics
+            and (measured is None or k.split(".", 1)[0] in measured)}
+
+
+def sized_noises(model: NoiseModel | None, measured: set[str], measure: str = "time") -> dict[str, KeyNoise]:
+    """Per sized key of the measured phases, its noise as sizing takes it: learned, else
+    the runner default (what the internal pilot compares its bursts with)."""
+    how = MEASURING[measure]
+    learned = learned_sized(model, measured, measure)
+    return {f"{phase}.{metric}": key_noise(f"{phase}.{metric}", learned[f"{phase}.{metric}"])
+            if f"{phase}.{metric}" in learned else how.default for phase in sorted(measured) for metric in how.metrics}
+
+
 def for_case(model: NoiseModel | None, phases: int, judged_per_phase: int, warmup: int,
              target: float = DEFAULT_TARGET_MDE, budget_minutes: float = DEFAULT_BUDGET_MINUTES,
              instances: int | None = None, bursts: int | None = None, fixed: str | None = None,
@@ -206,8 +226,7 @@ def for_case(model: NoiseModel | None, phases: int, judged_per_phase: int, warmu
     other phases do not size it)."""
     how = MEASURING[measure]
     judged = max(phases, 1) * judged_per_phase
-    sized = {k: m for k, m in (model.metrics.items() if model else []) if k.split(".", 1)[1] in how.metrics
-             and (measured is None or k.split(".", 1)[0] in measured)}
+    sized = learned_sized(model, measured, measure)
     if not sized:
         what = "counted work's" if measure == "work" else "the"
         return size([how.default], how.pair_s * max(phases, 1), judged, warmup, target, budget_minutes,
@@ -237,3 +256,82 @@ def phases_within(order: Sequence[str], size_for: Callable[[tuple[str, ...]], De
             break
         chosen, size = tuple(order[:n]), bigger
     return chosen, size
+
+
+
+# The internal pilot (#55): sizing from a runner default can be far off (the kept A/As'
+# two-pair blocks of throughput spread 4.4-18 % by phase and server against the default's
+# 7.8 %, benchmarks/results/aa-campaign). After PILOT_INSTANCES instance pairs a sized A/B
+# measures its own bursts' within-instance block spread and the seconds an instance pair
+# took, and plans its number of instance pairs again (its bursts per pair stay). Only the
+# noise is re-estimated, never the effect, so the level is the one planned.
+PILOT_INSTANCES = 2
+PILOT_MIN_BLOCKS = 6  # per sized metric, over the pilot's instance pairs: fewer say too little
+
+
+@dataclass(frozen=True)
+class Pilot:
+    """What the internal pilot measured and the size it chose."""
+    after: int                 # instance pairs it looked at
+    block_sd: float            # the worst sized metric's within-instance block sd, measured
+    planned_block_sd: float    # what the plan assumed for that metric
+    instance_s: float          # seconds an instance pair took
+    planned: int               # instance pairs planned before it
+    instances: int             # instance pairs it planned
+    mde: float                 # what those see at 90 % power
+
+    def said(self, target: float) -> str:
+        reach = "" if self.mde <= target else f", not the target {target:.0%}: the budget allows no more"
+        change = f"{self.planned} -> {self.instances}" if self.instances != self.planned else f"kept {self.planned}"
+        return (f"internal pilot after {self.after} instance pairs: their bursts' block spread {self.block_sd:.1%} "
+                f"(the plan assumed {self.planned_block_sd:.1%}), {self.instance_s / 60:.1f} min an instance pair; "
+                f"instance pairs {change}, seeing {self.mde:.1%} at 90 % power{reach}")
+
+
+def within_block_sd(run: InterleavedRun, key: str) -> tuple[float, int] | None:
+    """The within-instance sd of `key`'s two-pair block means of log(B/A) over the run's
+    instance pairs (each pair's own mean taken out: the effect and the instances' spread
+    are not noise of a block), and how many blocks it rests on."""
+    residuals: list[float] = []
+    groups = 0
+    for table in instance_tables(run):
+        if key not in table:
+            continue
+        d, _ = differences(*table[key])
+        blocks = block_means(d, ABBA_BLOCK)
+        if len(blocks) >= 2:
+            residuals += [float(b - blocks.mean()) for b in blocks]
+            groups += 1
+    if len(residuals) - groups < 2:
+        return None
+    return math.sqrt(sum(r * r for r in residuals) / (len(residuals) - groups)), len(residuals)
+
+
+def pilot(run: InterleavedRun, plan: Design, noises: dict[str, KeyNoise], judged: int, elapsed_s: float,
+          alpha: float = ALPHA) -> Pilot | None:
+    """The internal pilot's size for a sized A/B after its first instance pairs (None: not
+    now, or too few blocks to say): the sized metrics' (`noises`: the plan's noise per key)
+    block spread measured, their instance spread as planned; the fewest instance pairs (no
+    fewer than have run) whose worst metric sees the plan's target within its budget at
+    the pace measured, else the most sensitive the budget allows."""
+    done = len(run.instances)
+    if plan.fixed or done != PILOT_INSTANCES or plan.instances <= done:
+        return None
+    measured = {key: within_block_sd(run, key) for key in noises}
+    if not measured or any(m is None or m[1] < PILOT_MIN_BLOCKS for m in measured.values()):
+        return None
+    sds = {key: m[0] for key, m in measured.items() if m is not None}
+    worst = max(sds, key=lambda k: sds[k])
+    seen = [KeyNoise(sds[k], n.instance_sd, n.instance_df) for k, n in noises.items()]
+    instance_s = elapsed_s / done
+    affordable = max(done, min(MAX_INSTANCES, int(plan.budget_minutes * 60 // max(instance_s, 1e-9))))
+    best: tuple[float, int] | None = None
+    for k in range(done, affordable + 1):
+        seeing = max(mde(n, k, plan.bursts, judged, alpha) for n in seen)
+        if seeing <= plan.target:
+            best = (seeing, k)
+            break
+        if best is None or seeing < best[0]:
+            best = (seeing, k)
+    assert best is not None
+    return Pilot(done, sds[worst], noises[worst].block_sd, instance_s, plan.instances, best[1], best[0])

@@ -328,14 +328,17 @@ def run_interleaved(plans: list[RunPlan], sides: tuple[Side, Side], progress: Pr
                     replan: Callable[[], list[RunPlan]] | None = None, order_seed: int | None = None,
                     stop: Callable[[InterleavedRun], tuple[Literal["interim", "budget"], str] | None] | None = None,
                     last_pair: Callable[[InterleavedRun, list[SideServer], int], None] | None = None,
-                    alpha: float | None = None) -> InterleavedRun:
+                    alpha: float | None = None,
+                    resize: Callable[[InterleavedRun], int | None] | None = None) -> InterleavedRun:
     """`instances` interleaved instance pairs of the planned sides; `replan` gives
     fresh plans (new work directories) for every instance pair after the first;
+    `resize` sees the run so far after each pair and may plan another number of
+    instance pairs (the sized A/B's internal pilot; never fewer than have run);
     `stop` sees the run so far after each pair but the last, and ends it early by
     saying why (a sequential A/B's interim look); `last_pair` gets the whole run and
     the last pair's servers (A, B; frozen) and which went first, before they stop
     (the explain pass); `alpha`: the level the run is judged at, recorded in it (None: ALPHA)."""
-    if instances > 1 and replan is None:
+    if (instances > 1 or resize is not None) and replan is None:
         raise ValueError("several instance pairs need replan (each starts fresh servers)")
     resolved = plans[0].resolved
     started = utc_now()
@@ -351,7 +354,9 @@ def run_interleaved(plans: list[RunPlan], sides: tuple[Side, Side], progress: Pr
     per_pair = sum(2 * step_bursts(resolved.workload, s, bursts)[1] for s in resolved.steps
                    if isinstance(s, MeasureStep))
     progress.plan(instances * per_pair)  # every burst planned: the time left, on a terminal and in CI logs
-    for index in range(instances):
+    index = -1
+    while index + 1 < instances:
+        index += 1
         if index:
             plans = replan()  # type: ignore[misc]  # checked above
         first: Literal["a", "b"] = "a" if rng.choice("ab") == "a" else "b"
@@ -374,6 +379,11 @@ def run_interleaved(plans: list[RunPlan], sides: tuple[Side, Side], progress: Pr
                 measure="work" if plans[0].work is not None else "time", work_functions=functions.per_transaction(),
                 work_inclusive=functions.per_transaction(inclusive=True),
                 work_calls=functions.calls_per_transaction())
+            resized = resize(run) if resize is not None else None
+            if resized is not None and resized != instances:
+                instances = max(resized, index + 1)
+                progress.plan((instances - index - 1) * per_pair)
+                run = run.model_copy(update={"planned_instances": instances})
             stopped = stop(run) if stop is not None and index + 1 < instances else None
             if stopped:
                 run = run.model_copy(update={"stopped": stopped[0]})

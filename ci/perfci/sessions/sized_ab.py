@@ -13,6 +13,7 @@ from typing import Literal
 
 from perfci.judge import calibration, design
 from perfci.judge.burst_verdicts import interim_look, judge_run
+from perfci.judge.design import Pilot
 from perfci.judge.paired import ALPHA, DEFAULT_MIN_EFFECT, PairedVerdict
 from perfci.judge.profile_diff import PhaseFindings, explain_findings
 from perfci.judge.work_profile import PhaseShift, phase_shift
@@ -110,6 +111,12 @@ class SizedAB:
     bursts_file: Path
     explain_dir: Path | None = None  # the explain pass's directory, when one ran
     verdict: AbVerdict | None = None  # the same verdict, typed (perfci ab --json)
+    pilot: Pilot | None = None  # the internal pilot's re-size, when it made one
+
+    @property
+    def sizing(self) -> str:
+        """How it was sized before it ran, and what the internal pilot changed."""
+        return self.design.describe() + (f"; {self.pilot.said(self.design.target)}" if self.pilot else "")
 
     @property
     def regressions(self) -> list[str]:
@@ -142,13 +149,17 @@ def measured_phases(plans: list[RunPlan]) -> list[str]:
     return [s.phase for s in plans[1].resolved.steps if isinstance(s, MeasureStep)]
 
 
+def judged_per_phase(plans: list[RunPlan]) -> int:
+    return len(plans[1].resolved.compare) or design.DEFAULT_JUDGED_PER_PHASE
+
+
 def size_of(plans: list[RunPlan], ab: AbPlan, model: NoiseModel | None,
             only: tuple[str, ...] | None = None) -> design.Design:
     """The A/B's size from its plans; `only`: as if it ran these of their phases."""
     resolved = plans[1].resolved
     measured = set(only) if only else set(measured_phases(plans))
     phases = len(measured)
-    judged = len(resolved.compare) or design.DEFAULT_JUDGED_PER_PHASE
+    judged = judged_per_phase(plans)
     bursts = ab.measured_bursts
     if ab.by_profile:
         counts = [resolved.workload.model_copy(update={"transactions": s.transactions or resolved.workload.transactions})
@@ -170,8 +181,8 @@ def stop_early(run: InterleavedRun, compare, ab: AbPlan, size: design.Design, mo
     why = clear_at_interim(run, compare, ab.min_effect, model)
     if why:
         return "interim", why
-    over = None if size.fixed else design.past_budget(len(run.instances), size.instances, elapsed_s,
-                                                      size.budget_minutes)
+    over = None if size.fixed else design.past_budget(len(run.instances), run.planned_instances or size.instances,
+                                                      elapsed_s, size.budget_minutes)
     return ("budget", over) if over else None
 
 
@@ -217,8 +228,21 @@ def run_sized(scenario: str, profile: str, sides: tuple[Side, Side], parent: Pat
 
     failed: list[str] = []
     started = time.monotonic()
+    measured = measured_phases(planned.plans)
+    noises = design.sized_noises(planned.noise_model, set(measured), ab.measure)
+    pilots: list[design.Pilot] = []
+
+    def internal_pilot(partial: InterleavedRun) -> int | None:
+        found = design.pilot(partial, size, noises, len(measured) * judged_per_phase(planned.plans),
+                             time.monotonic() - started, ab.alpha or ALPHA)
+        if found is None:
+            return None
+        pilots.append(found)
+        progress.info(found.said(size.target))
+        return found.instances
+
     run = run_interleaved(planned.plans, sides, progress, runner_class, bursts, ab.warmup, setup_sql,
-                          instances=size.instances,
+                          instances=size.instances, resize=internal_pilot,
                           replan=lambda: plan_sides(scenario, profile, sides, parent, case, bursts, ab.phases,
                                                     ab.counting),
                           stop=lambda partial: stop_early(partial, compare, ab, size, planned.noise_model,
@@ -229,7 +253,8 @@ def run_sized(scenario: str, profile: str, sides: tuple[Side, Side], parent: Pat
     write_atomic(bursts_file, json.dumps(run.dump(), indent=1) + "\n")
     priors, prior_source = calibration.priors_for(run, planned.noise_model)
     rows = judge_run(run, compare, ab.min_effect, priors=priors)
-    text = interleaved_markdown(run, rows, ab.min_effect, instance_source=prior_source, sizing=size.describe())
+    sizing = size.describe() + "".join(f"; {p.said(size.target)}" for p in pilots)
+    text = interleaved_markdown(run, rows, ab.min_effect, instance_source=prior_source, sizing=sizing)
     directory = explain_dir(out_dir, run.id) if explained else None
     why: str | None = None
     where = ""  # where the flame graphs are on this host: the report's, never the typed Why's (a path here)
@@ -246,12 +271,12 @@ def run_sized(scenario: str, profile: str, sides: tuple[Side, Side], parent: Pat
         why, why_line = work_why_body(shifts), counted_why_line(shifts)
     if why is not None:
         text += "\n" + with_heading(why) + (f"\n{where}\n" if where else "")
-    verdict = verdict_record(run, rows, size.describe(), why.strip() if why else None,
+    verdict = verdict_record(run, rows, sizing, why.strip() if why else None,
                              str(directory) if directory else None,
                              str(out_dir / f"{run.id}.md"), str(bursts_file), why_line=why_line)
     text = with_opening(text, verdict)
     write_atomic(out_dir / f"{run.id}.md", text)
-    return SizedAB(run, rows, size, text, bursts_file, directory, verdict)
+    return SizedAB(run, rows, size, text, bursts_file, directory, verdict, pilots[0] if pilots else None)
 
 
 def sampled_why_line(findings: list[PhaseFindings]) -> str | None:

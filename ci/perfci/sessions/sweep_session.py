@@ -82,6 +82,6 @@ def _measure(sweep: Sweep, scenario: str, case: str, base: str, server: str, ab:
     report = done.bursts_file.with_name(done.bursts_file.name.replace(".bursts.json", ".md"))
     a, b = done.run.sides
     return SweepCell(case=case, server=server, status="measured", version=b.full_version, base_version=a.full_version,
-                     ratios=ratios_of(done.rows), regressions=done.regressions, sizing=done.design.describe(),
+                     ratios=ratios_of(done.rows), regressions=done.regressions, sizing=done.sizing,
                      bursts_file=str(done.bursts_file), report_file=str(report), why=done.why or "",
                      explain_dir=str(done.explain_dir) if done.explain_dir else None)
