@@ -111,3 +111,27 @@ def test_a_change_point_level_below_the_default_resolution_is_reachable_and_nois
     noise = list(100 * np.exp(rng.normal(0, 0.05, 40)))
     p = step_p(spec, noise, 1e-4)
     assert p > 1e-4 and p == step_p(spec, noise, 0.01)  # one batch either way: the same p
+
+
+def test_the_budget_is_shared_over_no_fewer_cases_than_a_runner_ran_tonight(tmp_path):
+    """#55: `--cases` left at ten while a runner ran twelve cases tonight would give each
+    case more than its share: the nightly shares the budget over the twelve, says so once,
+    and judges the change points at that level. Counted per runner (host)."""
+    from perfci.alert.nightly import NightOptions, run_night
+    from perfci.judge.budget import at_least_tonights, cases_tonight
+
+    from factories import make_result
+    assert cases_tonight({"r1": {"a", "b"}, "r2": {"c", "d", "e"}}) == 3 and cases_tonight({}) == 0
+    same, said = at_least_tonights(IssueBudget(), 10)
+    assert same == IssueBudget() and said is None
+    wider, said = at_least_tonights(IssueBudget(cases=10), 12)
+    assert wider.cases == 12 and wider.level("ab") == pytest.approx(IssueBudget().level("ab") * 10 / 12)
+    assert said == ("false-issue budget: shared over the 12 cases one runner ran tonight, not --cases 10 (set "
+                    "PERFCI_CASES to the matrix's count: `perfci plan nightly`)")
+    night = run_night([make_result(case=f"c{i}") for i in range(12)], NightOptions(history_root=tmp_path / "h"),
+                      dry_run_dir=tmp_path / "issues")
+    assert said in night.actions
+    night = run_night([make_result(case=f"c{i}") for i in range(12)],
+                      NightOptions(history_root=tmp_path / "h2", budget=IssueBudget(cases=20)),
+                      dry_run_dir=tmp_path / "issues")
+    assert not any(a.startswith("false-issue budget") for a in night.actions)

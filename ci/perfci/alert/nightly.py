@@ -22,13 +22,13 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from perfci.alert.change_issues import sync_changes
 from perfci.alert.github import ACCEPT_LABEL, Comment, GitHub, GitHubFailure, Issue, body_of, login
 from perfci.alert.regression_issues import CASE_RE, SINCE_RE, sync
-from perfci.judge.budget import DEFAULT_MIN_NIGHTS, IssueBudget
+from perfci.judge.budget import DEFAULT_MIN_NIGHTS, IssueBudget, at_least_tonights, cases_tonight
 from perfci.judge.changes import CHANGE_ALPHA, persisting_changes
 from perfci.judge.compare import CaseComparison, Rules, compare_cases
 from perfci.model.confirmation import Confirmation
@@ -200,6 +200,11 @@ def run_night(results: list[Result], opts: NightOptions, gh: GitHub | None = Non
               confirmations: dict[str, Confirmation] | None = None) -> Night:
     """Steps 1-4 above."""
     confirmations = at_the_nights_scale(confirmations or {}, results)
+    by_host: dict[str, set[str]] = {}
+    for r in results:
+        by_host.setdefault(r.host.hostname, set()).add(CaseIdentity.of(r, opts.rules.follow).key())
+    budget, widened = at_least_tonights(opts.budget, cases_tonight(by_host))
+    opts = replace(opts, budget=budget)
     histories = Histories(opts.history_root)
     comparisons = compare_cases(load_cases(results, baseline_root=opts.baseline_root, follow=opts.rules.follow,
                                      noise_dir=opts.rules.noise_dir, history_root=histories, window=opts.window),
@@ -208,6 +213,7 @@ def run_night(results: list[Result], opts: NightOptions, gh: GitHub | None = Non
                                   opts.budget.level("change"))
     actions = [f"history {path}: +{added}"
                for path, added in histories.append(results, opts.rules.follow, verdicts, opts.run_url)]
+    actions += [widened] if widened else []
     for comp in comparisons:  # a commit search out of time resumes next night (store/culprit_files.py)
         c = confirmations.get(comp.results[0].id) if comp.results else None
         if c is not None and c.culprit is not None and (kept := culprit_files.keep(opts.history_root, comp.identity,

@@ -84,3 +84,19 @@ def budget_of(false_issues: float | None, cases: int | None) -> IssueBudget:
     """The budget from the options (None: the default)."""
     return IssueBudget(DEFAULT_FALSE_ISSUES if false_issues is None else false_issues,
                        DEFAULT_CASES if cases is None else cases)
+
+
+def cases_tonight(cases_by_host: dict[str, set[str]]) -> int:
+    """The most cases one runner ran tonight (`cases_by_host`: runner host -> its case keys)."""
+    return max((len(keys) for keys in cases_by_host.values()), default=0)
+
+
+def at_least_tonights(budget: IssueBudget, cases: int) -> tuple[IssueBudget, str | None]:
+    """The budget shared over no fewer cases than a runner ran tonight (#55: a `--cases`
+    left at its default of ten while the runner ran 56 would give each case 5.6 times its
+    share), and what was changed (None: nothing)."""
+    if cases <= budget.cases:
+        return budget, None
+    return IssueBudget(budget.false_issues, cases, budget.nights), (
+        f"false-issue budget: shared over the {cases} cases one runner ran tonight, not --cases {budget.cases} "
+        "(set PERFCI_CASES to the matrix's count: `perfci plan nightly`)")
