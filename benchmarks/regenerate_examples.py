@@ -56,8 +56,9 @@ def main() -> None:
     priors, source = calibration.priors_for(run, None)
     rows = judge_run(run, scenario.compare, DEFAULT_MIN_EFFECT, priors=priors)
     text = interleaved_markdown(run, rows, DEFAULT_MIN_EFFECT, instance_source=source, sizing=confirmation.sizing)
-    verdict = verdict_record(run, rows, confirmation.sizing, report_file="ab-full-scan.md",
+    verdict = verdict_record(run, rows, confirmation.size, report_file="ab-full-scan.md",
                              bursts_file=str(BURSTS.relative_to(ROOT)))
+    verdict = verdict.model_copy(update={"sizing": confirmation.sizing})  # (kept before the size was typed)
     (OUT / "ab-full-scan.md").write_text(with_opening(text, verdict))
     (OUT / "ab-full-scan.json").write_text(json.dumps(verdict.dump(), indent=1) + "\n")
     with tempfile.TemporaryDirectory() as tmp:

@@ -22,7 +22,7 @@ CLEAN = ("## perfci A/B (interleaved): tiny · profile `smoke`\n\n**No change** 
 
 
 def verdict_json(outcome: str, line: str, blind: float | None = None) -> dict:
-    return {"schema": "perfci.ab-verdict/1", "outcome": outcome, "verdict_line": line, "mode": "interleaved",
+    return {"schema": "perfci.ab-verdict/2", "outcome": outcome, "verdict_line": line, "mode": "interleaved",
             "scenario": "tiny", "profile": "smoke", "case": "default", "scenario_hash": "sha256:x",
             "runner_class": "local", "host": "vm", "a": {"spec": "local", "version": "10.11"},
             "b": {"spec": "local", "version": "10.11"}, "blind_below": blind,

@@ -247,3 +247,30 @@ def test_the_internal_pilot_resizes_a_sized_ab_from_its_own_bursts_within_the_bu
     assert design.pilot(pilot_run(0.02, plan.bursts, instances=3), plan, {"p.tps": noises["p.tps"]}, judged,
                         240) is None
     assert design.pilot(pilot_run(0.02, 4), plan, {"p.tps": noises["p.tps"]}, judged, 240) is None  # 4 blocks
+
+
+def test_the_size_is_typed_with_its_pilot_and_said_by_one_writer():
+    """#55 item 5: the A/B's size reaches the verdict and the confirmation typed (planned
+    MDE apart from the achieved ones), its line written from that value alone; files of
+    the older schemas read with no size."""
+    from perfci.model.ab_verdict import AB_VERDICT_FILE, Pilot
+    from perfci.model.confirmation import CONFIRMATION_FILE
+    plan = design.for_case(None, 1, 9, 2, budget_minutes=25)
+    pilot = Pilot(after=2, block_sd=0.142, planned_block_sd=0.078, instance_s=114, planned=plan.instances, instances=9,
+                  mde=0.049)
+    size = plan.record(pilot)
+    assert (size.instances, size.bursts, size.mde, size.target) == (plan.instances, plan.bursts, plan.mde, plan.target)
+    assert size.said() == (f"{plan.describe()}; internal pilot after 2 instance pairs: their bursts' block spread 14.2% "
+                           f"(the plan assumed 7.8%), 1.9 min an instance pair; instance pairs {plan.instances} -> 9, "
+                           "seeing 4.9% at 90 % power")
+    assert type(size).model_validate(size.model_dump()) == size
+    old = {"schema": "perfci.ab-verdict/1", "outcome": "unchanged", "verdict_line": "x", "mode": "interleaved",
+           "scenario": "s", "profile": "smoke", "case": "default", "scenario_hash": "sha256:x", "runner_class": "r",
+           "host": "h", "a": {"spec": "local", "version": "1"}, "b": {"spec": "local", "version": "1"},
+           "sizing": "12 instance pairs", "metrics": []}
+    verdict = AB_VERDICT_FILE.model.model_validate(AB_VERDICT_FILE.upgrade({**old, "parts": [dict(old)]}, "v.json"))
+    assert verdict.size is None and verdict.sizing == "12 instance pairs" and verdict.parts[0].size is None
+    confirmation = {"schema": "perfci.confirmation/8", "result_id": "r-20261101T000000Z-abcdef", "case": "c",
+                    "status": "not-run", "reason": "x", "nightly_regressions": []}
+    c = CONFIRMATION_FILE.model.model_validate(CONFIRMATION_FILE.upgrade(confirmation, "c.json"))
+    assert c.size is None and c.phases is None and c.schema_ == "perfci.confirmation/9"

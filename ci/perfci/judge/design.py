@@ -37,6 +37,7 @@ from perfci.judge.paired import (
     runner_default_prior,
 )
 from perfci.judge.stats import detectable_shift, satterthwaite_df
+from perfci.model.ab_verdict import Pilot, Sizing
 from perfci.model.bursts import InterleavedRun
 from perfci.model.metrics import WORK_METRIC
 from perfci.model.noise import MetricNoise, NoiseModel
@@ -109,17 +110,14 @@ class Design:
     def reaches_target(self) -> bool:
         return self.mde <= self.target
 
+    def record(self, pilot: Pilot | None = None) -> Sizing:
+        """The size, typed, as the verdict and the confirmation keep it."""
+        return Sizing(instances=self.instances, bursts=self.bursts, mde=self.mde, minutes=self.minutes,
+                      target=self.target, budget_minutes=self.budget_minutes, source=self.source, fixed=self.fixed,
+                      pilot=pilot)
+
     def describe(self) -> str:
-        if self.reaches_target:
-            reach = f"sees {self.mde:.1%} at 90 % power (target {self.target:.0%})"
-        elif self.fixed:
-            reach = f"sees {self.mde:.1%} at 90 % power (size set by {self.fixed}; the target {self.target:.0%} needs more)"
-        else:
-            reach = (f"sees {self.mde:.1%} at 90 % power: the target {self.target:.0%} needs more than the "
-                     f"{self.budget_minutes:g}-minute budget")
-        pairs = "instance pair" if self.instances == 1 else "instance pairs"
-        return (f"{self.instances} {pairs} x {self.bursts} burst pairs per phase, ~{self.minutes:.0f} min; "
-                f"{reach}; noise from {self.source}")
+        return self.record().said()
 
 
 # a sized A/B starts another instance pair only if, at the pace of those done, it ends
@@ -269,25 +267,6 @@ PILOT_INSTANCES = 2
 PILOT_MIN_BLOCKS = 6  # per sized metric, over the pilot's instance pairs: fewer say too little
 
 
-@dataclass(frozen=True)
-class Pilot:
-    """What the internal pilot measured and the size it chose."""
-    after: int                 # instance pairs it looked at
-    block_sd: float            # the worst sized metric's within-instance block sd, measured
-    planned_block_sd: float    # what the plan assumed for that metric
-    instance_s: float          # seconds an instance pair took
-    planned: int               # instance pairs planned before it
-    instances: int             # instance pairs it planned
-    mde: float                 # what those see at 90 % power
-
-    def said(self, target: float) -> str:
-        reach = "" if self.mde <= target else f", not the target {target:.0%}: the budget allows no more"
-        change = f"{self.planned} -> {self.instances}" if self.instances != self.planned else f"kept {self.planned}"
-        return (f"internal pilot after {self.after} instance pairs: their bursts' block spread {self.block_sd:.1%} "
-                f"(the plan assumed {self.planned_block_sd:.1%}), {self.instance_s / 60:.1f} min an instance pair; "
-                f"instance pairs {change}, seeing {self.mde:.1%} at 90 % power{reach}")
-
-
 def within_block_sd(run: InterleavedRun, key: str) -> tuple[float, int] | None:
     """The within-instance sd of `key`'s two-pair block means of log(B/A) over the run's
     instance pairs (each pair's own mean taken out: the effect and the instances' spread
@@ -334,4 +313,5 @@ def pilot(run: InterleavedRun, plan: Design, noises: dict[str, KeyNoise], judged
         if best is None or seeing < best[0]:
             best = (seeing, k)
     assert best is not None
-    return Pilot(done, sds[worst], noises[worst].block_sd, instance_s, plan.instances, best[1], best[0])
+    return Pilot(after=done, block_sd=sds[worst], planned_block_sd=noises[worst].block_sd, instance_s=instance_s,
+                 planned=plan.instances, instances=best[1], mde=best[0])

@@ -1,4 +1,4 @@
-"""An A/B's verdict for machines (`perfci ab --json`, schema perfci.ab-verdict/1): what
+"""An A/B's verdict for machines (`perfci ab --json`, schema perfci.ab-verdict/2): what
 was compared, the outcome as a typed Outcome, every judged metric with B/A, the
 decision's interval, the adjusted p and what the run could see (MDE), and the explain
 pass's Why. The PR comment reads this, never the report's prose."""
@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import Field
 
 from perfci.model.base import StrictModel
-from perfci.model.formats import FileFormat
+from perfci.model.formats import FileFormat, JsonObject
 from perfci.model.verdicts import Outcome
 
 
@@ -85,8 +85,59 @@ def ab_command(scenario: str, profile: str, a: SideArgs, b: SideArgs, case: str 
     return f"PERFCI_BUILD_REPO=YOUR_CLONE {line}" if built else line
 
 
+class Pilot(StrictModel):
+    """What a sized A/B's internal pilot measured after its first instance pairs, and the
+    number of instance pairs it planned then (judge/design.pilot)."""
+    after: int = Field(description="instance pairs it looked at")
+    block_sd: float = Field(description="the worst sized metric's within-instance two-pair block sd, measured")
+    planned_block_sd: float = Field(description="what the plan assumed for that metric")
+    instance_s: float = Field(description="seconds an instance pair took")
+    planned: int = Field(description="instance pairs planned before it")
+    instances: int = Field(description="instance pairs it planned")
+    mde: float = Field(description="what those see at 90 % power")
+
+    def said(self, target: float) -> str:
+        reach = "" if self.mde <= target else f", not the target {target:.0%}: the budget allows no more"
+        change = f"{self.planned} -> {self.instances}" if self.instances != self.planned else f"kept {self.planned}"
+        return (f"internal pilot after {self.after} instance pairs: their bursts' block spread {self.block_sd:.1%} "
+                f"(the plan assumed {self.planned_block_sd:.1%}), {self.instance_s / 60:.1f} min an instance pair; "
+                f"instance pairs {change}, seeing {self.mde:.1%} at 90 % power{reach}")
+
+
+class Sizing(StrictModel):
+    """How an interleaved A/B was sized before it ran (judge/design.py), and what its
+    internal pilot changed: the planned MDE, apart from the achieved one of its metrics."""
+    instances: int = Field(description="instance pairs planned")
+    bursts: int = Field(description="measured burst pairs per phase and instance pair (warm-up not counted)")
+    mde: float = Field(description="what the worst sized metric sees at 90 % power, as planned")
+    minutes: float
+    target: float
+    budget_minutes: float
+    source: str = Field(description="where the noise figures came from")
+    fixed: str | None = Field(None, description="the option that fixed the size instead of the target")
+    pilot: Pilot | None = None
+
+    @property
+    def reaches_target(self) -> bool:
+        return self.mde <= self.target
+
+    def said(self) -> str:
+        """The sizing line of every report, issue and log (its one writer)."""
+        if self.reaches_target:
+            reach = f"sees {self.mde:.1%} at 90 % power (target {self.target:.0%})"
+        elif self.fixed:
+            reach = f"sees {self.mde:.1%} at 90 % power (size set by {self.fixed}; the target {self.target:.0%} needs more)"
+        else:
+            reach = (f"sees {self.mde:.1%} at 90 % power: the target {self.target:.0%} needs more than the "
+                     f"{self.budget_minutes:g}-minute budget")
+        pairs = "instance pair" if self.instances == 1 else "instance pairs"
+        line = (f"{self.instances} {pairs} x {self.bursts} burst pairs per phase, ~{self.minutes:.0f} min; "
+                f"{reach}; noise from {self.source}")
+        return line + (f"; {self.pilot.said(self.target)}" if self.pilot else "")
+
+
 class AbVerdict(StrictModel):
-    schema_: Literal["perfci.ab-verdict/1"] = Field("perfci.ab-verdict/1", alias="schema")
+    schema_: Literal["perfci.ab-verdict/2"] = Field("perfci.ab-verdict/2", alias="schema")
     outcome: Outcome = Field(description="regression (a judged metric of B worse), inconclusive (no regression "
                                          "found, some judged metric could not be decided), unchanged")
     verdict_line: str = Field(description="the report's first line, for people")
@@ -99,7 +150,8 @@ class AbVerdict(StrictModel):
     host: str
     a: AbSide
     b: AbSide
-    sizing: str = ""
+    sizing: str = Field("", description="how it was sized, for people (`size`'s line, or rounds mode's)")
+    size: Sizing | None = Field(None, description="an interleaved A/B's size, typed (None: rounds mode)")
     regressions: list[str] = []
     blind_below: float | None = Field(None, description="the largest change, relative, this A/B could have missed "
                                                         "(its worst judged MDE; None after a regression)")
@@ -122,7 +174,15 @@ class AbVerdict(StrictModel):
         return self.model_dump(mode="json", by_alias=True)
 
 
-AB_VERDICT_FILE = FileFormat("A/B verdict", AbVerdict, "perfci.ab-verdict/1")
+def _v1_to_v2(data: JsonObject) -> JsonObject:
+    """/1 kept the size as its line only."""
+    parts = data.get("parts")
+    return {**data, "schema": "perfci.ab-verdict/2",
+            "parts": [_v1_to_v2(p) if isinstance(p, dict) else p for p in parts] if isinstance(parts, list) else []}
+
+
+AB_VERDICT_FILE = FileFormat("A/B verdict", AbVerdict, "perfci.ab-verdict/2",
+                             upgrades={"perfci.ab-verdict/1": _v1_to_v2})
 
 
 def overall(judged: list[AbMetric]) -> Outcome:

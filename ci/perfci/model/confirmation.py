@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from perfci.model.ab_verdict import SideArgs
+from perfci.model.ab_verdict import SideArgs, Sizing
 from perfci.model.abratio import AbRatio
 from perfci.model.base import StrictModel
 from perfci.model.culprit import CulpritSearch
@@ -88,6 +88,8 @@ class Confirmation(StrictModel):
     # /9
     phases: PhaseChoice | None = Field(None, description="a many-phase case: the phases its A/B ran and why "
                                                           "(None: every phase the case measures)")
+    size: Sizing | None = Field(None, description="`sizing`, typed: the A/B's planned size and what its internal "
+                                                  "pilot changed")
 
     def dump(self) -> JsonObject:
         return self.model_dump(mode="json", by_alias=True)
@@ -136,7 +138,7 @@ def _v7_to_v8(data: JsonObject) -> JsonObject:
 
 
 def _v8_to_v9(data: JsonObject) -> JsonObject:
-    """/8 always ran every phase of the case."""
+    """/8 always ran every phase of the case, and kept its size as a line only."""
     return {**data, "schema": "perfci.confirmation/9"}
 
 

@@ -14,7 +14,7 @@ from perfci.judge.burst_verdicts import (
     work_differences,
 )
 from perfci.judge.paired import FDR, PairedVerdict
-from perfci.model.ab_verdict import AbMetric, AbSide, AbVerdict, overall
+from perfci.model.ab_verdict import AbMetric, AbSide, AbVerdict, Sizing, overall
 from perfci.model.bursts import InterleavedRun
 from perfci.model.metrics import WORK_METRIC, presentation
 from perfci.model.verdicts import Outcome
@@ -220,11 +220,11 @@ def _cells(r: PairedVerdict) -> list[str]:
             verdict_label(r.verdict, e.ratio - 1 if e else None, r.spec.direction if r.spec else None)]
 
 
-def verdict_record(run: InterleavedRun, rows: list[PairedVerdict], sizing: str = "", why: str | None = None,
-                   explain_dir: str | None = None, report_file: str | None = None,
+def verdict_record(run: InterleavedRun, rows: list[PairedVerdict], size: Sizing | None = None,
+                   why: str | None = None, explain_dir: str | None = None, report_file: str | None = None,
                    bursts_file: str | None = None, why_line: str | None = None) -> AbVerdict:
     """The interleaved A/B's verdict for machines (`perfci ab --json`): the same rows the
-    report renders, typed."""
+    report renders, typed; `size`: how it was sized (None: its size was not planned here)."""
     metrics = [AbMetric(key=r.key, judged=r.spec is not None, verdict=r.verdict, a=r.a_mean, b=r.b_mean,
                         ratio=r.estimate.ratio if r.estimate else None, low=r.estimate.low if r.estimate else None,
                         high=r.estimate.high if r.estimate else None,
@@ -242,7 +242,8 @@ def verdict_record(run: InterleavedRun, rows: list[PairedVerdict], sizing: str =
                      runner_class=run.runner_class, host=run.host.hostname,
                      a=AbSide(spec=a.described, version=a.full_version, run=a.run),
                      b=AbSide(spec=b.described, version=b.full_version, run=b.run),
-                     sizing=sizing, regressions=[m.key for m in judged if m.verdict == Outcome.REGRESSION],
+                     sizing=size.said() if size else "", size=size,
+                     regressions=[m.key for m in judged if m.verdict == Outcome.REGRESSION],
                      blind_below=max(mdes) if mdes and outcome != Outcome.REGRESSION else None, metrics=metrics,
                      why=why, why_line=why_line, alpha=run_alpha(run), explain_dir=explain_dir,
                      report_file=report_file, bursts_file=bursts_file)

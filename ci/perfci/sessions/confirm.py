@@ -220,7 +220,7 @@ def confirm_case(comp: CaseComparison, profile: str, ab: AbPlan, parent: Path, o
                    "the A/B of the two servers, side by side, finds no judged regression of tonight's server"),
         "ab_regressions": flagged, "bursts_file": str(done.bursts_file), "report": done.report,
         "why": done.why, "why_line": done.verdict.why_line if done.verdict else None,
-        "ratios": ratios_of(done.rows), "sizing": done.sizing, "alpha": run_alpha(done.run),
+        "ratios": ratios_of(done.rows), "sizing": done.sizing, "size": done.size, "alpha": run_alpha(done.run),
         "flamegraphs": flamegraphs_of(done, out_dir)})
 
 

@@ -13,11 +13,10 @@ from typing import Literal
 
 from perfci.judge import calibration, design
 from perfci.judge.burst_verdicts import interim_look, judge_run
-from perfci.judge.design import Pilot
 from perfci.judge.paired import ALPHA, DEFAULT_MIN_EFFECT, PairedVerdict
 from perfci.judge.profile_diff import PhaseFindings, explain_findings
 from perfci.judge.work_profile import PhaseShift, phase_shift
-from perfci.model.ab_verdict import AbVerdict
+from perfci.model.ab_verdict import AbVerdict, Pilot, Sizing
 from perfci.model.bursts import InterleavedRun
 from perfci.model.identity import server_line
 from perfci.model.metrics import WORK_METRIC
@@ -114,9 +113,13 @@ class SizedAB:
     pilot: Pilot | None = None  # the internal pilot's re-size, when it made one
 
     @property
+    def size(self) -> Sizing:
+        """How it was sized before it ran, and what the internal pilot changed, typed."""
+        return self.design.record(self.pilot)
+
+    @property
     def sizing(self) -> str:
-        """How it was sized before it ran, and what the internal pilot changed."""
-        return self.design.describe() + (f"; {self.pilot.said(self.design.target)}" if self.pilot else "")
+        return self.size.said()
 
     @property
     def regressions(self) -> list[str]:
@@ -230,7 +233,7 @@ def run_sized(scenario: str, profile: str, sides: tuple[Side, Side], parent: Pat
     started = time.monotonic()
     measured = measured_phases(planned.plans)
     noises = design.sized_noises(planned.noise_model, set(measured), ab.measure)
-    pilots: list[design.Pilot] = []
+    pilots: list[Pilot] = []
 
     def internal_pilot(partial: InterleavedRun) -> int | None:
         found = design.pilot(partial, size, noises, len(measured) * judged_per_phase(planned.plans),
@@ -253,8 +256,8 @@ def run_sized(scenario: str, profile: str, sides: tuple[Side, Side], parent: Pat
     write_atomic(bursts_file, json.dumps(run.dump(), indent=1) + "\n")
     priors, prior_source = calibration.priors_for(run, planned.noise_model)
     rows = judge_run(run, compare, ab.min_effect, priors=priors)
-    sizing = size.describe() + "".join(f"; {p.said(size.target)}" for p in pilots)
-    text = interleaved_markdown(run, rows, ab.min_effect, instance_source=prior_source, sizing=sizing)
+    sizing = size.record(pilots[0] if pilots else None)
+    text = interleaved_markdown(run, rows, ab.min_effect, instance_source=prior_source, sizing=sizing.said())
     directory = explain_dir(out_dir, run.id) if explained else None
     why: str | None = None
     where = ""  # where the flame graphs are on this host: the report's, never the typed Why's (a path here)
