@@ -332,3 +332,26 @@ def test_a_change_of_perfci_itself_is_checked_base_perfci_against_head_perfci_in
     typed = json.loads((repo / "pr-report" / "ab-harness.json").read_text())  # what the PR comment reads
     assert typed["check"] == "harness" and typed["outcome"] == "unchanged"
     assert git(repo, "worktree", "list").count("\n") == 0  # the base's worktree is gone
+
+
+def test_a_check_of_several_abs_shares_its_level_over_them_and_says_so(tmp_path, monkeypatch):
+    """#55 item 4: a PR check is a test too. Its A/Bs run at the check's 0.5 % shared
+    equally (each `perfci ab` child gets PERFCI_AB_LEVEL), and the job summary says the
+    level before the first report; one A/B keeps the whole 0.5 %."""
+    import sys
+    fake = tmp_path / "fake_perfci.py"  # stands for `perfci ab`: writes the level it was given as its report
+    fake.write_text("import os, sys\nargs = sys.argv[1:]\n"
+                    "open(args[args.index('--report') + 1], 'w').write(os.environ['PERFCI_AB_LEVEL'])\n")
+    monkeypatch.setattr(pr_check, "perfci_argv", lambda tool=None: [sys.executable, str(fake)])
+    assert pr_check.check_level(1) == (0.005, pr_check.check_level(1)[1])
+    each, said = pr_check.check_level(4)
+    assert each == pytest.approx(0.00125) and said.startswith(
+        "This check's level: 4 A/Bs, each at 0.125% (interleaved: family-wise over its judged metrics and looks), "
+        "so a pull request that changes nothing fails it with a chance of at most 0.5%")
+    run = CheckRun(tmp_path / "reports", tmp_path / "out", tmp_path / "summary.md")
+    run.report_dir.mkdir()
+    planned = [PlannedAb(f"s{i}", f"s{i}", ("tiny",)) for i in range(4)]
+    assert pr_check.run_abs(planned, run, tmp_path, dict(os.environ)) == 0
+    assert [float(run.report(f"s{i}").read_text()) for i in range(4)] == [pytest.approx(0.00125)] * 4
+    summary = run.summary.read_text()
+    assert summary.startswith("This check's level: 4 A/Bs, each at 0.125%") and summary.count("0.00125") == 4

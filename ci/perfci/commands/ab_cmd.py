@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -46,6 +47,10 @@ from perfci.util.runner import temp_prefix
               help="--mode rounds: paired rounds; each runs A and B once, order alternating.")
 @options.ab_plan_options_and_both
 @click.option("--plan-only", is_flag=True, help="--mode interleaved: print the size and its minutes, run nothing.")
+@click.option("--level", type=click.FloatRange(1e-6, 0.05), default=None, envvar="PERFCI_AB_LEVEL", metavar="P",
+              help="--mode interleaved: the A/B's family-wise false-alarm level over its judged metrics and looks "
+                   "[default: 0.005]; it is sized for its target at this level. A check that runs several A/Bs "
+                   "shares its own level over them (perfci pr-check does). Env: PERFCI_AB_LEVEL.")
 @click.option("--warmup", type=click.IntRange(0, 1000), default=2, show_default=True,
               help="--mode interleaved: burst pairs dropped at the start of each phase.")
 @click.option("--a-sql", multiple=True, metavar="STATEMENT",
@@ -64,7 +69,7 @@ from perfci.util.runner import temp_prefix
 @options.host_wait
 @options.quiet
 def ab(scenario: str, a_spec: str, b_spec: str, a_config: tuple[str, ...], b_config: tuple[str, ...],
-       a_scenario: Path | None, profile: str, mode: str, rounds: int, ab: AbPlan, plan_only: bool,
+       a_scenario: Path | None, profile: str, mode: str, rounds: int, ab: AbPlan, plan_only: bool, level: float | None,
        a_sql: tuple[str, ...], b_sql: tuple[str, ...], case_pattern: str | None,
        phases: tuple[str, ...], out_dir: Path,
        workdir: Path | None, confidence: float, report_file: Path | None, json_out: Path | None, runner_class: str,
@@ -92,6 +97,8 @@ def ab(scenario: str, a_spec: str, b_spec: str, a_config: tuple[str, ...], b_con
     else:
         refuse_other_modes_options(mode)
     parent = Path(workdir or tempfile.gettempdir())
+    if level is not None:
+        ab = replace(ab, alpha=level)
     dsn_only = all(side.server_spec.startswith("dsn:") for side in sides)
     if mode == "interleaved":
         if plan_only:
@@ -134,7 +141,7 @@ def _verdict_out(text: str, verdict: AbVerdict, report_file: Path | None, json_o
 
 # options that only one mode reads: given in the other mode they would be silently ignored
 MODE_OPTIONS = {"rounds": ("rounds", "confidence"),
-                "interleaved": ("target_mde", "budget_minutes", "size_by", "bursts", "instances", "plan_only", "warmup",
+                "interleaved": ("target_mde", "budget_minutes", "size_by", "bursts", "instances", "plan_only", "level", "warmup",
                                 "min_effect", "noise_dir", "explain", "a_sql", "b_sql", "measure", "work_counter",
                                 "phases")}
 

@@ -31,6 +31,7 @@ from pathlib import Path
 from types import FrameType
 
 from perfci.judge import thresholds
+from perfci.judge.paired import ALPHA
 from perfci.model.outputs import CheckVerdict
 from perfci.model.scenario import cases, parse_scenario
 from perfci.model.verdicts import Outcome
@@ -50,6 +51,7 @@ PR_SCENARIOS = 2            # a servers.yaml change is A/B'd on this many scenar
 HARNESS_ROUNDS = 3          # base perfci vs head perfci: the fewest rounds whose throughput is judged
 HARNESS_PATHS = ("ci/", "scripts/", "requirements.lock")  # what makes a PR of perfci's own a harness change
 FORK_OPT_IN = Path("/etc/perfci/fork-server-builds")     # root's yes to a fork's build on a kept runner
+PR_CHECK_LEVEL = ALPHA      # a PR check's chance of failing a PR that changed nothing, over all its A/Bs
 
 
 @dataclass(frozen=True)
@@ -224,9 +226,25 @@ def run_child(argv: Sequence[str], cwd: Path, env: dict[str, str], stdout: int |
             signal.signal(s, handler)
 
 
+def check_level(abs_count: int, level: float = PR_CHECK_LEVEL) -> tuple[float, str]:
+    """Each A/B's level when a check runs `abs_count` of them (#55: a PR check is a test
+    too): the check's level shared equally (Bonferroni), and the line that says so."""
+    each = level / max(abs_count, 1)
+    many = (f"{abs_count} A/Bs, each at {each:.3%}" if abs_count > 1 else "one A/B")
+    return each, (f"This check's level: {many} (interleaved: family-wise over its judged metrics and looks), so a "
+                  f"pull request that changes nothing fails it with a chance of at most {level:.1%} (a rounds A/B "
+                  "judges each metric by its own interval instead, docs/verdicts.md).")
+
+
 def run_abs(planned: Sequence[PlannedAb], run: CheckRun, checkout: Path, env: dict[str, str]) -> int:
-    """Each A/B in turn; 0 when all ran (their regressions kept in `run`), else the first
-    other exit code (bad input, a failure, an interruption)."""
+    """Each A/B in turn, at the check's level shared over them; 0 when all ran (their
+    regressions kept in `run`), else the first other exit code (bad input, a failure,
+    an interruption)."""
+    if not planned:
+        return 0
+    each, said = check_level(len(planned))
+    run.say(said)
+    env = {**env, "PERFCI_AB_LEVEL": repr(each)}
     for ab in planned:
         report = run.report(ab.stem)
         code = run_child([*perfci_argv(), "ab", *ab.args, "--profile", "smoke", "--mode", "auto",
