@@ -39,7 +39,9 @@ def main() -> None:
     first = night_results(nights[0])
     server = first[0]["server"]
     cases = sorted({f"{r['scenario']['name']}/{r['case']}" for r in first})
-    print(f"# Soak: {len(lines)} compressed nights of an unchanged server\n")
+    counted = first[0].get("measure") == "work"  # MEASURE=work: the counted series, judged on its instructions
+    metric, named = ("instructions_per_txn", "instructions per transaction") if counted else ("tps", "tps")
+    print(f"# Soak: {len(lines)} compressed nights of an unchanged server{' (counted series)' if counted else ''}\n")
     host = first[0]["host"]
     print(f"- engine `{lines[0]['engine'][:12]}` (every night: {len({x['engine'] for x in lines})} engine); server "
           f"{server.get('full_version') or server['version']} ({server['provider']}), host {host['hostname']} "
@@ -49,7 +51,7 @@ def main() -> None:
     print(f"- from {lines[0]['at']} to {lines[-1]['at']}; per night `perfci run` of each case, `perfci confirm`, "
           "one `perfci nightly --dry-run` (issues written as files), as the nightly workflow runs them\n")
 
-    print("| night | " + " | ".join(f"{c} tps (geometric mean of its phases)" for c in cases)
+    print("| night | " + " | ".join(f"{c} {named} (geometric mean of its phases)" for c in cases)
           + " | exit codes | outcome | stood | why no issue | issues |")
     print("|---|" + "---|" * len(cases) + "---|---|---|---|---|")
     tps: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))  # case -> phase -> nights
@@ -64,7 +66,7 @@ def main() -> None:
             if r is None or not r.get("phases"):
                 cells.append("—")
                 continue
-            values = {p: v for p, body in r["phases"].items() if (v := body["metrics"].get("tps"))}
+            values = {p: v for p, body in r["phases"].items() if (v := body["metrics"].get(metric))}
             for phase, v in values.items():
                 tps[case][phase].append(v)
             cells.append(f"{statistics.geometric_mean(values.values()):.0f}")
@@ -102,8 +104,14 @@ def main() -> None:
     for case, phases in tps.items():
         cvs = sorted(statistics.stdev(v) / statistics.fmean(v) for v in phases.values() if len(v) > 1)
         if cvs:
-            print(f"- `{case}`: night-to-night CV of tps per phase over {len(lines)} nights: median "
-                  f"{statistics.median(cvs):.1%}, largest {cvs[-1]:.1%} ({len(cvs)} phases)")
+            print(f"- `{case}`: night-to-night CV of {named} per phase over {len(lines)} nights: median "
+                  f"{statistics.median(cvs):.2%}, largest {cvs[-1]:.2%} ({len(cvs)} phases)")
+        if counted:
+            print(f"\n| phase | {named} (mean over nights) | night-to-night CV | largest night vs smallest |")
+            print("|---|---|---|---|")
+            for phase, v in phases.items():
+                cv = statistics.stdev(v) / statistics.fmean(v) if len(v) > 1 else 0.0
+                print(f"| {phase} | {statistics.fmean(v):,.0f} | {cv:.3%} | {max(v) / min(v) - 1:+.3%} |")
     for path in issues:
         print(f"- issue written: `{path.name}`: {path.read_text().splitlines()[0]}")
 
