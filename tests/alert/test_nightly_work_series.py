@@ -104,3 +104,21 @@ def test_the_dashboard_draws_a_counted_series_instructions_and_not_its_times(tmp
     records = read_history(series)
     assert {r.measure for r in records} == {"work"}
     assert sorted(key for key, _ in judged(records)) == [f"after.{WORK_METRIC}", f"before.{WORK_METRIC}"]
+
+
+def test_a_counted_phase_whose_count_follows_timing_is_kept_but_not_judged():
+    """Five real counted nights (benchmarks/results/soak/2026-11-29-75a0fcb93245-work): one
+    client reading repeated to 0.15 %, several clients writing moved up to 33x night to
+    night. A counted night judges only the phases of one client that wrote nothing; the
+    others stay in the result and the history, and the comparison says which and why."""
+    from perfci.judge.compare import compare_cases
+    from perfci.store.case_inputs import load_cases
+    data = counted_night(1, np.random.default_rng(4)).dump()
+    data["phases"]["before"]["threads"] = 4                                       # several clients
+    data["phases"]["after"]["counters"]["global_status"]["Com_update"] = 3000     # one client, writing
+    data["phases"]["read"] = {**data["phases"]["after"], "counters": {"global_status": {}}}  # one client reading
+    night = Result.model_validate(data)
+    assert [key for key, _ in judged_keys(night, None)] == [f"read.{WORK_METRIC}"]
+    [comp] = compare_cases(load_cases([night]))
+    assert [r.key for r in comp.rows] == [f"read.{WORK_METRIC}"]
+    assert any(w.startswith("counted, not judged: before, after (several clients or writes") for w in comp.warnings)

@@ -49,7 +49,7 @@ from perfci.judge.paired import (
 )
 from perfci.judge.stats import detectable_shift
 from perfci.model.bursts import InterleavedRun
-from perfci.model.metrics import WORK_METRIC
+from perfci.model.metrics import WORK_METRIC, WRITE_STATEMENTS
 from perfci.model.noise import InstancePrior, MetricNoise, NoiseModel
 
 NIGHTLY_BASELINE_RUNS = 10
@@ -138,9 +138,7 @@ def floored_priors(defaults: dict[str, InstancePrior], learned: dict[str, Instan
             for key, default in defaults.items()}
 
 
-# the statements that change rows (MariaDB reports no Innodb_rows_* in its global status)
-WRITE_COUNTERS = ("global_status.Com_insert", "global_status.Com_update", "global_status.Com_delete",
-                  "global_status.Com_replace")
+WRITE_COUNTERS = tuple(f"global_status.{c}" for c in WRITE_STATEMENTS)
 
 
 def contended(run: InterleavedRun, phase: str) -> bool:

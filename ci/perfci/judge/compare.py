@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import ValidationError
 
 from perfci.judge import calibration
-from perfci.judge.paired import WORK_CONTENDED_INSTANCE_SD, WORK_INSTANCE_SD
+from perfci.judge.paired import WORK_INSTANCE_SD
 from perfci.judge.stats import (
     DEFAULT_CONFIDENCE,
     DEFAULT_CV_FLOOR,
@@ -25,7 +25,15 @@ from perfci.judge.stats import (
 )
 from perfci.model.baseline import Baseline, CaseInputs
 from perfci.model.identity import DEFAULT_FOLLOW, CaseIdentity, Follow
-from perfci.model.metrics import WORK_METRIC, MetricSpec, counters_per_txn, default_spec, flatten, judged_keys
+from perfci.model.metrics import (
+    WORK_METRIC,
+    MetricSpec,
+    count_follows_timing,
+    counters_per_txn,
+    default_spec,
+    flatten,
+    judged_keys,
+)
 from perfci.model.noise import MetricNoise, NoiseModel
 from perfci.model.result import Result
 from perfci.model.scenario import CompareSpec, load_scenario
@@ -229,6 +237,9 @@ def compare_case(case: CaseInputs, rules: Rules = Rules()) -> CaseComparison:
             warnings.append(f"the baseline has only {len(baseline.samples)} sample(s): only large changes can be judged")
     model = case.noise_model
     keys: list[tuple[str, MetricSpec, Gate]] = [(k, spec, "metric") for k, spec in judged_keys(first, specs)]
+    if first.measure == "work" and (timing := [p for p, data in first.phases.items() if count_follows_timing(data)]):
+        warnings.append(f"counted, not judged: {', '.join(timing)} (several clients or writes: their instructions "
+                        "per transaction follow lock waits and purge, not only the code; time and the A/B judge them)")
     work_confidence = rules.confidence
     if model is not None and first.measure == "time":  # a model learned timed runs (perfci calibrate)
         specs_from += f" · tolerances from the noise model of {model.created_at[:10]} ({len(model.runs)} A/A runs)"
@@ -287,16 +298,14 @@ COUNTED_CV_FLOOR = 0.0005
 def counted_rules(rules: Rules, result: Result, key: str) -> Rules:
     """The rules a key is judged by: the comparison's, except for a counted run's
     instructions per transaction, whose prior run-to-run spread is counting's. Each night
-    is a fresh server, so it is the A/B's between-instance default by the phase's kind
-    (judge/paired.py): one client reading 0.3 %, writing or several clients 5 %, worth the
-    rules' prior df as the time prior is, over a floor of COUNTED_CV_FLOOR."""
+    is a fresh server, so it is the A/B's between-instance default of one client reading
+    (judge/paired.py: 0.3 %; the phases whose count follows timing are not judged,
+    model/metrics.count_follows_timing), worth the rules' prior df as the time prior is,
+    over a floor of COUNTED_CV_FLOOR."""
     phase, _, metric = key.partition(".")
     if result.measure != "work" or metric != WORK_METRIC or phase not in result.phases:
         return rules
-    p = result.phases[phase]
-    writes = any(p.counters.global_status.get(c.split(".", 1)[1], 0) for c in calibration.WRITE_COUNTERS)
-    prior = WORK_CONTENDED_INSTANCE_SD if p.threads > 1 or writes else WORK_INSTANCE_SD
-    return replace(rules, cv_floor=COUNTED_CV_FLOOR, prior_cv=prior)
+    return replace(rules, cv_floor=COUNTED_CV_FLOOR, prior_cv=WORK_INSTANCE_SD)
 
 
 def family_confidence(confidence: float, members: int) -> float:
