@@ -72,7 +72,8 @@ def test_a_jar_whose_sha256_does_not_match_is_removed_and_nothing_unpacked(tmp_p
     """A real (small) artifact pinned with a wrong digest: Maven fetches it, perfci refuses it."""
     cache = tmp_path / "cache"
     spec = "maven:org.hamcrest:hamcrest-core:1.3/org#sha256=" + "0" * 64
-    proc = run_perfci("run", "rebuild-after-delete", "--server", spec, "--out", str(tmp_path / "o"),
+    # --allow-busy: the series runs beside other end-to-end tests' runs, which hold the host lock
+    proc = run_perfci("run", "rebuild-after-delete", "--server", spec, "--out", str(tmp_path / "o"), "--allow-busy",
                       env={"PERFCI_CACHE": str(cache)}, timeout=600)
     assert proc.returncode == 2, proc.stderr
     line, = proc.stderr.strip().splitlines()
