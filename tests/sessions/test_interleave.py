@@ -244,3 +244,46 @@ def test_server_cpu_per_transaction_from_the_threads_schedstat():
     assert m == {"server_cpu_us_per_txn": 4.0, "statement_cpu_us_per_txn": 3.0}
     assert server_cpu_metrics([3_000_000, 1_000_000], 1000, threads=4) == {"server_cpu_us_per_txn": 4.0}
     assert server_cpu_metrics([], 1000, threads=1) == {}
+
+
+def test_the_internal_pilots_re_plan_runs_as_many_instance_pairs_as_it_says(monkeypatch):
+    """run_interleaved(resize=): after each instance pair the pilot may plan another number
+    of them; the loop then runs that many (never fewer than have run), records the plan in
+    the run, takes the stop look against it, and hands only the last pair to `last_pair`.
+    The servers and their bursts are stood in for (this is the loop, not a measurement)."""
+    from contextlib import nullcontext
+
+    from perfci.sessions import interleave
+    from perfci.sessions.rounds import Side
+
+    plan = SimpleNamespace(resolved=plan_of("smoke").resolved, provider=SimpleNamespace(workdir=Path("/tmp")), work=None)
+    host = Host.model_validate({"hostname": "h", "cpu_model": "c", "cpus": 2, "kernel": "k", "machine": "x"})
+    monkeypatch.setattr(interleave.hostinfo, "host_record", lambda workdir, runner_class: host)
+    monkeypatch.setattr(interleave, "SideServer", lambda side, plan, progress: SimpleNamespace(side=side))
+    monkeypatch.setattr(interleave, "both_running", lambda servers: nullcontext())
+    monkeypatch.setattr(interleave, "side_info", lambda s, sql: None)
+    monkeypatch.setattr(interleave, "InterleavedRun", lambda **fields: SimpleNamespace(
+        **fields, model_copy=lambda update: SimpleNamespace(**{**fields, **update})))
+    ran: list[int] = []
+    monkeypatch.setattr(interleave, "_instance_bursts",
+                        lambda servers, index, *rest: ran.append(index) or [burst(index, "a", 1.0)])
+
+    def run(planned: int, resized: dict[int, int]):
+        looks, last = [], []
+        done = interleave.run_interleaved(
+            [plan, plan], (Side("a", "local", []), Side("b", "local", [])), interleave.Progress(quiet=True), "local",
+            bursts=6, instances=planned, replan=lambda: [plan, plan],
+            resize=lambda partial: resized.get(len(partial.instances)),
+            stop=lambda partial: looks.append((len(partial.instances), partial.planned_instances)),
+            last_pair=lambda partial, servers, first: last.append(len(partial.instances)))
+        return done, looks, last
+    ran.clear()
+    done, looks, last = run(12, {2: 4})  # the pilot after two pairs: four are enough
+    assert ran == [0, 1, 2, 3] and done.planned_instances == 4 and last == [4]
+    assert looks == [(1, 12), (2, 4), (3, 4)]  # the stop look sees the plan as it stands
+    ran.clear()
+    done, looks, last = run(3, {2: 5})  # the pilot after two pairs: more than planned
+    assert ran == [0, 1, 2, 3, 4] and done.planned_instances == 5 and last == [5]
+    ran.clear()
+    done, looks, last = run(6, {2: 1})  # never fewer than have run: it ends there, with its explain pass
+    assert ran == [0, 1] and done.planned_instances == 2 and last == [2]
