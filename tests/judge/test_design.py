@@ -234,7 +234,10 @@ def test_the_internal_pilot_resizes_a_sized_ab_from_its_own_bursts_within_the_bu
                                               f"instance pairs {plan.instances} -> {quiet.instances}, seeing")
     noisy = design.pilot(pilot_run(0.15, plan.bursts), plan, {"p.tps": noises["p.tps"]}, judged, elapsed_s=240)
     assert noisy is not None and noisy.instances == design.MAX_INSTANCES and noisy.mde > plan.target
-    assert "not the target 5%: the budget allows no more" in noisy.said(plan.target)
+    assert noisy.capped_by == "budget" and "not the target 5%: the budget allows no more" in noisy.said(plan.target)
+    fast = design.pilot(pilot_run(0.15, plan.bursts), plan, {"p.tps": noises["p.tps"]}, judged, elapsed_s=60)
+    assert fast is not None and fast.instances == design.MAX_INSTANCES and fast.capped_by == "instances"
+    assert "not the target 5%: 12 instance pairs are the most an A/B plans" in fast.said(plan.target)
     slow = design.pilot(pilot_run(0.15, plan.bursts), plan, {"p.tps": noises["p.tps"]}, judged, elapsed_s=600)
     # 25 minutes at 5 an instance pair: at most 5, the most sensitive of them (3 pairs keep the
     # prior's df, which 4 and 5 give up for the centres' own K - 1)

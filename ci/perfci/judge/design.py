@@ -303,7 +303,8 @@ def pilot(run: InterleavedRun, plan: Design, noises: dict[str, KeyNoise], judged
     worst = max(sds, key=lambda k: sds[k])
     seen = [KeyNoise(sds[k], n.instance_sd, n.instance_df) for k, n in noises.items()]
     instance_s = elapsed_s / done
-    affordable = max(done, min(MAX_INSTANCES, int(plan.budget_minutes * 60 // max(instance_s, 1e-9))))
+    in_budget = int(plan.budget_minutes * 60 // max(instance_s, 1e-9))
+    affordable = max(done, min(MAX_INSTANCES, in_budget))
     best: tuple[float, int] | None = None
     for k in range(done, affordable + 1):
         seeing = max(mde(n, k, plan.bursts, judged, alpha) for n in seen)
@@ -314,4 +315,5 @@ def pilot(run: InterleavedRun, plan: Design, noises: dict[str, KeyNoise], judged
             best = (seeing, k)
     assert best is not None
     return Pilot(after=done, block_sd=sds[worst], planned_block_sd=noises[worst].block_sd, instance_s=instance_s,
-                 planned=plan.instances, instances=best[1], mde=best[0])
+                 planned=plan.instances, instances=best[1], mde=best[0],
+                 capped_by="instances" if in_budget > MAX_INSTANCES else "budget")

@@ -95,9 +95,14 @@ class Pilot(StrictModel):
     planned: int = Field(description="instance pairs planned before it")
     instances: int = Field(description="instance pairs it planned")
     mde: float = Field(description="what those see at 90 % power")
+    capped_by: Literal["budget", "instances"] = Field(
+        "budget", description="what held it short of the target: the time budget at the pace measured, or the most "
+                              "instance pairs an A/B plans (judge/design.py MAX_INSTANCES)")
 
     def said(self, target: float) -> str:
-        reach = "" if self.mde <= target else f", not the target {target:.0%}: the budget allows no more"
+        held = "the budget allows no more" if self.capped_by == "budget" else \
+            f"{self.instances} instance pairs are the most an A/B plans"
+        reach = "" if self.mde <= target else f", not the target {target:.0%}: {held}"
         change = f"{self.planned} -> {self.instances}" if self.instances != self.planned else f"kept {self.planned}"
         return (f"internal pilot after {self.after} instance pairs: their bursts' block spread {self.block_sd:.1%} "
                 f"(the plan assumed {self.planned_block_sd:.1%}), {self.instance_s / 60:.1f} min an instance pair; "
