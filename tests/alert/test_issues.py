@@ -70,6 +70,7 @@ def test_first_regression_opens_second_comments_clean_runs_close(setup, tmp_path
         assert all(i["state"] == "closed" for i in fake.issues.values())
 
 
+@pytest.mark.slow  # over a second (CLI starts): --slow, as scripts/check runs it
 def test_missing_token_is_a_clear_error(setup, tmp_path):
     root, candidate = setup
     path = candidate(700)
@@ -146,6 +147,7 @@ def test_only_perfcis_own_clean_comments_count_towards_closing(setup, tmp_path):
         assert "closed #" in proc.stdout and issue["state"] == "closed"
 
 
+@pytest.mark.slow  # over a second (CLI starts): --slow, as scripts/check runs it
 def test_axis_values_are_escaped_in_issue_titles_and_bodies(tmp_path):
     """A case id carries axis values straight from a scenario file: `@someone` must not
     mention anyone, HTML must not render, backticks must not end the reproduce block."""

@@ -143,6 +143,7 @@ def test_version_1_results_load_and_compare(tmp_path):
     assert case["server"] == "mariadb-10.11" and case["baseline_samples"] == 1
 
 
+@pytest.mark.slow  # over a second (CLI starts): --slow, as scripts/check runs it
 def test_the_project_is_found_from_a_subdirectory_or_perfci_root(tmp_path, monkeypatch):
     monkeypatch.chdir(REPO / "tests" / "data")
     assert project_root() == REPO and scenarios_dir() == REPO / "scenarios"
@@ -160,6 +161,7 @@ def test_a_bad_perfci_root_is_one_line(tmp_path):
     assert proc.returncode == 2 and proc.stderr.strip() == f"error: $PERFCI_ROOT={tmp_path / 'nowhere'}: no such directory"
 
 
+@pytest.mark.slow  # over a second (CLI starts): --slow, as scripts/check runs it
 def test_outside_a_project_a_checkouts_perfci_uses_the_scenarios_it_ships(tmp_path, monkeypatch):
     """perfci run from a source checkout (an editable install, as scripts/install-deps
     makes) outside any project: the checkout's scenarios are the ones it ships (the

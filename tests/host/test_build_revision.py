@@ -10,10 +10,13 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 from conftest import REPO
 from small_server_tree import git
 
 
+@pytest.mark.slow  # over a second (CLI starts): --slow, as scripts/check runs it
 def test_an_installed_perfci_names_the_commit_it_was_built_from_not_the_projects(tmp_path):
     """Removed once: the installed perfci recorded the project's HEAD as harness.git_sha."""
     build = tmp_path / "build"

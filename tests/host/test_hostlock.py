@@ -92,6 +92,7 @@ def test_a_running_sysbench_or_server_makes_the_host_busy(lock_file, tmp_path):
         fake.wait()
 
 
+@pytest.mark.slow  # over a second (CLI starts): --slow, as scripts/check runs it
 @pytest.mark.alone  # a benchmark beside it (the smoke series' sysbench) makes the host busy
 def test_host_wait_queues_behind_the_holder_instead_of_refusing(lock_file):
     import os

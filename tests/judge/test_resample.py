@@ -113,6 +113,7 @@ def test_with_instance_pairs_and_the_learned_spread_the_false_alarms_fall_back()
     assert truth <= 0.02 and simulated <= 0.02, (truth, simulated)
 
 
+@pytest.mark.slow  # over a second (CLI starts): --slow, as scripts/check runs it
 def test_simulated_aa_stays_quiet_and_a_large_slowdown_is_always_seen():
     runs = [aa_run(seed, instances=2) for seed in (1, 2, 3)]
     null = simulate(runs, 0.0, pairs=40, trials=300, seed=7)
@@ -124,6 +125,7 @@ def test_simulated_aa_stays_quiet_and_a_large_slowdown_is_always_seen():
     assert small.detected["before"] < big.detected["before"]
 
 
+@pytest.mark.slow  # over a second (CLI starts): --slow, as scripts/check runs it
 def test_power_grows_with_the_number_of_pairs():
     runs = [aa_run(seed, noise=0.06, instances=2) for seed in (4, 5, 6)]
     short = simulate(runs, 0.08, pairs=8, trials=300, seed=3)

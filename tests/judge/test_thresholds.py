@@ -96,6 +96,7 @@ def test_a_noise_model_of_another_scenario_version_is_not_used(tmp_path):
     assert with_other == thresholds.case_thresholds(baseline, None)
 
 
+@pytest.mark.slow  # over a second (CLI starts): --slow, as scripts/check runs it
 def test_a_broken_head_file_is_one_line_naming_it(tmp_path):
     base = baselines(tmp_path / "base", tmp_path, [1000, 1010, 990])
     head = tmp_path / "head"
@@ -108,6 +109,7 @@ def test_a_broken_head_file_is_one_line_naming_it(tmp_path):
     assert len(done.stderr.strip().splitlines()) == 1 and CASE in done.stderr and "Traceback" not in done.stderr
 
 
+@pytest.mark.slow  # over a second (CLI starts): --slow, as scripts/check runs it
 def test_the_cli_writes_the_report_the_pr_comment_reads(tmp_path):
     base = baselines(tmp_path / "base", tmp_path, [1000, 1060, 950])
     head = tmp_path / "head"

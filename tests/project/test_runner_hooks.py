@@ -208,6 +208,7 @@ def command_lines(needle: str) -> list[str]:
     return [line for line in found.splitlines() if "pgrep" not in line]
 
 
+@pytest.mark.slow  # over a second (CLI starts): --slow, as scripts/check runs it
 @pytest.mark.skipif(os.geteuid() != 0, reason="runs the hook as another (non-root) user")
 def test_job_completed_ends_every_process_a_non_root_runner_users_job_left_but_the_runners(installed, shared_dir):
     """A job of a non-root runner user left a `setsid` process named like a compiler; the

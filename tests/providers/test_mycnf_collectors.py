@@ -58,6 +58,7 @@ def test_delta_and_per_transaction_metrics():
     assert derived(d, {"events": 0})["index_page_splits_per_txn"] is None
 
 
+@pytest.mark.slow  # over a second (CLI starts): --slow, as scripts/check runs it
 def test_a_newline_in_a_config_value_cannot_add_mycnf_lines(tmp_path):
     """`--config 'x=1\nskip-grant-tables'` would otherwise slip a reserved option past
     the check: refused on the command line, in a config file, in a scenario, and by render."""

@@ -401,6 +401,7 @@ def test_the_extraction_rules_for_interpreters_without_tarfile_filters(tmp_path)
     assert not (out / "bin" / "stray").exists() and not (out / "bin" / "stray").is_symlink()
 
 
+@pytest.mark.slow  # over a second (CLI starts): --slow, as scripts/check runs it
 def test_a_server_still_dying_when_its_client_fails_is_reported_dead(tmp_path):
     """A SIGKILLed server closes its sockets before it is reaped, so the client's lost
     connection can reach us while the server still looks alive: the failure waits for it."""

@@ -69,6 +69,7 @@ def test_the_last_good_server_is_the_baselines_newest_sample(tmp_path):
     assert last_good(baseline).date == max(s.date for s in baseline.samples)
 
 
+@pytest.mark.slow  # over a second (CLI starts): --slow, as scripts/check runs it
 def test_a_run_on_the_baselines_own_server_and_config_is_not_ab_tested(tmp_path):
     comp, _ = regressed(tmp_path, "perfci run tiny --profile smoke --server local")
     c = confirm_case(comp, "smoke", AbPlan(), tmp_path, tmp_path / "out", Progress(quiet=True), "local")
@@ -146,6 +147,7 @@ def test_confirmations_decide_whether_a_regression_opens_an_issue(tmp_path):
     assert "A, reference: `local` · B, tonight: `local --config x=1`" in text and "| the A/B's table |" in text
 
 
+@pytest.mark.slow  # over a second (CLI starts): --slow, as scripts/check runs it
 def test_a_corrupt_confirmation_is_a_one_line_error(tmp_path):
     comp, root = regressed(tmp_path, "perfci run tiny --server local")
     (tmp_path / "confirm").mkdir()
@@ -195,6 +197,7 @@ def issue_with(tmp_path, root, confirmation: Confirmation) -> str:
     return issue.read_text()
 
 
+@pytest.mark.slow  # over a second (CLI starts): --slow, as scripts/check runs it
 def test_a_regression_only_the_reference_ab_sees_opens_its_issue_that_night(tmp_path):
     """5 % is inside the nights' noise: the threshold says nothing, the A/B flags it;
     the issue opens on the first night and starts with the change, its interval and the MDE."""

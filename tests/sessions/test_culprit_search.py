@@ -51,6 +51,7 @@ def test_only_two_builds_of_one_flavor_with_one_config_are_searched():
         "tps", ("full-scan", "point-query"))
 
 
+@pytest.mark.slow  # over a second (CLI starts): --slow, as scripts/check runs it
 def test_the_issue_names_the_first_slower_commit_with_its_ratio_interval_and_mde(tmp_path):
     comp, root = regressed(tmp_path, f"perfci run tiny --profile smoke --server {spec(LAST)}", tps=1010)
     text = issue_with(tmp_path, root, _ab_confirmation(comp.results[0].id, comp.label).model_copy(

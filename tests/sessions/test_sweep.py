@@ -48,6 +48,7 @@ def test_the_releases_between_two_ids_are_one_flavors_in_version_order():
         servers(("x", "mysql", "8.0.x"))
 
 
+@pytest.mark.slow  # over a second (CLI starts): --slow, as scripts/check runs it
 def test_the_projects_servers_list_shows_each_release(tmp_path):
     proc = run_perfci("servers", "list")
     assert proc.returncode == 0, proc.stderr

@@ -58,6 +58,7 @@ def test_a_torn_last_line_costs_no_night_it_is_moved_aside_before_the_next_appen
     assert f"perfci: warning: {path}:2: damaged line moved to default.jsonl.rejected" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # over a second (CLI starts): --slow, as scripts/check runs it
 def test_a_damaged_middle_line_is_skipped_by_readers_and_moved_aside_by_the_next_append(tmp_path, capsys):
     nights = [make_result() for _ in range(3)]
     [(path, _)] = append(nights[:2], tmp_path)
