@@ -4,8 +4,9 @@ a team project made by `perfci init` runs perfci's reusable nightly (mapped to t
 checkout) and, with a pinned baseline arranged so that the case regresses, the job
 summary shows the table, the issue dry-run file carries the right fingerprint, the night
 is pushed and the dashboard written; a clean night writes no issue; the team project's PR
-check fails on a scenario change that regresses and keeps one comment on the PR (GitHub's
-API a recording fake)."""
+check fails on a scenario change that regresses and keeps one comment on the PR, and a
+server repository's PR is built in the sandbox, A/B'd and fails on its regression (GitHub's
+API a recording fake). A servers.yaml bump's PR check: test_e2e_act_pr.py."""
 
 from __future__ import annotations
 
@@ -19,7 +20,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-import yaml
 
 from perfci.alert.pr_comment import MARK, load_reports
 from perfci.alert.regression_issues import fingerprint
@@ -33,6 +33,7 @@ from conftest import REPO, SANDBOX_ACCOUNT, require_tools, run_perfci, write_tin
 from fake_github import FakeGitHub
 from simulated_month import git, results_branch
 from small_server_tree import make_every_commit_durable, plant_escapes, server_tree, sleepers
+from team_act import act, act_failure, comment_run, commit, fake_env, published, pull_request, team_project
 
 pytestmark = [pytest.mark.e2e, pytest.mark.alone]
 RUNNER_CLASS = "epyc-nvme"  # the workflow's default when the repo sets no PERFCI_RUNNER_CLASS variable
@@ -109,15 +110,6 @@ def run_act(tmp_path, baselines, issues, project=REPO, extra=(), scenario="rebui
         cwd=project, capture_output=True, text=True, timeout=900, env=env)
 
 
-def act_failure(proc) -> str:
-    """What to read when act failed: every step that failed with the lines before it
-    (a job that failed early is far from the end of act's output), then the end."""
-    lines = proc.stdout.splitlines()
-    failed = [i for i, line in enumerate(lines) if "❌" in line or "Failure - " in line]
-    around = ["\n".join(lines[max(0, i - 25):i + 1]) for i in failed[:3]]
-    return "\n...\n".join([*around, proc.stdout[-2500:], proc.stderr[-1500:]])
-
-
 def pushed_history(tmp_path, case_dir: str) -> list[dict]:
     """The records the push job put on the bare repository's results branch."""
     listing = git("--git-dir", str(tmp_path / "results.git"), "ls-tree", "-r", "--name-only", "results").split()
@@ -161,24 +153,6 @@ def tiny_night(team: Path, tmp_path: Path) -> dict:
     assert night.returncode == 0, night.stderr[-3000:]
     [result] = [json.loads(p.read_text()) for p in (tmp_path / "night-1").glob("tiny-*.json")]
     return result
-
-
-def team_project(tmp_path) -> tuple[Path, str]:
-    """`perfci init` in an empty directory, committed: (the project, perfci's commit)."""
-    ref = git("-C", str(REPO), "rev-parse", "HEAD").strip()
-    team = tmp_path / "team"
-    made = run_perfci("init", str(team), "--perfci-repository", "perfci-org/perfci", "--perfci-ref", ref)
-    assert made.returncode == 0, made.stderr
-    assert (team / ".github/workflows/nightly.yml").read_text().count(ref) == 2
-    git("-C", str(team), "init", "-q", "-b", "main")
-    commit(team, "perfci init")
-    return team, ref
-
-
-def commit(project: Path, message: str) -> str:
-    git("-C", str(project), "add", "-A")
-    git("-C", str(project), "-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-q", "-m", message)
-    return git("-C", str(project), "rev-parse", "HEAD").strip()
 
 
 def test_a_team_project_from_perfci_init_runs_perfcis_reusable_nightly(real_server_tools, tmp_path):
@@ -275,57 +249,6 @@ def test_a_team_projects_nightly_opens_its_issue_the_night_its_server_changes(re
     assert night["regressed"], night
 
 
-def act(project: Path, event_name: str, workflow: str, event: dict, ref: str, tmp_path: Path,
-        env: dict | None = None, variables: dict | None = None) -> subprocess.CompletedProcess:
-    """One workflow of the team project under act, as `event_name` with `event`'s payload:
-    perfci's reusable workflows mapped to this checkout, GitHub's repository name given
-    (act would take the origin's local path), artifacts handed over in a directory."""
-    path = tmp_path / f"event-{len(list(tmp_path.glob('event-*.json')))}.json"
-    path.write_text(json.dumps({**event, "repository": {"full_name": "dev/team"}}))
-    extra = [arg for key, value in (env or {}).items() for arg in ("--env", f"{key}={value}")]
-    extra += [arg for key, value in (variables or {}).items() for arg in ("--var", f"{key}={value}")]
-    return subprocess.run(
-        [shutil.which("act") or "act", event_name, "-W", f".github/workflows/{workflow}", "-e", str(path),
-         "--local-repository", f"perfci-org/perfci@{ref}={REPO}", "--env", f"PERFCI_ACT_TOOL={REPO}",
-         "--env", "PERFCI_AB_SIZE=profile", "--env", f"PERFCI_ACT_ARTIFACTS={tmp_path / 'artifacts'}",
-         "--env", "PERFCI_EXPLAIN=never",
-         "--env", "GITHUB_REPOSITORY=dev/team", *extra,
-         "-P", "self-hosted=-self-hosted", "-P", "ubuntu-latest=-self-hosted", "--no-cache-server"],
-        cwd=project, capture_output=True, text=True, timeout=900, env={**os.environ, "ACT_DISABLE_VERSION_CHECK": "1"})
-
-
-def pull_request(number: int, action: str, base: str, head: str, branch: str, labels: tuple[str, ...] = ()) -> dict:
-    """A pull_request event of a branch of the team's own repository."""
-    named = [{"name": name} for name in labels]
-    return {"action": action, "number": number, "pull_request": {
-        "number": number, "labels": named, "user": {"login": "dev"},
-        "base": {"sha": base, "ref": "main"}, "head": {"sha": head, "ref": branch, "repo": {"full_name": "dev/team"}}}}
-
-
-def fake_env(fake: FakeGitHub, tmp_path: Path) -> dict:
-    """gh's environment for the fake API (the repository stays the event's: dev/team)."""
-    return {k: v for k, v in fake.env(tmp_path / "gh").items() if v and k != "GITHUB_REPOSITORY"}
-
-
-def comment_run(fake: FakeGitHub, team: Path, ref: str, head: str, branch: str, tmp_path: Path,
-                workflow: str = "pr-comment.yml"):
-    """The comment workflow after the PR check's run (workflow_run), gh talking to the fake API."""
-    event = {"workflow_run": {"event": "pull_request", "head_sha": head, "head_branch": branch, "id": 1,
-                              "html_url": "https://github.example/dev/team/actions/runs/1",
-                              "head_repository": {"full_name": "dev/team"}}}
-    return act(team, "workflow_run", workflow, event, ref, tmp_path, env=fake_env(fake, tmp_path))
-
-
-def published(team: Path, tmp_path: Path, branch: str) -> None:
-    """main pushed to a local bare `origin` (the PR check fetches its base from there),
-    then a new branch checked out for the PR's commits."""
-    origin = tmp_path / "origin.git"
-    git("init", "-q", "--bare", str(origin))
-    git("-C", str(team), "remote", "add", "origin", str(origin))
-    git("-C", str(team), "push", "-q", "origin", "main")
-    git("-C", str(team), "checkout", "-q", "-b", branch)
-
-
 def test_a_team_projects_pr_check_fails_on_a_regression_and_keeps_one_comment_on_the_pr(real_server_tools, tmp_path):
     """The project's pr-checks.yml and pr-comment.yml under act, GitHub's API a fake that
     records every call. A PR turns fsync at commit on: perfci's reusable PR check
@@ -374,36 +297,6 @@ def test_a_team_projects_pr_check_fails_on_a_regression_and_keeps_one_comment_on
         # (a PR that changes only the description passes: tests/e2e/test_e2e_install.py runs
         # it with the documented `perfci act pr-checks`; its comment's wording from a typed
         # clean verdict: tests/alert/test_pr_comment.py)
-
-
-def test_a_team_projects_servers_yaml_bump_is_ab_d_base_spec_against_head_spec(fetched_servers, tmp_path):
-    """A PR that moves the team's `mysql` id from MySQL 8.0.15's jar to 8.0.31's: the PR
-    check A/Bs the base spec (A) against the head spec (B) on the scenario the repository
-    variable PERFCI_PR_SERVER_SCENARIOS names, the report names both builds, and the
-    check passes or fails as that report's verdict says."""
-    cache, _ = fetched_servers
-    pinned = {e["id"]: e["spec"] for e in yaml.safe_load((REPO / "servers.yaml").read_text())["servers"]}
-    team, ref = team_project(tmp_path)
-    # half the other A/Bs' work: this test holds the wiring (both builds named, the exit the
-    # typed verdict's), not an effect
-    write_tiny(team / "scenarios", name="tiny", time=60, transactions=2000, burst=200)
-    servers = team / "servers.yaml"
-    servers.write_text(servers.read_text() + f"  - id: mysql\n    spec: {pinned['mysql-8.0.15']}\n")
-    base = commit(team, "a tiny scenario, MySQL 8.0.15")
-    published(team, tmp_path, "bump")
-    servers.write_text(servers.read_text().replace(pinned["mysql-8.0.15"], pinned["mysql-8.0.31"]))
-    head = commit(team, "MySQL 8.0.31")
-    proc = act(team, "pull_request", "pr-checks.yml", pull_request(9, "opened", base, head, "bump"), ref, tmp_path,
-               env={"PERFCI_CACHE": cache["PERFCI_CACHE"]}, variables={"PERFCI_PR_SERVER_SCENARIOS": "tiny"})
-    report = tmp_path / "artifacts" / "pr-report" / "ab-server-mysql-tiny.md"
-    assert report.exists(), proc.stdout[-4000:]
-    text = report.read_text()
-    assert f"A: `{pinned['mysql-8.0.15']}` (mysql 8.0.15" in text and "(mysql 8.0.31" in text, text[:2000]
-    assert [p.name for p in report.parent.glob("ab-*.md")] == [report.name]  # the scenario itself did not change
-    [typed] = load_reports([report])  # the typed verdict beside the report decides
-    regressed = typed.regressed
-    assert (proc.returncode != 0) == regressed, proc.stdout[-4000:]
-    assert ("perfci: B regressed in mysql on tiny" in proc.stdout) == regressed
 
 
 def test_a_server_repositorys_pr_is_built_ab_d_and_fails_on_its_regression_with_one_comment(real_server_tools,

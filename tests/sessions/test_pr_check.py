@@ -1,6 +1,6 @@
 """`perfci pr-check`: what a pull request changed as A/Bs, the check's verdict and what it
 hands the comment, and its refusals, without a server (the A/Bs themselves under act:
-tests/e2e/test_e2e_act.py); the harness check's rounds on the real server at the end."""
+tests/e2e/test_e2e_act_pr.py); the harness check's rounds on the real server at the end."""
 
 from __future__ import annotations
 
