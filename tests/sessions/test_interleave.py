@@ -212,9 +212,10 @@ def test_a_sized_ab_stops_before_a_pair_that_would_end_past_its_budget_unless_th
     from perfci.judge.burst_verdicts import look_alpha
     from perfci.judge.paired import ALPHA
     from perfci.sessions.sized_ab import AbPlan, stop_early
-    # 2 of 6 pairs in 6 minutes of a 5-minute budget: the third would end at 9 > 6
-    assert design.past_budget(2, 6, 360, 5).startswith("the next instance pair would end past the 5-minute budget")
-    assert design.past_budget(2, 6, 200, 5) is None  # 300 s <= 360 s (the slack)
+    # 2 of 6 pairs in 3.5 minutes of a 5-minute budget: the third would end at 5.25 > 5 (a
+    # deadline, no slack); in 200 s it ends at 300 s, on the budget
+    assert design.past_budget(2, 6, 210, 5).startswith("the next instance pair would end past the 5-minute budget")
+    assert design.past_budget(2, 6, 200, 5) is None
     assert design.past_budget(6, 6, 3600, 5) is None and design.past_budget(0, 6, 3600, 5) is None
     rng = np.random.default_rng(14)
     same = work_run(rng, 1.0, 2.0)
