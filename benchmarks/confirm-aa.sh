@@ -29,11 +29,12 @@ setup=$out/setup.json
 if [ ! -f "$setup" ]; then
   rm -rf "$out/history" "$out/nights"
   for n in 1 2; do
-    scripts/perfci run "$scenario" --profile smoke --server "$spec_a" --out "$out/nights/$n" -q >/dev/null
-    scripts/perfci nightly "$out/nights/$n" --history "$out/history" --dry-run --out "$out/nights/$n/issues" \
-      >/dev/null
+    scripts/perfci run "$scenario" --profile smoke --server "$spec_a" --out "$out/nights/$n/results" -q >/dev/null
+    scripts/perfci nightly "$out/nights/$n/results" --history "$out/history" --dry-run \
+      --out "$out/nights/$n/issues" >/dev/null
   done
-  scripts/perfci run "$scenario" --profile smoke --server "$spec_b" --out "$out/nights/tonight" -q >/dev/null
+  scripts/perfci run "$scenario" --profile smoke --server "$spec_b" --out "$out/nights/tonight/results" -q \
+    >/dev/null
   printf '{"engine": "%s", "scenario": "%s", "a": "%s", "b": "%s"}\n' "$commit" "$scenario" "$spec_a" "$spec_b" \
     > "$setup"
 fi
@@ -44,10 +45,10 @@ while [ "$(date +%s)" -lt "$deadline" ]; do
   cp -r "$out/history" "$aa/history"
   started=$(date +%s)
   confirm=0 nightly=0
-  scripts/perfci confirm "$out/nights/tonight" --history "$aa/history" --out "$aa/confirm" \
+  scripts/perfci confirm "$out/nights/tonight/results" --history "$aa/history" --out "$aa/confirm" \
     --json "$aa/confirm.json" -q >/dev/null || confirm=$?
   confirmed_s=$(( $(date +%s) - started ))
-  scripts/perfci nightly "$out/nights/tonight" --history "$aa/history" --dry-run --out "$aa/issues" \
+  scripts/perfci nightly "$out/nights/tonight/results" --history "$aa/history" --dry-run --out "$aa/issues" \
     --confirmations "$aa/confirm" --json "$aa/nightly.json" >/dev/null || nightly=$?
   rm -rf "$aa/history"  # a copy of the setup's, plus tonight: the nightly JSON says what it did
   for f in "$aa"/confirm/*.bursts.json "$aa"/confirm/*/*.bursts.json; do [ -f "$f" ] && gzip -f "$f"; done
