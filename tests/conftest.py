@@ -132,7 +132,8 @@ def pytest_unconfigure(config):
 
 
 # fixtures whose runs a verdict test judges: a test using one needs the host to itself too
-ALONE_FIXTURES = {"smoke_result", "baseline_dir"}
+# (smoke_result's run is read for what it recorded, never judged: it runs beside others)
+ALONE_FIXTURES = {"baseline_dir"}
 
 
 def is_e2e(item: pytest.Item) -> bool:

@@ -44,7 +44,8 @@ from perfci.util.runner import temp_prefix
                    "rounds: whole runs on fresh servers (for what cannot be split: load time, DDL); "
                    "auto: interleaved where both sides run the same fixed work, else rounds (says which).")
 @click.option("--rounds", type=click.IntRange(2, 100), default=3, show_default=True,
-              help="--mode rounds: paired rounds; each runs A and B once, order alternating.")
+              help="--mode rounds: paired rounds; each runs A and B once, order alternating (2 measure but judge "
+                   "nothing: one degree of freedom; 3 or more judge).")
 @options.ab_plan_options_and_both
 @click.option("--plan-only", is_flag=True, help="--mode interleaved: print the size and its minutes, run nothing.")
 @click.option("--level", type=click.FloatRange(1e-6, 0.05), default=None, envvar="PERFCI_AB_LEVEL", metavar="P",

@@ -21,12 +21,10 @@ from perfci.model.outputs import CheckVerdict
 from perfci.model.result import Result
 from perfci.model.verdicts import Outcome
 from perfci.report.table import table
-from perfci.sessions.rounds import ROUNDS_COLUMNS, PairedRow, judge_pairs, paired_cells
+from perfci.sessions.rounds import MIN_JUDGED_ROUNDS, ROUNDS_COLUMNS, PairedRow, judge_pairs, paired_cells
 from perfci.store.results import expand, load_result
 from perfci.util.errors import BadInput
 from perfci.util.text import code_span
-
-MIN_JUDGED_ROUNDS = 3
 
 
 @dataclass
@@ -40,8 +38,7 @@ class HarnessCheck:
 
     @property
     def throughput_judged(self) -> bool:
-        """Two rounds give one degree of freedom: two similar ratios make an interval of
-        nothing, and host noise in both rounds would read as a harness change."""
+        """Two rounds give one degree of freedom (rounds.MIN_JUDGED_ROUNDS)."""
         return self.rounds >= MIN_JUDGED_ROUNDS
 
     @property

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import statistics
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from perfci.judge.compare import compare_specs
@@ -78,8 +78,17 @@ def run_ab(scenario: str, profile: str, sides: tuple[Side, Side], rounds: int, o
     return results
 
 
+# Two rounds give one degree of freedom: two similar ratios make an interval of nothing,
+# and a host drift that curves over the four runs (A B B A: B in the middle both times)
+# reads as a change of B. Seen: an A/A of identical configs at B/A 0.9472 and 0.9474,
+# "regression" at 99.5 %. From three rounds a rounds A/B judges; with two it says what
+# it measured and leaves the verdict inconclusive.
+MIN_JUDGED_ROUNDS = 3
+
+
 def judge_pairs(results: list[list[Result]], confidence: float = DEFAULT_CONFIDENCE) -> list[PairedRow]:
-    """Per metric: the paired ratio B/A over rounds, its interval and verdict."""
+    """Per metric: the paired ratio B/A over rounds, its interval and verdict (with
+    fewer than MIN_JUDGED_ROUNDS rounds, never a regression or an improvement)."""
     a_flat = [flatten(r) for r in results[0]]
     b_flat = [flatten(r) for r in results[1]]
     specs, _ = compare_specs(results[1][0])
@@ -93,6 +102,10 @@ def judge_pairs(results: list[list[Result]], confidence: float = DEFAULT_CONFIDE
         else:
             verdict = before_ratio(b_vals, a_vals, spec.direction, spec.tolerance, floor) or judge_estimate(
                 paired_interval([b / a for a, b in pairs], confidence), spec.direction, spec.tolerance)
+            if len(pairs) < MIN_JUDGED_ROUNDS and verdict.verdict in (Outcome.REGRESSION, Outcome.IMPROVEMENT):
+                verdict = replace(verdict, verdict=Outcome.INCONCLUSIVE,
+                                  reason=f"{len(pairs)} rounds: one degree of freedom, not judged "
+                                         f"({MIN_JUDGED_ROUNDS} or more rounds judge)")
         rows.append(PairedRow(key, spec, a_vals, b_vals, verdict))
     return rows
 
