@@ -28,6 +28,7 @@ deadline=$(( $(date +%s) + minutes * 60 ))
 setup=$out/setup.json
 if [ ! -f "$setup" ]; then
   rm -rf "$out/history" "$out/nights"
+  mkdir -p "$out/history"
   for n in 1 2; do
     scripts/perfci run "$scenario" --profile smoke --server "$spec_a" --out "$out/nights/$n/results" -q >/dev/null
     scripts/perfci nightly "$out/nights/$n/results" --history "$out/history" --dry-run \
