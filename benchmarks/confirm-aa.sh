@@ -24,6 +24,13 @@ commit=$(git rev-parse HEAD)
 out=benchmarks/results/confirm-aa/$(date -u +%Y-%m-%d)-${commit:0:12}-$scenario
 mkdir -p "$out"
 export PERFCI_RUNNER_CLASS=confirm-aa PERFCI_EXPLAIN=never
+# the reference A/B runs only servers this project pins (sessions/confirm.pinned_server): a
+# project beside the results whose servers.yaml is this checkout's with SPEC_B pinned too
+# (as a team pins tonight's build), its scenarios this checkout's
+mkdir -p "$out/project"
+ln -sfn "$PWD/scenarios" "$out/project/scenarios"
+{ cat servers.yaml; printf '  - id: confirm-aa-b\n    spec: %s\n' "$spec_b"; } > "$out/project/servers.yaml"
+export PERFCI_ROOT=$PWD/$out/project
 deadline=$(( $(date +%s) + minutes * 60 ))
 setup=$out/setup.json
 if [ ! -f "$setup" ]; then
@@ -56,7 +63,8 @@ while [ "$(date +%s)" -lt "$deadline" ]; do
   status=$(python3 -c 'import json, sys, glob
 found = [json.load(open(p)) for p in glob.glob(sys.argv[1] + "/*.confirmation.json")]
 print(",".join(c["status"] for c in found) or "none")' "$aa/confirm")
-  issues=$(find "$aa/issues" -name '*.md' 2>/dev/null | wc -l)
+  issues=0
+  [ ! -d "$aa/issues" ] || issues=$(find "$aa/issues" -name '*.md' | wc -l)
   printf '{"id": "%s", "engine": "%s", "scenario": "%s", "a": "%s", "b": "%s", "confirm": %d, "nightly": %d, "status": "%s", "issues": %d, "confirm_s": %d, "wall_s": %d}\n' \
     "$id" "$commit" "$scenario" "$spec_a" "$spec_b" "$confirm" "$nightly" "$status" "$issues" "$confirmed_s" \
     "$(( $(date +%s) - started ))" >> "$out/runs.jsonl"
